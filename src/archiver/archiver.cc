@@ -1,0 +1,467 @@
+#include "archiver/archiver.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <future>
+#include <map>
+#include <memory>
+
+#include "archiver/fs_node.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "repo/host_info.h"
+#include "repo/node.h"
+
+namespace haven {
+
+std::vector<std::string> TargetComponents(const std::string& target) {
+  std::vector<std::string> parts;
+  bool absolute = !target.empty() && target[0] == '/';
+  size_t start = 0;
+  while (start <= target.size()) {
+    size_t end = target.find('/', start);
+    if (end == std::string::npos) end = target.size();
+    std::string part = target.substr(start, end - start);
+    start = end + 1;
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+      } else if (!absolute) {
+        parts.push_back(part);
+      }
+      continue;
+    }
+    parts.push_back(part);
+  }
+  if (!absolute) {
+    size_t skip = 0;
+    while (skip < parts.size() && parts[skip] == "..") ++skip;
+    parts.erase(parts.begin(), parts.begin() + static_cast<long>(skip));
+  }
+  return parts;
+}
+
+namespace {
+
+std::string AbsolutePath(const std::string& p) {
+  std::string abs = p;
+  if (abs.empty() || abs[0] != '/') {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd))) Fail(ErrorCode::kFatal, "getcwd failed");
+    abs = std::string(cwd) + "/" + p;
+  }
+  auto comps = TargetComponents(abs);
+  std::string out;
+  for (const auto& c : comps) out += "/" + c;
+  return out.empty() ? "/" : out;
+}
+
+struct FileResult {
+  std::vector<BlobId> content;
+  uint64_t size = 0;
+  std::string error;  // non-empty: the file is left out of the snapshot
+};
+
+// A directory entry whose node may still wait for its file content.
+struct Pending {
+  Node node;
+  std::future<FileResult> content;
+  bool has_future = false;
+  std::string path;
+};
+
+struct VirtualDir {
+  std::map<std::string, VirtualDir> children;
+  std::string fs_path;
+  bool target = false;
+};
+
+class Backup {
+ public:
+  Backup(Repository& repo, const BackupOptions& opts)
+      : repo_(repo),
+        opts_(opts),
+        jobs_(ResolveJobs(opts.jobs)),
+        pool_(jobs_, static_cast<size_t>(jobs_) * 4) {}
+
+  BackupResult Run();
+
+ private:
+  void Warn(const std::string& path, const std::string& msg) {
+    std::lock_guard lock(warn_mu_);
+    warnings_.emplace_back(path, msg);
+  }
+  // Node for a directory (subtree saved). parent: the parent snapshot's node, if any.
+  Node SaveDirectory(const std::string& path, const std::string& name, const struct stat& st,
+                     const VirtualDir* virt, const Node* parent);
+  std::vector<Node> ParentChildren(const Node* parent);
+  FileResult SaveFile(const std::string& path);
+  BlobId SaveTree(const std::vector<Node>& nodes);
+  bool Excluded(const std::string& path) const {
+    return !opts_.excludes.empty() && opts_.excludes.Matches(path);
+  }
+  std::optional<FileId> FindParent(const std::vector<std::string>& abs_paths,
+                                   const std::string& host);
+
+  Repository& repo_;
+  const BackupOptions& opts_;
+  int jobs_;
+  ThreadPool pool_;
+  BackupStats stats_;
+  std::mutex warn_mu_;
+  std::vector<std::pair<std::string, std::string>> warnings_;
+};
+
+BlobId Backup::SaveTree(const std::vector<Node>& nodes) {
+  std::string bytes = EncodeTree(nodes);
+  BlobId id(Sha256(AsBytes(bytes)));
+  repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes));
+  return id;
+}
+
+std::vector<Node> Backup::ParentChildren(const Node* parent) {
+  if (!parent || parent->type != NodeType::kDir || !parent->subtree) return {};
+  try {
+    return repo_.LoadTree(*parent->subtree);
+  } catch (const Error& e) {
+    Warn("", std::string("cannot load parent tree, files are re-read: ") + e.what());
+    return {};
+  }
+}
+
+FileResult Backup::SaveFile(const std::string& path) {
+  FileResult r;
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    r.error = std::string("open ") + path + ": " + strerror(errno);
+    return r;
+  }
+  const size_t kRead = 1 << 20;
+  Bytes buf(chunker::kMaxSize + kRead);
+  size_t len = 0;  // bytes of the current chunk in buf
+  chunker::Chunker ch(repo_.chunker_tables());
+  auto emit = [&](size_t n) {
+    ByteView blob(buf.data(), n);
+    BlobId id(Sha256(blob));
+    repo_.SaveBlob(BlobType::kData, id, blob);
+    r.content.push_back(id);
+    r.size += n;
+  };
+  for (;;) {
+    ssize_t got = read(fd, buf.data() + len, kRead);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      r.error = std::string("read ") + path + ": " + strerror(errno);
+      close(fd);
+      return r;
+    }
+    if (got == 0) break;
+    size_t scan_from = len;
+    len += static_cast<size_t>(got);
+    while (scan_from < len) {
+      auto cut = ch.Next(ByteView(buf.data() + scan_from, len - scan_from));
+      if (!cut) break;
+      size_t chunk_len = scan_from + *cut;
+      emit(chunk_len);
+      std::memmove(buf.data(), buf.data() + chunk_len, len - chunk_len);
+      len -= chunk_len;
+      scan_from = 0;
+    }
+  }
+  if (len > 0) emit(len);
+  close(fd);
+  return r;
+}
+
+Node Backup::SaveDirectory(const std::string& path, const std::string& name,
+                           const struct stat& st, const VirtualDir* virt, const Node* parent) {
+  std::vector<std::string> node_warnings;
+  Node dir = NodeFromStat(path, name, st, &node_warnings);
+  for (const auto& w : node_warnings) Warn(path, w);
+  std::vector<Node> parent_nodes = ParentChildren(parent);
+  auto find_parent = [&](const std::string& child) -> const Node* {
+    auto it = std::lower_bound(parent_nodes.begin(), parent_nodes.end(), child,
+                               [](const Node& n, const std::string& s) { return n.name < s; });
+    return (it != parent_nodes.end() && it->name == child) ? &*it : nullptr;
+  };
+
+  std::vector<Pending> entries;
+  auto add_entry = [&](const std::string& child_path, const std::string& child_name,
+                       const struct stat& cst, const VirtualDir* child_virt) {
+    const Node* pnode = find_parent(child_name);
+    Pending p;
+    p.path = child_path;
+    if (S_ISDIR(cst.st_mode)) {
+      p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode);
+      stats_.total_files += 0;
+      if (!pnode) {
+        stats_.dirs_new++;
+      } else if (pnode->subtree && p.node.subtree && *pnode->subtree == *p.node.subtree) {
+        stats_.dirs_unmodified++;
+      } else {
+        stats_.dirs_changed++;
+      }
+      entries.push_back(std::move(p));
+      return;
+    }
+    std::vector<std::string> w;
+    p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime);
+    for (const auto& msg : w) Warn(child_path, msg);
+    if (p.node.type == NodeType::kFile) {
+      stats_.total_files++;
+      stats_.total_bytes += p.node.size;
+      bool unchanged = !opts_.force && pnode && pnode->type == NodeType::kFile &&
+                       pnode->mtime.sec == p.node.mtime.sec &&
+                       pnode->mtime.nsec == p.node.mtime.nsec &&
+                       pnode->ctime.sec == p.node.ctime.sec &&
+                       pnode->ctime.nsec == p.node.ctime.nsec && pnode->size == p.node.size &&
+                       pnode->inode == p.node.inode;
+      if (unchanged) {
+        for (const BlobId& b : pnode->content)
+          if (!repo_.HasBlob(BlobType::kData, b)) {
+            unchanged = false;
+            break;
+          }
+      }
+      if (unchanged) {
+        p.node.content = pnode->content;
+        stats_.files_unmodified++;
+      } else {
+        if (pnode) {
+          stats_.files_changed++;
+        } else {
+          stats_.files_new++;
+        }
+        p.content = pool_.Submit([this, child_path] { return SaveFile(child_path); });
+        p.has_future = true;
+      }
+    }
+    entries.push_back(std::move(p));
+  };
+
+  if (virt && !virt->target) {
+    // An intermediate directory of a target: only the listed children.
+    for (const auto& [child_name, child] : virt->children) {
+      struct stat cst;
+      if (lstat(child.fs_path.c_str(), &cst) != 0) {
+        Warn(child.fs_path, std::string("lstat ") + child.fs_path + ": " + strerror(errno));
+        continue;
+      }
+      add_entry(child.fs_path, child_name, cst, &child);
+    }
+  } else {
+    DIR* d = opendir(path.c_str());
+    if (!d) {
+      Warn(path, std::string("open directory ") + path + ": " + strerror(errno));
+    } else {
+      std::vector<std::string> names;
+      errno = 0;
+      while (struct dirent* de = readdir(d)) {
+        std::string n = de->d_name;
+        if (n != "." && n != "..") names.push_back(std::move(n));
+        errno = 0;
+      }
+      if (errno != 0) Warn(path, std::string("read directory ") + path + ": " + strerror(errno));
+      int dfd = dirfd(d);
+      std::sort(names.begin(), names.end());
+      for (const std::string& n : names) {
+        std::string child_path = path == "/" ? "/" + n : path + "/" + n;
+        if (Excluded(child_path)) continue;
+        struct stat cst;
+        if (fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW) != 0) {
+          Warn(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
+          continue;
+        }
+        add_entry(child_path, n, cst, nullptr);
+      }
+      closedir(d);
+    }
+  }
+
+  std::vector<Node> nodes;
+  nodes.reserve(entries.size());
+  for (Pending& p : entries) {
+    if (p.has_future) {
+      FileResult fr = p.content.get();
+      if (!fr.error.empty()) {
+        Warn(p.path, fr.error);
+        stats_.errors++;
+        continue;
+      }
+      p.node.content = std::move(fr.content);
+      p.node.size = fr.size;
+    }
+    nodes.push_back(std::move(p.node));
+  }
+  dir.subtree = SaveTree(nodes);
+  return dir;
+}
+
+std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_paths,
+                                         const std::string& host) {
+  auto snaps = repo_.LoadSnapshots();
+  int64_t now = NowLocal().sec;
+  for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
+    const Snapshot& s = it->second;
+    if (s.hostname != host || s.time.sec > now) continue;
+    std::vector<std::string> p = s.paths;
+    std::sort(p.begin(), p.end());
+    if (p == abs_paths) return it->first;
+  }
+  return std::nullopt;
+}
+
+BackupResult Backup::Run() {
+  BackupResult res;
+  Snapshot snap;
+  snap.time = opts_.time ? *opts_.time : NowLocal();
+  snap.hostname = opts_.host.empty() ? HostName() : opts_.host;
+  snap.username = CurrentUserName();
+  snap.uid = getuid();
+  snap.gid = getgid();
+  snap.tags = opts_.tags;
+  snap.excludes = opts_.exclude_strings;
+  snap.program_version = opts_.program_version;
+
+  std::vector<Node> root;
+  if (opts_.stdin_mode) {
+    Node n;
+    n.name = opts_.stdin_filename;
+    n.type = NodeType::kFile;
+    n.mode = 0644;
+    n.mtime = n.atime = n.ctime = snap.time;
+    n.uid = snap.uid;
+    n.gid = snap.gid;
+    n.user = UserNameOf(n.uid);
+    n.group = GroupNameOf(n.gid);
+    FileResult fr = pool_.Submit([this] { return SaveFile("/dev/stdin"); }).get();
+    if (!fr.error.empty()) Fail(ErrorCode::kFatal, fr.error);
+    n.content = std::move(fr.content);
+    n.size = fr.size;
+    stats_.files_new++;
+    stats_.total_files++;
+    stats_.total_bytes += n.size;
+    root.push_back(std::move(n));
+    snap.paths = {"/" + opts_.stdin_filename};
+  } else {
+    if (opts_.targets.empty()) Fail(ErrorCode::kInvalidArgument, "nothing to back up");
+    VirtualDir top;
+    top.fs_path = "/";
+    std::vector<std::string> abs_paths;
+    for (const std::string& t : opts_.targets) {
+      struct stat st;
+      if (lstat(t.c_str(), &st) != 0)
+        Fail(ErrorCode::kFatal, "unable to back up " + t + ": " + strerror(errno));
+      std::string abs = AbsolutePath(t);
+      abs_paths.push_back(abs);
+      auto comps = TargetComponents(t[0] == '/' ? abs : t);
+      if (comps.empty()) comps = TargetComponents(abs);
+      // Real file-system path of each component: the absolute path's tail.
+      auto abs_comps = TargetComponents(abs);
+      size_t base = abs_comps.size() - comps.size();
+      VirtualDir* cur = &top;
+      std::string fs = "";
+      for (size_t i = 0; i < base; ++i) fs += "/" + abs_comps[i];
+      for (size_t i = 0; i < comps.size(); ++i) {
+        fs += "/" + abs_comps[base + i];
+        if (cur->target) break;
+        VirtualDir& child = cur->children[comps[i]];
+        child.fs_path = fs;
+        cur = &child;
+      }
+      cur->target = true;
+      cur->children.clear();
+    }
+    std::sort(abs_paths.begin(), abs_paths.end());
+    abs_paths.erase(std::unique(abs_paths.begin(), abs_paths.end()), abs_paths.end());
+    snap.paths = abs_paths;
+
+    if (opts_.parent) {
+      res.parent = opts_.parent;
+    } else if (!opts_.force) {
+      res.parent = FindParent(abs_paths, snap.hostname);
+    }
+    std::vector<Node> parent_root;
+    if (res.parent) {
+      Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, *res.parent),
+                                    res.parent->Hex());
+      Node fake;
+      fake.type = NodeType::kDir;
+      fake.subtree = ps.tree;
+      parent_root = ParentChildren(&fake);
+    }
+    // The root: children are the top-level components.
+    struct stat dummy{};
+    Node fake_parent;
+    fake_parent.type = NodeType::kDir;
+    std::vector<Pending> unused;
+    (void)dummy;
+    (void)unused;
+    for (const auto& [name, child] : top.children) {
+      struct stat st;
+      if (lstat(child.fs_path.c_str(), &st) != 0)
+        Fail(ErrorCode::kFatal, "lstat " + child.fs_path + ": " + strerror(errno));
+      const Node* pnode = nullptr;
+      for (const Node& pn : parent_root)
+        if (pn.name == name) pnode = &pn;
+      if (S_ISDIR(st.st_mode)) {
+        root.push_back(SaveDirectory(child.fs_path, name, st, &child, pnode));
+        if (!pnode) {
+          stats_.dirs_new++;
+        } else if (pnode->subtree && *pnode->subtree == *root.back().subtree) {
+          stats_.dirs_unmodified++;
+        } else {
+          stats_.dirs_changed++;
+        }
+      } else {
+        std::vector<std::string> w;
+        Node n = NodeFromStat(child.fs_path, name, st, &w, opts_.with_atime);
+        for (const auto& msg : w) Warn(child.fs_path, msg);
+        if (n.type == NodeType::kFile) {
+          stats_.total_files++;
+          stats_.total_bytes += n.size;
+          stats_.files_new++;
+          FileResult fr = SaveFile(child.fs_path);
+          if (!fr.error.empty()) {
+            Warn(child.fs_path, fr.error);
+            stats_.errors++;
+            continue;
+          }
+          n.content = std::move(fr.content);
+          n.size = fr.size;
+        }
+        root.push_back(std::move(n));
+      }
+    }
+  }
+  res.tree = SaveTree(root);
+  snap.tree = res.tree;
+  snap.parent = res.parent;
+  repo_.Flush();
+
+  std::stable_sort(warnings_.begin(), warnings_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [path, msg] : warnings_)
+    if (opts_.warn) opts_.warn(msg);
+  res.stats = stats_;
+  res.incomplete = stats_.errors > 0;
+  res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
+  return res;
+}
+
+}  // namespace
+
+BackupResult RunBackup(Repository& repo, const BackupOptions& opts, bool) {
+  Backup b(repo, opts);
+  return b.Run();
+}
+
+}  // namespace haven

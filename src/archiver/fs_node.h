@@ -1,0 +1,22 @@
+// Turning a file-system entry into a tree node with restic's metadata rules (restic 0.14
+// NodeFromFileInfo): masked Go mode, times in local time with atime = mtime, uid/gid and
+// their names, inode and device id, links for files/symlinks/devices, symlink target,
+// every extended attribute (none for symlinks).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "repo/node.h"
+
+namespace haven {
+
+// Fills a node (without content/subtree) for `path` whose lstat result is `st`.
+// Non-fatal problems (an unreadable xattr) are appended to *warnings.
+Node NodeFromStat(const std::string& path, const std::string& name, const struct stat& st,
+                  std::vector<std::string>* warnings, bool with_atime = false);
+
+gojson::Timestamp StatTime(const struct timespec& ts);
+
+}  // namespace haven

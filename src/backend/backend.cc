@@ -1,0 +1,74 @@
+#include "backend/backend.h"
+
+#include "core/error.h"
+
+namespace haven {
+
+const char* FileTypeDir(FileType t) {
+  switch (t) {
+    case FileType::kConfig:
+      return "";
+    case FileType::kKey:
+      return "keys";
+    case FileType::kLock:
+      return "locks";
+    case FileType::kSnapshot:
+      return "snapshots";
+    case FileType::kIndex:
+      return "index";
+    case FileType::kPack:
+      return "data";
+  }
+  return "";
+}
+
+const char* FileTypeName(FileType t) {
+  switch (t) {
+    case FileType::kConfig:
+      return "config";
+    case FileType::kKey:
+      return "key";
+    case FileType::kLock:
+      return "lock";
+    case FileType::kSnapshot:
+      return "snapshot";
+    case FileType::kIndex:
+      return "index";
+    case FileType::kPack:
+      return "pack";
+  }
+  return "unknown";
+}
+
+std::string Handle::ToString() const {
+  if (type == FileType::kConfig) return "config";
+  std::string out = FileTypeDir(type);
+  out += '/';
+  if (type == FileType::kPack && name.size() >= 2) {
+    out.append(name, 0, 2);
+    out += '/';
+  }
+  out += name;
+  return out;
+}
+
+bool IsValidObjectName(std::string_view name) {
+  if (name.size() != 64) return false;
+  for (char c : name) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+void CheckHandle(const Handle& h) {
+  if (h.type == FileType::kConfig) {
+    if (h.name.empty() || h.name == "config") return;
+    Fail(ErrorCode::kInvalidArgument, "invalid config name \"" + h.name + "\"");
+  }
+  if (!IsValidObjectName(h.name)) {
+    Fail(ErrorCode::kInvalidArgument, std::string("invalid ") + FileTypeName(h.type) + " name \"" +
+                                          h.name + "\" (want 64 lowercase hex)");
+  }
+}
+
+}  // namespace haven

@@ -1,0 +1,88 @@
+// The storage interface every repository location implements (local directory today;
+// REST, S3, SFTP, SQLite box and in-memory later). It is deliberately small: whole-object
+// atomic save, ranged load, stat, paged list, remove. Retry, connection limits, caching
+// and fault injection are decorators around a Backend, never inside one.
+//
+// Names are the repository's own: "config" for the config file, 64 lowercase hex
+// characters for everything else. The backend maps (type, name) to its layout
+// (e.g. data/XX/<name> for packs) and hides that layout from callers.
+//
+// Thread safety: every method may be called concurrently from several threads.
+// Errors: methods throw haven::Error. kNotFound when an object does not exist,
+// kIo (retryable() == true when a retry may help) for transport/file-system failures.
+// A listing that fails part-way throws; it never reports a partial list as complete.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/bytes.h"
+
+namespace haven {
+
+enum class FileType { kConfig, kKey, kLock, kSnapshot, kIndex, kPack };
+
+// Folder name of a file type in the default layout: "keys", "locks", "snapshots",
+// "index", "data"; "" for config.
+const char* FileTypeDir(FileType t);
+const char* FileTypeName(FileType t);  // "config", "key", "lock", "snapshot", "index", "pack"
+
+struct Handle {
+  FileType type;
+  std::string name;
+  std::string ToString() const;  // e.g. "data/ab/ab12..." as in the default layout
+};
+
+struct FileInfo {
+  std::string name;
+  uint64_t size = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // Human-readable location for messages (path or URL, without credentials).
+  virtual std::string Location() const = 0;
+
+  // True when the repository's config object exists.
+  virtual bool Exists() = 0;
+  // Creates the empty layout (folders). Fails with kFatal if a config already exists.
+  virtual void Create() = 0;
+
+  // Stores data under h atomically: readers see either nothing or all bytes. Saving a
+  // name that already exists fails (files are immutable), except when the existing
+  // object has identical size (a retried upload), which is accepted.
+  virtual void Save(const Handle& h, ByteView data) = 0;
+
+  // Reads `length` bytes at `offset`; length 0 means "to the end". A range that
+  // extends past the end of the object throws kCorrupt (short read), naming the object.
+  virtual Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) = 0;
+
+  // Size of the object, or nullopt if it does not exist.
+  virtual std::optional<uint64_t> Stat(const Handle& h) = 0;
+
+  // Calls fn once per object of type t (any order). Names that are not valid for the
+  // type (e.g. temp files, non-hex names) are skipped. Throws on any listing error.
+  virtual void List(FileType t, const std::function<void(const FileInfo&)>& fn) = 0;
+
+  // Removes the object; removing a missing object throws kNotFound.
+  virtual void Remove(const Handle& h) = 0;
+
+  // How many requests this backend serves well in parallel.
+  virtual int Connections() const { return 2; }
+};
+
+// True for 64 lowercase hex characters.
+bool IsValidObjectName(std::string_view name);
+
+// Throws kInvalidArgument unless h names an object a backend may store: 64 lowercase hex
+// for every type except kConfig, whose name must be "config" or "" (both mean the single
+// config object). Backends call this first, so no name can escape their layout ("../x").
+void CheckHandle(const Handle& h);
+
+}  // namespace haven

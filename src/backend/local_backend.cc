@@ -1,0 +1,434 @@
+#include "backend/local_backend.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace haven {
+namespace {
+
+constexpr mode_t kDirMode = 0700;
+constexpr mode_t kTempFileMode = 0600;
+constexpr mode_t kFinalFileMode = 0400;  // restic makes stored files read-only
+
+// errno values that a retry cannot fix. Anything else (EIO, ESTALE, ETIMEDOUT, EAGAIN,
+// EMFILE, ENOMEM, ...) may be transient, notably on network file systems.
+bool IsPermanentErrno(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+    case EROFS:
+    case EACCES:
+    case EPERM:
+    case ENOENT:
+    case ENOTDIR:
+    case EISDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+    case EINVAL:
+    case EEXIST:
+    case EXDEV:
+    case EBADF:
+      return true;
+    default:
+      return false;
+  }
+}
+
+[[noreturn]] void FailErrno(int err, std::string_view what, const std::string& path) {
+  std::string msg = "local backend: ";
+  msg += what;
+  msg += ' ';
+  msg += path;
+  msg += ": ";
+  msg += std::system_category().message(err);
+  Fail(ErrorCode::kIo, std::move(msg), !IsPermanentErrno(err));
+}
+
+[[noreturn]] void FailNotFound(const std::string& path) {
+  Fail(ErrorCode::kNotFound, "local backend: " + path + " does not exist");
+}
+
+int OpenNoIntr(const std::string& path, int flags, mode_t mode = 0) {
+  int fd;
+  do {
+    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+int FsyncNoIntr(int fd) {
+  int rc;
+  do {
+    rc = ::fsync(fd);
+  } while (rc != 0 && errno == EINTR);
+  return rc;
+}
+
+// Returns 0 or the errno of the failed write.
+int WriteAll(int fd, ByteView data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;  // no progress and no error: do not spin
+    done += static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+// Owns a file descriptor; Close() reports the close error, the destructor ignores it.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Returns 0 or errno. Linux releases the descriptor even when close fails: no retry.
+  int Close() {
+    int rc = ::close(fd_);
+    fd_ = -1;
+    return rc == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+// A temp file that is unlinked on destruction unless Release()d (after the rename).
+class TempFile {
+ public:
+  TempFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_.get() >= 0) fd_.Close();
+    if (!released_) ::unlink(path_.c_str());
+  }
+  int fd() const { return fd_.get(); }
+  int Close() { return fd_.Close(); }
+  void Release() { released_ = true; }
+
+ private:
+  std::string path_;
+  Fd fd_;
+  bool released_ = false;
+};
+
+std::unique_ptr<DIR, int (*)(DIR*)> OpenDir(const std::string& path) {
+  DIR* d;
+  do {
+    d = ::opendir(path.c_str());
+  } while (d == nullptr && errno == EINTR);
+  return {d, &::closedir};
+}
+
+// fsync on a folder makes renames and unlinks in it durable. File systems that cannot
+// sync folders (EINVAL/ENOTSUP) are accepted, as restic does.
+void SyncDir(const std::string& dir) {
+  Fd fd(OpenNoIntr(dir, O_RDONLY | O_DIRECTORY));
+  if (fd.get() < 0) FailErrno(errno, "open folder", dir);
+  if (FsyncNoIntr(fd.get()) != 0) {
+    int err = errno;
+    if (err == EINVAL || err == ENOTSUP || err == EOPNOTSUPP) return;
+    FailErrno(err, "fsync folder", dir);
+  }
+}
+
+// Creates one folder; an existing folder is fine, an existing non-folder is not.
+void MakeDir(const std::string& path) {
+  if (::mkdir(path.c_str(), kDirMode) == 0) return;
+  int err = errno;
+  if (err == EEXIST) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return;
+    Fail(ErrorCode::kIo, "local backend: " + path + " exists and is not a folder");
+  }
+  FailErrno(err, "create folder", path);
+}
+
+// Like `mkdir -p` with mode 0700 for every folder it creates.
+void MakeDirs(const std::string& path) {
+  for (size_t pos = path.find('/', 1); pos != std::string::npos; pos = path.find('/', pos + 1)) {
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), kDirMode) != 0 && errno != EEXIST) {
+      FailErrno(errno, "create folder", prefix);
+    }
+  }
+  MakeDir(path);
+}
+
+std::string RandomSuffix() {
+  uint8_t buf[8];
+  size_t got = 0;
+  while (got < sizeof(buf)) {
+    ssize_t n = ::getrandom(buf + got, sizeof(buf) - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  if (got < sizeof(buf)) {
+    // getrandom unavailable: O_EXCL still guarantees uniqueness, this only avoids retries.
+    static std::atomic<uint64_t> counter{0};
+    uint64_t v = counter.fetch_add(1) ^ (uint64_t(::getpid()) << 40) ^
+                 uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (size_t i = 0; i < sizeof(buf); ++i) buf[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  return HexEncode(ByteView(buf, sizeof(buf)));
+}
+
+bool IsLowerHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+// A data/XX folder name.
+bool IsPackFolderName(std::string_view name) {
+  return name.size() == 2 && IsLowerHexDigit(name[0]) && IsLowerHexDigit(name[1]);
+}
+
+std::string DirOf(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// `length` 0 means "to the end".
+[[noreturn]] void FailShortRead(const std::string& path, uint64_t offset, uint64_t length,
+                                uint64_t actual_size) {
+  std::string wanted = length == 0 ? std::string("data") : std::to_string(length) + " bytes";
+  Fail(ErrorCode::kCorrupt, "local backend: short read of " + path + ": expected " + wanted +
+                                " at offset " + std::to_string(offset) + ", file has " +
+                                std::to_string(actual_size) + " bytes");
+}
+
+}  // namespace
+
+LocalBackend::LocalBackend(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  if (root_.empty()) root_ = ".";
+}
+
+std::string LocalBackend::PathOf(const Handle& h) const {
+  if (h.type == FileType::kConfig) return root_ + "/config";
+  return root_ + "/" + h.ToString();
+}
+
+bool LocalBackend::Exists() {
+  const std::string path = root_ + "/config";
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) return true;
+  int err = errno;
+  if (err == ENOENT || err == ENOTDIR) return false;
+  FailErrno(err, "stat", path);
+}
+
+void LocalBackend::Create() {
+  if (Exists()) Fail(ErrorCode::kFatal, "local backend: config already exists in " + root_);
+  MakeDirs(root_);
+  for (FileType t :
+       {FileType::kKey, FileType::kLock, FileType::kSnapshot, FileType::kIndex, FileType::kPack}) {
+    MakeDir(root_ + "/" + FileTypeDir(t));
+  }
+  const std::string data = root_ + "/" + FileTypeDir(FileType::kPack);
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 256; ++i) {
+    MakeDir(data + "/" + kHex[i >> 4] + kHex[i & 15]);
+  }
+  SyncDir(data);
+  SyncDir(root_);
+}
+
+void LocalBackend::Save(const Handle& h, ByteView data) {
+  CheckHandle(h);
+  const std::string final_path = PathOf(h);
+  const std::string dir = DirOf(final_path);
+  // Only folders that copy tools may have dropped are recreated (see the header).
+  const bool may_create_dir = h.type == FileType::kPack || h.type == FileType::kLock;
+
+  std::string tmp_path;
+  int fd = -1;
+  bool created_dir = false;
+  for (int attempt = 0;; ++attempt) {
+    tmp_path = final_path + "-tmp-" + RandomSuffix();
+    fd = OpenNoIntr(tmp_path, O_WRONLY | O_CREAT | O_EXCL, kTempFileMode);
+    if (fd >= 0) break;
+    int err = errno;
+    if (err == EEXIST && attempt < 8) continue;
+    if (err == ENOENT && may_create_dir && !created_dir) {
+      MakeDir(dir);
+      SyncDir(DirOf(dir));
+      created_dir = true;
+      continue;
+    }
+    FailErrno(err, "create temp file", tmp_path);
+  }
+  TempFile tmp(tmp_path, fd);  // from here on, every exit path removes the temp file
+
+  if (int err = WriteAll(tmp.fd(), data)) FailErrno(err, "write", tmp_path);
+  if (::fchmod(tmp.fd(), kFinalFileMode) != 0) FailErrno(errno, "chmod", tmp_path);
+  if (FsyncNoIntr(tmp.fd()) != 0) FailErrno(errno, "fsync", tmp_path);
+  if (int err = tmp.Close()) FailErrno(err, "close", tmp_path);
+
+  // Never replace an existing object: an equal-size object is a retried upload of the same
+  // content-addressed bytes; anything else is a conflict the caller must see.
+  auto check_existing = [&] {
+    struct stat st;
+    if (::stat(final_path.c_str(), &st) != 0) FailErrno(errno, "stat", final_path);
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == data.size()) return;
+    Fail(ErrorCode::kFatal, "local backend: " + final_path + " already exists with size " +
+                                std::to_string(st.st_size) + ", refusing to store " +
+                                std::to_string(data.size()) + " bytes under that name");
+  };
+  if (::renameat2(AT_FDCWD, tmp_path.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) !=
+      0) {
+    int err = errno;
+    if (err == EEXIST) {
+      check_existing();
+      return;  // ~TempFile removes the temp file
+    }
+    if (err != EINVAL && err != ENOSYS && err != ENOTSUP) FailErrno(err, "rename", tmp_path);
+    // No RENAME_NOREPLACE on this file system: check, then rename. Two writers racing on one
+    // name write the same content-addressed bytes, so the window is harmless.
+    struct stat st;
+    if (::stat(final_path.c_str(), &st) == 0) {
+      check_existing();
+      return;
+    }
+    if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) FailErrno(errno, "rename", tmp_path);
+  }
+  tmp.Release();
+  SyncDir(dir);
+}
+
+Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
+  CheckHandle(h);
+  const std::string path = PathOf(h);
+  Fd fd(OpenNoIntr(path, O_RDONLY));
+  if (fd.get() < 0) {
+    int err = errno;
+    if (err == ENOENT) FailNotFound(path);
+    FailErrno(err, "open", path);
+  }
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) FailErrno(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) Fail(ErrorCode::kIo, "local backend: " + path + " is not a file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (offset > size) FailShortRead(path, offset, length, size);
+  const uint64_t want = length == 0 ? size - offset : length;
+  if (want > size - offset) FailShortRead(path, offset, want, size);
+
+  Bytes out(want);
+  uint64_t got = 0;
+  while (got < want) {
+    ssize_t n = ::pread(fd.get(), out.data() + got, want - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      FailErrno(errno, "read", path);
+    }
+    if (n == 0) FailShortRead(path, offset, want, offset + got);  // shrank while reading
+    got += static_cast<uint64_t>(n);
+  }
+  return out;
+}
+
+std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {
+  CheckHandle(h);
+  const std::string path = PathOf(h);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) return std::nullopt;
+    FailErrno(err, "stat", path);
+  }
+  if (!S_ISREG(st.st_mode)) Fail(ErrorCode::kIo, "local backend: " + path + " is not a file");
+  return static_cast<uint64_t>(st.st_size);
+}
+
+void LocalBackend::ListFolder(const std::string& dir, bool missing_ok,
+                              const std::function<void(const FileInfo&)>& fn) const {
+  std::vector<FileInfo> found;
+  {
+    auto d = OpenDir(dir);
+    if (!d) {
+      int err = errno;
+      if (err == ENOENT && missing_ok) return;
+      FailErrno(err, "list folder", dir);
+    }
+    for (;;) {
+      errno = 0;
+      const dirent* ent = ::readdir(d.get());
+      if (ent == nullptr) {
+        if (errno != 0) FailErrno(errno, "list folder", dir);
+        break;
+      }
+      std::string_view name = ent->d_name;
+      if (!IsValidObjectName(name)) continue;  // ".", "..", temp files, junk
+      struct stat st;
+      if (::fstatat(::dirfd(d.get()), ent->d_name, &st, 0) != 0) {
+        int err = errno;
+        if (err == ENOENT) continue;  // removed since readdir returned it
+        FailErrno(err, "stat", dir + "/" + ent->d_name);
+      }
+      if (!S_ISREG(st.st_mode)) continue;
+      found.push_back(FileInfo{std::string(name), static_cast<uint64_t>(st.st_size)});
+    }
+  }
+  // The folder is closed before calling back, so fn may Remove or Save freely.
+  for (const FileInfo& fi : found) fn(fi);
+}
+
+void LocalBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
+  if (t == FileType::kConfig) {
+    if (auto size = Stat(Handle{FileType::kConfig, "config"})) fn(FileInfo{"config", *size});
+    return;
+  }
+  const std::string dir = root_ + "/" + FileTypeDir(t);
+  if (t != FileType::kPack) {
+    ListFolder(dir, /*missing_ok=*/t == FileType::kLock, fn);
+    return;
+  }
+  std::vector<std::string> subdirs;
+  {
+    auto d = OpenDir(dir);
+    if (!d) FailErrno(errno, "list folder", dir);
+    for (;;) {
+      errno = 0;
+      const dirent* ent = ::readdir(d.get());
+      if (ent == nullptr) {
+        if (errno != 0) FailErrno(errno, "list folder", dir);
+        break;
+      }
+      if (IsPackFolderName(ent->d_name)) subdirs.push_back(dir + "/" + ent->d_name);
+    }
+  }
+  // A data/XX that is not a folder fails here (ENOTDIR); one removed meanwhile is empty.
+  for (const std::string& sub : subdirs) ListFolder(sub, /*missing_ok=*/true, fn);
+}
+
+void LocalBackend::Remove(const Handle& h) {
+  CheckHandle(h);
+  const std::string path = PathOf(h);
+  if (::unlink(path.c_str()) != 0) {
+    int err = errno;
+    if (err == ENOENT) FailNotFound(path);
+    FailErrno(err, "remove", path);
+  }
+  SyncDir(DirOf(path));
+}
+
+}  // namespace haven

@@ -1,0 +1,92 @@
+#include "backend/mem_backend.h"
+
+#include <vector>
+
+#include "core/error.h"
+
+namespace haven {
+
+MemBackend::Key MemBackend::KeyOf(const Handle& h) {
+  CheckHandle(h);
+  return {h.type, h.type == FileType::kConfig ? std::string("config") : h.name};
+}
+
+bool MemBackend::Exists() {
+  std::lock_guard lock(mu_);
+  return objects_.contains(Key{FileType::kConfig, "config"});
+}
+
+void MemBackend::Create() {
+  std::lock_guard lock(mu_);
+  if (objects_.contains(Key{FileType::kConfig, "config"})) {
+    Fail(ErrorCode::kFatal, location_ + ": config already exists");
+  }
+}
+
+void MemBackend::Save(const Handle& h, ByteView data) {
+  Key key = KeyOf(h);
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(key);
+  if (it != objects_.end()) {
+    if (it->second.size() == data.size()) return;  // a retried save of the same object
+    Fail(ErrorCode::kFatal, location_ + ": " + h.ToString() + " already exists with size " +
+                                std::to_string(it->second.size()) + ", refusing to store " +
+                                std::to_string(data.size()) + " bytes under that name");
+  }
+  objects_.emplace(std::move(key), Bytes(data.begin(), data.end()));
+}
+
+Bytes MemBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
+  Key key = KeyOf(h);
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) {
+    Fail(ErrorCode::kNotFound, location_ + ": " + h.ToString() + " does not exist");
+  }
+  const Bytes& obj = it->second;
+  const uint64_t size = obj.size();
+  const uint64_t want = length == 0 && offset <= size ? size - offset : length;
+  if (offset > size || want > size - offset) {
+    std::string wanted = want == 0 ? std::string("data") : std::to_string(want) + " bytes";
+    Fail(ErrorCode::kCorrupt, location_ + ": short read of " + h.ToString() + ": expected " +
+                                  wanted + " at offset " + std::to_string(offset) +
+                                  ", object has " + std::to_string(size) + " bytes");
+  }
+  return Bytes(obj.begin() + static_cast<ptrdiff_t>(offset),
+               obj.begin() + static_cast<ptrdiff_t>(offset + want));
+}
+
+std::optional<uint64_t> MemBackend::Stat(const Handle& h) {
+  Key key = KeyOf(h);
+  std::lock_guard lock(mu_);
+  auto it = objects_.find(key);
+  if (it == objects_.end()) return std::nullopt;
+  return it->second.size();
+}
+
+void MemBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
+  std::vector<FileInfo> found;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = objects_.lower_bound(Key{t, ""}); it != objects_.end() && it->first.first == t;
+         ++it) {
+      found.push_back(FileInfo{it->first.second, it->second.size()});
+    }
+  }
+  for (const FileInfo& fi : found) fn(fi);
+}
+
+void MemBackend::Remove(const Handle& h) {
+  Key key = KeyOf(h);
+  std::lock_guard lock(mu_);
+  if (objects_.erase(key) == 0) {
+    Fail(ErrorCode::kNotFound, location_ + ": " + h.ToString() + " does not exist");
+  }
+}
+
+size_t MemBackend::Size() const {
+  std::lock_guard lock(mu_);
+  return objects_.size();
+}
+
+}  // namespace haven

@@ -1,0 +1,41 @@
+// An in-memory Backend for tests: same contract as LocalBackend (name checks, immutable
+// objects, equal-size re-save accepted, short read -> kCorrupt, missing -> kNotFound).
+// Thread-safe (one mutex); List calls fn without holding it, so fn may call back in.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "backend/backend.h"
+
+namespace haven {
+
+class MemBackend : public Backend {
+ public:
+  explicit MemBackend(std::string location = "mem:") : location_(std::move(location)) {}
+
+  std::string Location() const override { return location_; }
+  bool Exists() override;
+  // Throws kFatal if a config exists; otherwise there is nothing to create.
+  void Create() override;
+  void Save(const Handle& h, ByteView data) override;
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
+  std::optional<uint64_t> Stat(const Handle& h) override;
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
+  void Remove(const Handle& h) override;
+
+  // Number of stored objects of all types (for tests).
+  size_t Size() const;
+
+ private:
+  using Key = std::pair<FileType, std::string>;
+  static Key KeyOf(const Handle& h);
+
+  const std::string location_;
+  mutable std::mutex mu_;
+  std::map<Key, Bytes> objects_;  // guarded by mu_
+};
+
+}  // namespace haven

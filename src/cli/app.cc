@@ -1,0 +1,69 @@
+// The haven command line: global options and the command table. Each command lives in
+// its own cmd_*.cc and only wires options to the library.
+#include <csignal>
+#include <iostream>
+
+#include "cli/common.h"
+#include "core/error.h"
+
+namespace haven::cli {
+
+namespace {
+void OnSignal(int) {
+  // Leave the repository as it is (locks are stale-detected by PID); exit like restic.
+  _exit(130);
+}
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"haven: encrypted, deduplicated snapshots in restic's repository format"};
+  app.name("haven");
+  app.require_subcommand(1);
+  app.fallthrough();
+  GlobalOptions& g = Globals();
+  app.add_option("-r,--repo", g.repo, "repository location (env HAVEN_REPOSITORY)");
+  app.add_option("--password-file", g.password_file, "file holding the repository password");
+  app.add_option("--password-command", g.password_command, "command that prints the password");
+  app.add_flag("--json", g.json, "machine-readable output");
+  app.add_flag("-q,--quiet", g.quiet, "print nothing but errors");
+  app.add_flag("-v,--verbose", g.verbose, "more output (repeatable)");
+  app.add_option("--jobs", g.jobs, "worker threads: auto (all cores) or N");
+  app.add_option("--cache-dir", g.cache_dir, "cache directory (accepted; see README)");
+  app.add_flag("--no-cache", g.no_cache, "do not use a local cache");
+  app.add_flag("--no-lock", g.no_lock, "do not lock the repository (read-only commands)");
+  app.add_option("--compression", g.compression, "auto, off, max, fastest, better");
+
+  RegisterInit(app);
+  RegisterBackup(app);
+  RegisterSnapshots(app);
+  RegisterLs(app);
+  RegisterRestore(app);
+  RegisterDump(app);
+  RegisterCat(app);
+  RegisterCheck(app);
+  RegisterKey(app);
+  RegisterUnlock(app);
+  RegisterVersion(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 1;
+  } catch (const Error& e) {
+    std::cerr << "Fatal: " << e.what() << '\n';
+    return ExitCodeFor(e.code());
+  } catch (const std::exception& e) {
+    std::cerr << "Fatal: " << e.what() << '\n';
+    return 1;
+  }
+  return g_exit_code;
+}
+
+}  // namespace haven::cli

@@ -1,0 +1,154 @@
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/common.h"
+#include "cli/snapshot_filter.h"
+#include "core/error.h"
+#include "repo/gojson.h"
+#include "repo/key_file.h"
+
+namespace haven::cli {
+
+namespace {
+
+// Indented JSON (two spaces) like Go's json.MarshalIndent.
+void Pretty(simdjson::dom::element e, int depth, std::string& out) {
+  std::string pad(static_cast<size_t>(depth + 1) * 2, ' ');
+  std::string end_pad(static_cast<size_t>(depth) * 2, ' ');
+  switch (e.type()) {
+    case simdjson::dom::element_type::OBJECT: {
+      simdjson::dom::object obj = e.get_object().value_unsafe();
+      if (obj.size() == 0) {
+        out += "{}";
+        return;
+      }
+      out += "{\n";
+      bool first = true;
+      for (auto field : obj) {
+        if (!first) out += ",\n";
+        first = false;
+        out += pad;
+        gojson::AppendString(out, field.key);
+        out += ": ";
+        Pretty(field.value, depth + 1, out);
+      }
+      out += "\n" + end_pad + "}";
+      return;
+    }
+    case simdjson::dom::element_type::ARRAY: {
+      simdjson::dom::array arr = e.get_array().value_unsafe();
+      if (arr.size() == 0) {
+        out += "[]";
+        return;
+      }
+      out += "[\n";
+      bool first = true;
+      for (auto v : arr) {
+        if (!first) out += ",\n";
+        first = false;
+        out += pad;
+        Pretty(v, depth + 1, out);
+      }
+      out += "\n" + end_pad + "]";
+      return;
+    }
+    case simdjson::dom::element_type::STRING:
+      gojson::AppendString(out, e.get_string().value_unsafe());
+      return;
+    default:
+      out += simdjson::minify(e);
+  }
+}
+
+std::string Indent(std::string_view json) {
+  simdjson::dom::parser p;
+  simdjson::dom::element doc;
+  if (p.parse(json.data(), json.size()).get(doc)) return std::string(json);
+  std::string out;
+  Pretty(doc, 0, out);
+  return out + "\n";
+}
+
+void WriteAll(ByteView b) {
+  size_t done = 0;
+  while (done < b.size()) {
+    ssize_t w = write(STDOUT_FILENO, b.data() + done, b.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Fail(ErrorCode::kIo, "write to stdout failed");
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+FileId FullId(Repository& repo, FileType t, const std::string& arg) {
+  if (auto id = FileId::FromHex(arg)) return *id;
+  std::optional<FileId> found;
+  for (const FileId& id : repo.ListIds(t)) {
+    if (id.Hex().compare(0, arg.size(), arg) == 0) {
+      if (found) Fail(ErrorCode::kInvalidArgument, "prefix \"" + arg + "\" is ambiguous");
+      found = id;
+    }
+  }
+  if (!found || arg.empty()) Fail(ErrorCode::kNotFound, "no " + std::string(FileTypeName(t)) + " matched \"" + arg + "\"");
+  return *found;
+}
+
+}  // namespace
+
+void RegisterCat(CLI::App& app) {
+  static std::string type, id;
+  auto* cmd = app.add_subcommand(
+      "cat", "print internal objects: config, masterkey, index ID, snapshot ID, key ID, "
+             "lock ID, pack ID, blob ID, tree ID");
+  cmd->add_option("type", type, "object type")->required();
+  cmd->add_option("id", id, "object id (or unique prefix)");
+  cmd->callback([] {
+    auto repo = OpenRepository();
+    auto lock = LockRepository(*repo, false);
+    auto need_id = [] {
+      if (id.empty()) Fail(ErrorCode::kInvalidArgument, "cat " + type + " needs an ID");
+    };
+    if (type == "config") {
+      std::cout << Indent(repo->config().ToJson());
+    } else if (type == "masterkey") {
+      std::cout << Indent(MasterKeyToJson(repo->key()));
+    } else if (type == "index") {
+      need_id();
+      std::cout << repo->LoadJson(FileType::kIndex, FullId(*repo, FileType::kIndex, id));
+    } else if (type == "snapshot") {
+      need_id();
+      auto snaps = repo->LoadSnapshots();
+      FileId sid = repo->ResolveSnapshot(id, snaps);
+      std::cout << Indent(repo->LoadJson(FileType::kSnapshot, sid));
+    } else if (type == "lock") {
+      need_id();
+      std::cout << Indent(repo->LoadJson(FileType::kLock, FullId(*repo, FileType::kLock, id)));
+    } else if (type == "key") {
+      need_id();
+      FileId kid = FullId(*repo, FileType::kKey, id);
+      Bytes raw = repo->backend().Load({FileType::kKey, kid.Hex()});
+      std::cout << Indent(AsChars(raw));
+    } else if (type == "pack") {
+      need_id();
+      FileId pid = FullId(*repo, FileType::kPack, id);
+      WriteAll(repo->backend().Load({FileType::kPack, pid.Hex()}));
+    } else if (type == "blob" || type == "tree") {
+      need_id();
+      auto bid = BlobId::FromHex(id);
+      if (!bid) Fail(ErrorCode::kInvalidArgument, "invalid blob id \"" + id + "\"");
+      repo->LoadIndex();
+      BlobType bt = type == "tree" ? BlobType::kTree : BlobType::kData;
+      if (type == "blob" && !repo->index().Has(BlobType::kData, *bid) &&
+          repo->index().Has(BlobType::kTree, *bid))
+        bt = BlobType::kTree;
+      WriteAll(repo->LoadBlob(bt, *bid));
+    } else {
+      Fail(ErrorCode::kInvalidArgument, "invalid type \"" + type + "\"");
+    }
+  });
+}
+
+}  // namespace haven::cli

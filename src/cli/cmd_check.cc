@@ -1,0 +1,32 @@
+#include "cli/common.h"
+#include "maintenance/check.h"
+
+namespace haven::cli {
+
+void RegisterCheck(CLI::App& app) {
+  static bool read_data = false;
+  static std::string subset;
+  auto* cmd = app.add_subcommand("check", "check the repository for errors");
+  cmd->add_flag("--read-data", read_data, "read and verify all data blobs");
+  cmd->add_option("--read-data-subset", subset, "read a subset of packs: n/m or x%");
+  cmd->callback([] {
+    auto repo = OpenRepository();
+    auto lock = LockRepository(*repo, true);
+    CheckOptions opts;
+    opts.read_data = read_data;
+    opts.read_data_subset = subset;
+    opts.jobs = Jobs();
+    opts.progress = [](const std::string& s) { Print(s); };
+    CheckResult r = RunCheck(*repo, opts);
+    for (const auto& h : r.hints) Print(h);
+    for (const auto& e : r.errors) Warn("error: " + e);
+    if (!r.ok()) {
+      Warn("Fatal: repository contains errors");
+      g_exit_code = 1;
+      return;
+    }
+    Print("no errors were found");
+  });
+}
+
+}  // namespace haven::cli

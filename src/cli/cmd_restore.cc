@@ -1,0 +1,82 @@
+#include <chrono>
+#include <cstdio>
+
+#include "cli/common.h"
+#include "cli/snapshot_filter.h"
+#include "core/error.h"
+#include "restorer/restorer.h"
+
+namespace haven::cli {
+
+void RegisterRestore(CLI::App& app) {
+  static std::string snap, target;
+  static std::vector<std::string> includes, excludes;
+  static bool verify = false;
+  static SnapshotFilter f;
+  auto* cmd = app.add_subcommand("restore", "extract a snapshot into a directory");
+  cmd->add_option("snapshot", snap, "snapshot id, prefix or latest")->required();
+  cmd->add_option("-t,--target", target, "directory to restore to")->required();
+  cmd->add_option("-i,--include", includes, "restore only paths matching a pattern");
+  cmd->add_option("-e,--exclude", excludes, "do not restore paths matching a pattern");
+  cmd->add_flag("--verify", verify, "re-read restored files and compare with the snapshot");
+  cmd->add_option("-H,--host", f.hosts, "for latest: only this host");
+  cmd->add_option("--tag", f.tags, "for latest: only these tags");
+  cmd->add_option("--path", f.paths, "for latest: only this path");
+  cmd->callback([] {
+    auto start = std::chrono::steady_clock::now();
+    auto repo = OpenRepository();
+    auto lock = LockRepository(*repo, false);
+    // SNAPSHOT[:subfolder]
+    std::string arg = snap, sub;
+    if (size_t c = arg.find(':'); c != std::string::npos) {
+      sub = arg.substr(c + 1);
+      arg = arg.substr(0, c);
+    }
+    auto [id, s] = FindSnapshot(*repo, arg, f);
+    repo->LoadIndex();
+    BlobId tree = s.tree;
+    if (!sub.empty()) {
+      size_t pos = 0;
+      while (pos < sub.size()) {
+        size_t end = sub.find('/', pos);
+        if (end == std::string::npos) end = sub.size();
+        std::string name = sub.substr(pos, end - pos);
+        pos = end + 1;
+        if (name.empty()) continue;
+        bool found = false;
+        for (const Node& n : repo->LoadTree(tree)) {
+          if (n.name == name && n.type == NodeType::kDir && n.subtree) {
+            tree = *n.subtree;
+            found = true;
+          }
+        }
+        if (!found) Fail(ErrorCode::kNotFound, "path " + sub + " not found in snapshot " + id.Short());
+      }
+    }
+    Print("restoring snapshot " + id.Short() + " of " +
+          (s.paths.empty() ? std::string() : s.paths[0]) + " at " + gojson::FormatTime(s.time) +
+          " to " + target);
+    RestoreOptions opts;
+    opts.target = target;
+    opts.includes = PatternList(includes);
+    opts.excludes = PatternList(excludes);
+    opts.verify = verify;
+    opts.jobs = Jobs();
+    opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };
+    RestoreResult r = RunRestore(*repo, tree, opts);
+    double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    char line[256];
+    std::snprintf(line, sizeof(line), "restored %llu files, %llu dirs, %s in %.2fs",
+                  (unsigned long long)r.files, (unsigned long long)r.dirs,
+                  FormatBytes(r.bytes).c_str(), secs);
+    Verbose(line);
+    if (verify) Print("verified " + std::to_string(r.verified) + " files");
+    if (r.errors) {
+      Warn("There were " + std::to_string(r.errors) + " errors");
+      g_exit_code = 1;
+    }
+  });
+}
+
+}  // namespace haven::cli

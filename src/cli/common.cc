@@ -1,0 +1,203 @@
+#include "cli/common.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "backend/local_backend.h"
+#include "backend/retry_backend.h"
+#include "core/error.h"
+#include "core/thread_pool.h"
+
+namespace haven::cli {
+
+int g_exit_code = 0;
+
+GlobalOptions& Globals() {
+  static GlobalOptions g;
+  return g;
+}
+
+std::string Env(const char* suffix) {
+  std::string h = std::string("HAVEN_") + suffix, r = std::string("RESTIC_") + suffix;
+  if (const char* v = std::getenv(h.c_str()); v && *v) return v;
+  if (const char* v = std::getenv(r.c_str()); v && *v) return v;
+  return "";
+}
+
+int Jobs() {
+  const std::string& j = Globals().jobs;
+  if (j.empty() || j == "auto") return ResolveJobs(0);
+  try {
+    int n = std::stoi(j);
+    if (n >= 1 && n <= 1024) return n;
+  } catch (...) {
+  }
+  Fail(ErrorCode::kInvalidArgument, "invalid --jobs value \"" + j + "\" (want auto or 1..1024)");
+}
+
+std::string RepoLocation() {
+  std::string r = Globals().repo;
+  if (r.empty()) r = Env("REPOSITORY");
+  if (r.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Please specify repository location (-r/--repo or HAVEN_REPOSITORY)");
+  return r;
+}
+
+std::shared_ptr<Backend> MakeBackend(const std::string& location) {
+  std::string loc = location;
+  if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
+  for (const char* scheme : {"rest:", "s3:", "sftp:", "box:", "b2:", "azure:", "gs:", "swift:",
+                             "rclone:"}) {
+    if (loc.rfind(scheme, 0) == 0)
+      Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +
+                                        "\" is not supported by this haven build yet");
+  }
+  auto local = std::make_shared<LocalBackend>(loc);
+  return std::make_shared<RetryBackend>(local);
+}
+
+namespace {
+
+std::string RunPasswordCommand(const std::string& cmd) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) Fail(ErrorCode::kFatal, "cannot run password command: " + cmd);
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  int rc = pclose(p);
+  if (rc != 0) Fail(ErrorCode::kFatal, "password command failed: " + cmd);
+  return out;
+}
+
+std::string FirstLine(std::string s) {
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  if (!s.empty() && s.back() == '\r') s.pop_back();
+  return s;
+}
+
+std::string PromptTerminal(const std::string& prompt) {
+  int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+  if (fd < 0 || !isatty(STDIN_FILENO)) {
+    if (fd >= 0) close(fd);
+    Fail(ErrorCode::kFatal,
+         "no password given: use --password-file, --password-command or HAVEN_PASSWORD");
+  }
+  if (write(fd, prompt.data(), prompt.size()) < 0) {
+  }
+  struct termios old, noecho;
+  bool term = tcgetattr(fd, &old) == 0;
+  if (term) {
+    noecho = old;
+    noecho.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(fd, TCSAFLUSH, &noecho);
+  }
+  std::string line;
+  char c;
+  while (read(fd, &c, 1) == 1 && c != '\n') line += c;
+  if (term) tcsetattr(fd, TCSAFLUSH, &old);
+  if (write(fd, "\n", 1) < 0) {
+  }
+  close(fd);
+  return line;
+}
+
+}  // namespace
+
+std::string ReadPasswordFrom(const std::string& file, const std::string& command,
+                             const std::string& prompt, bool confirm) {
+  std::string pw;
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) Fail(ErrorCode::kFatal, "cannot read password file " + file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    pw = FirstLine(ss.str());
+  } else if (!command.empty()) {
+    pw = FirstLine(RunPasswordCommand(command));
+  } else {
+    pw = PromptTerminal(prompt);
+    if (confirm && PromptTerminal("enter password again: ") != pw)
+      Fail(ErrorCode::kFatal, "passwords do not match");
+  }
+  if (pw.empty()) Fail(ErrorCode::kFatal, "an empty password is not allowed");
+  return pw;
+}
+
+std::string ReadPassword(const std::string& prompt) {
+  const GlobalOptions& g = Globals();
+  if (!g.password_file.empty()) return ReadPasswordFrom(g.password_file, "", prompt, false);
+  if (!g.password_command.empty()) return ReadPasswordFrom("", g.password_command, prompt, false);
+  std::string env = Env("PASSWORD");
+  if (!env.empty()) return env;
+  std::string file = Env("PASSWORD_FILE");
+  if (!file.empty()) return ReadPasswordFrom(file, "", prompt, false);
+  std::string cmd = Env("PASSWORD_COMMAND");
+  if (!cmd.empty()) return ReadPasswordFrom("", cmd, prompt, false);
+  return ReadPasswordFrom("", "", prompt, false);
+}
+
+std::unique_ptr<Repository> OpenRepository() {
+  std::string loc = RepoLocation();
+  auto be = MakeBackend(loc);
+  if (!be->Exists())
+    Fail(ErrorCode::kNoRepository,
+         "repository " + loc + " does not exist: unable to open config file");
+  auto repo = Repository::Open(be, ReadPassword(), Jobs());
+  std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;
+  if (!comp.empty()) repo->set_compression(ParseCompression(comp));
+  return repo;
+}
+
+std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive) {
+  if (Globals().no_lock) return nullptr;
+  return Lock::Acquire(repo, exclusive);
+}
+
+void Print(const std::string& s) {
+  if (!Globals().quiet) std::cout << s << '\n';
+}
+
+void Verbose(const std::string& s) {
+  if (Globals().verbose > 0 && !Globals().quiet) std::cout << s << '\n';
+}
+
+void Warn(const std::string& s) { std::cerr << s << '\n'; }
+
+std::string FormatBytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (n < 1024) return std::to_string(n) + " B";
+  double v = double(n);
+  int u = 0;
+  while (v >= 1024 && u < 5) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3f %s", v, units[u]);
+  return buf;
+}
+
+std::string FormatTimeShort(const gojson::Timestamp& t) {
+  // Shown in the local time zone, as restic does.
+  time_t s = static_cast<time_t>(t.sec);
+  struct tm tm;
+  localtime_r(&s, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+}  // namespace haven::cli

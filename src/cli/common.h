@@ -1,0 +1,76 @@
+// What every command shares: global options (restic's names and environment variables),
+// password sources, opening the repository and its lock, and output helpers.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "repo/lock.h"
+#include "repo/repository.h"
+
+namespace haven::cli {
+
+struct GlobalOptions {
+  std::string repo;
+  std::string password_file;
+  std::string password_command;
+  bool json = false;
+  bool quiet = false;
+  int verbose = 0;
+  std::string jobs = "auto";
+  std::string cache_dir;
+  bool no_cache = false;
+  bool no_lock = false;
+  std::string compression;  // empty = env or auto
+};
+
+GlobalOptions& Globals();
+
+// Environment lookup with the HAVEN_ name first, then the RESTIC_ fallback.
+std::string Env(const char* suffix);
+
+int Jobs();  // resolved --jobs
+std::shared_ptr<Backend> MakeBackend(const std::string& location);
+std::string RepoLocation();  // -r or env; throws when unset
+// The password from --password-file/--password-command/env, else the terminal.
+std::string ReadPassword(const std::string& prompt = "enter password for repository: ");
+std::string ReadPasswordFrom(const std::string& file, const std::string& command,
+                             const std::string& prompt, bool confirm);
+
+std::unique_ptr<Repository> OpenRepository();
+
+// A repository lock unless --no-lock; nullptr when not taken.
+std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);
+
+void Print(const std::string& s);     // stdout unless --quiet
+void Verbose(const std::string& s);   // stdout with -v
+void Warn(const std::string& s);      // stderr
+
+std::string FormatBytes(uint64_t n);  // "1.234 MiB"
+std::string FormatTimeShort(const gojson::Timestamp& t);  // "2006-01-02 15:04:05"
+
+// Registers one command on the app.
+void RegisterInit(CLI::App& app);
+void RegisterBackup(CLI::App& app);
+void RegisterSnapshots(CLI::App& app);
+void RegisterLs(CLI::App& app);
+void RegisterRestore(CLI::App& app);
+void RegisterDump(CLI::App& app);
+void RegisterCat(CLI::App& app);
+void RegisterCheck(CLI::App& app);
+void RegisterKey(CLI::App& app);
+void RegisterUnlock(CLI::App& app);
+void RegisterVersion(CLI::App& app);
+
+// Exit code set by a command that finished with a partial result (e.g. 3 for backup).
+extern int g_exit_code;
+
+int Main(int argc, char** argv);
+
+constexpr const char* kVersion = "0.1.0";
+
+}  // namespace haven::cli

@@ -1,0 +1,99 @@
+#include "core/bytes.h"
+
+namespace haven {
+
+namespace {
+constexpr char kHex[] = "0123456789abcdef";
+constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+int B64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+}  // namespace
+
+std::string HexEncode(ByteView data) {
+  std::string out(data.size() * 2, '\0');
+  for (size_t i = 0; i < data.size(); ++i) {
+    out[2 * i] = kHex[data[i] >> 4];
+    out[2 * i + 1] = kHex[data[i] & 15];
+  }
+  return out;
+}
+
+std::optional<Bytes> HexDecode(std::string_view hex) {
+  if (hex.size() % 2 != 0) return std::nullopt;
+  Bytes out(hex.size() / 2);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return out;
+}
+
+std::string Base64Encode(ByteView data) {
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 3 <= data.size(); i += 3) {
+    uint32_t v = uint32_t(data[i]) << 16 | uint32_t(data[i + 1]) << 8 | data[i + 2];
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += kB64[v & 63];
+  }
+  size_t rest = data.size() - i;
+  if (rest == 1) {
+    uint32_t v = uint32_t(data[i]) << 16;
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += "==";
+  } else if (rest == 2) {
+    uint32_t v = uint32_t(data[i]) << 16 | uint32_t(data[i + 1]) << 8;
+    out += kB64[v >> 18];
+    out += kB64[(v >> 12) & 63];
+    out += kB64[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<Bytes> Base64Decode(std::string_view text) {
+  if (text.size() % 4 != 0) return std::nullopt;
+  Bytes out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    int v[4];
+    int pad = 0;
+    for (int j = 0; j < 4; ++j) {
+      char c = text[i + j];
+      if (c == '=' && i + 4 == text.size() && j >= 2) {
+        v[j] = 0;
+        ++pad;
+      } else {
+        if (pad) return std::nullopt;
+        v[j] = B64Value(c);
+        if (v[j] < 0) return std::nullopt;
+      }
+    }
+    uint32_t w = uint32_t(v[0]) << 18 | uint32_t(v[1]) << 12 | uint32_t(v[2]) << 6 | v[3];
+    out.push_back(static_cast<uint8_t>(w >> 16));
+    if (pad < 2) out.push_back(static_cast<uint8_t>(w >> 8));
+    if (pad < 1) out.push_back(static_cast<uint8_t>(w));
+  }
+  return out;
+}
+
+}  // namespace haven

@@ -1,0 +1,49 @@
+// A fixed set of worker threads fed through a bounded queue: Submit blocks while the
+// queue is full, so a fast producer (the directory walk) cannot run ahead of the workers
+// by more than `queue_limit` jobs. Jobs must not Submit to the same pool.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace haven {
+
+class ThreadPool {
+ public:
+  ThreadPool(int threads, size_t queue_limit);
+  ~ThreadPool();  // finishes queued jobs, then joins
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  template <typename Fn>
+  auto Submit(Fn fn) -> std::future<decltype(fn())> {
+    using R = decltype(fn());
+    auto task = std::make_shared<std::packaged_task<R()>>(std::move(fn));
+    std::future<R> f = task->get_future();
+    Push([task] { (*task)(); });
+    return f;
+  }
+
+  int size() const { return static_cast<int>(workers_.size()); }
+
+ private:
+  void Push(std::function<void()> job);
+  void Work();
+
+  std::mutex mu_;
+  std::condition_variable not_empty_, not_full_;
+  std::deque<std::function<void()>> queue_;
+  size_t limit_;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// Number of threads for "--jobs": 0 means all hardware threads.
+int ResolveJobs(int jobs);
+
+}  // namespace haven

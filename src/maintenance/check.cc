@@ -1,0 +1,222 @@
+#include "maintenance/check.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "repo/node.h"
+
+namespace haven {
+
+std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
+                                       const std::vector<PackedBlob>& indexed) {
+  std::vector<std::string> errs;
+  const std::string name = pack.Hex();
+  Bytes data;
+  try {
+    data = repo.backend().Load({FileType::kPack, name});
+  } catch (const Error& e) {
+    errs.push_back("pack " + name + ": " + e.what());
+    return errs;
+  }
+  if (Sha256(data) != static_cast<const RawId&>(pack))
+    errs.push_back("pack " + name + ": content does not match its id (pack hash mismatch)");
+  std::vector<PackedBlob> header;
+  try {
+    uint64_t need = 0;
+    header = ParsePackHeader(repo.key(), data, data.size(), name, &need);
+  } catch (const Error& e) {
+    errs.push_back(e.what());
+  }
+  // Compare header and index.
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(static_cast<int>(b.type), b.id, b.offset, b.length,
+                           b.uncompressed_length);
+  };
+  if (!header.empty() || errs.empty()) {
+    std::set<decltype(key(indexed[0]))> hs, is;
+    for (const auto& b : header) hs.insert(key(b));
+    for (const auto& b : indexed) is.insert(key(b));
+    if (hs != is && !header.empty())
+      errs.push_back("pack " + name + ": header entries do not match the index");
+  }
+  // Verify every indexed blob's bytes.
+  for (const PackedBlob& b : indexed) {
+    if (uint64_t(b.offset) + b.length > data.size()) {
+      errs.push_back("pack " + name + ": blob " + b.id.Hex() + " lies beyond the end of the pack");
+      continue;
+    }
+    try {
+      repo.DecodeBlob(b.id, ByteView(data.data() + b.offset, b.length), b.uncompressed_length,
+                      name);
+    } catch (const Error& e) {
+      errs.push_back(e.what());
+    }
+  }
+  return errs;
+}
+
+namespace {
+
+std::vector<size_t> SelectSubset(size_t n, const std::string& spec) {
+  std::vector<size_t> out;
+  if (spec.empty()) {
+    for (size_t i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  if (spec.back() == '%') {
+    double pct = std::stod(spec.substr(0, spec.size() - 1));
+    if (pct <= 0 || pct > 100)
+      Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec);
+    std::vector<size_t> all(n);
+    for (size_t i = 0; i < n; ++i) all[i] = i;
+    std::mt19937_64 rng(std::random_device{}());
+    std::shuffle(all.begin(), all.end(), rng);
+    size_t k = static_cast<size_t>(double(n) * pct / 100.0 + 0.999999);
+    all.resize(std::min(k, n));
+    std::sort(all.begin(), all.end());
+    return all;
+  }
+  size_t slash = spec.find('/');
+  if (slash == std::string::npos)
+    Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec + " (want n/m or x%)");
+  long g = std::stol(spec.substr(0, slash)), m = std::stol(spec.substr(slash + 1));
+  if (m < 1 || g < 1 || g > m)
+    Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec);
+  for (size_t i = 0; i < n; ++i)
+    if (static_cast<long>(i % static_cast<size_t>(m)) == g - 1) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
+  CheckResult res;
+  auto stage = [&](const std::string& s) {
+    if (opts.progress) opts.progress(s);
+  };
+  // Snapshots are listed before the index is loaded (a concurrent backup writes the
+  // index before its snapshot).
+  std::vector<FileId> snap_ids = repo.ListIds(FileType::kSnapshot);
+  stage("load indexes");
+  try {
+    repo.LoadIndex();
+  } catch (const Error& e) {
+    res.errors.push_back(std::string("error loading index: ") + e.what());
+    return res;
+  }
+  const Index& index = repo.index();
+
+  stage("check all packs");
+  std::map<PackId, uint64_t> on_disk;
+  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
+    if (auto id = PackId::FromHex(fi.name)) on_disk[*id] = fi.size;
+  });
+  std::map<PackId, std::vector<PackedBlob>> packs;
+  index.ForEach([&](const PackId& p, const PackedBlob& b) { packs[p].push_back(b); });
+  for (auto& [pid, blobs] : packs) {
+    auto it = on_disk.find(pid);
+    if (it == on_disk.end()) {
+      res.errors.push_back("pack " + pid.Hex() + ": does not exist");
+      continue;
+    }
+    uint64_t expect = PackHeaderSize(blobs);
+    for (const auto& b : blobs) expect += b.length;
+    if (it->second != expect)
+      res.errors.push_back("pack " + pid.Hex() + ": size is " + std::to_string(it->second) +
+                           " bytes but the index describes " + std::to_string(expect));
+    bool mixed = false;
+    for (const auto& b : blobs) mixed |= b.type != blobs[0].type;
+    if (mixed) res.hints.push_back("pack " + pid.Hex() + ": holds both data and tree blobs");
+  }
+  for (const auto& [pid, size] : on_disk)
+    if (!packs.count(pid))
+      res.hints.push_back("pack " + pid.Hex() + ": not referenced in any index");
+
+  stage("check snapshots, trees and blobs");
+  std::unordered_set<RawId, IdHash> seen_trees;
+  std::unordered_set<RawId, IdHash> used_data;
+  for (const FileId& sid : snap_ids) {
+    Snapshot snap;
+    try {
+      snap = Snapshot::Parse(repo.LoadJson(FileType::kSnapshot, sid), sid.Hex());
+    } catch (const Error& e) {
+      res.errors.push_back(std::string(e.what()) +
+                           " (`haven repair snapshots --forget` can remove it)");
+      continue;
+    }
+    std::vector<std::pair<BlobId, std::string>> stack{{snap.tree, "/"}};
+    while (!stack.empty()) {
+      auto [tid, path] = stack.back();
+      stack.pop_back();
+      if (!seen_trees.insert(tid).second) continue;
+      if (!index.Has(BlobType::kTree, tid)) {
+        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
+                             ") is not in the index");
+        continue;
+      }
+      std::vector<Node> nodes;
+      try {
+        nodes = repo.LoadTree(tid);
+      } catch (const Error& e) {
+        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
+                             "): " + e.what());
+        continue;
+      }
+      for (const Node& n : nodes) {
+        std::string child = path == "/" ? "/" + n.name : path + "/" + n.name;
+        if (n.type == NodeType::kDir) {
+          if (!n.subtree) {
+            res.errors.push_back("tree " + tid.Hex() + ": dir " + child + " has no subtree");
+          } else {
+            stack.emplace_back(*n.subtree, child);
+          }
+        } else if (n.type == NodeType::kFile) {
+          for (const BlobId& b : n.content) {
+            if (!used_data.insert(b).second) continue;
+            if (!index.Has(BlobType::kData, b))
+              res.errors.push_back("tree " + tid.Hex() + ": file " + child + " blob " + b.Hex() +
+                                   " is not in the index");
+          }
+        }
+      }
+    }
+  }
+
+  if (opts.read_data || !opts.read_data_subset.empty()) {
+    stage("read all data");
+    std::vector<PackId> ids;
+    for (const auto& [pid, blobs] : packs)
+      if (on_disk.count(pid)) ids.push_back(pid);
+    std::vector<size_t> sel = SelectSubset(ids.size(), opts.read_data_subset);
+    std::mutex mu;
+    std::atomic<size_t> next{0};
+    int threads = std::max(1, ResolveJobs(opts.jobs));
+    std::vector<std::thread> workers;
+    std::vector<std::vector<std::string>> per_pack(sel.size());
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (;;) {
+          size_t i = next.fetch_add(1);
+          if (i >= sel.size()) return;
+          const PackId& pid = ids[sel[i]];
+          per_pack[i] = CheckPackData(repo, pid, packs[pid]);
+        }
+      });
+    }
+    for (auto& w : workers) w.join();
+    for (auto& errs : per_pack)
+      for (auto& e : errs) res.errors.push_back(std::move(e));
+    res.packs_read = sel.size();
+  }
+  return res;
+}
+
+}  // namespace haven

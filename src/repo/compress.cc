@@ -1,0 +1,135 @@
+#include "repo/compress.h"
+
+#include <zstd.h>
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+
+namespace haven {
+
+int ZstdLevel(Compression c) {
+  switch (c) {
+    case Compression::kAuto: return 3;
+    case Compression::kOff: return 0;
+    case Compression::kMax: return 11;
+    case Compression::kFastest: return 1;
+    case Compression::kBetter: return 7;
+  }
+  return 3;
+}
+
+Compression ParseCompression(std::string_view s) {
+  if (s == "auto") return Compression::kAuto;
+  if (s == "off") return Compression::kOff;
+  if (s == "max") return Compression::kMax;
+  if (s == "fastest") return Compression::kFastest;
+  if (s == "better") return Compression::kBetter;
+  Fail(ErrorCode::kInvalidArgument, "invalid compression mode \"" + std::string(s) +
+                                        "\" (want auto, off, max, fastest or better)");
+}
+
+namespace {
+struct CCtx {
+  ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  int level = -1000;
+  ~CCtx() { ZSTD_freeCCtx(ctx); }
+};
+struct DCtx {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ~DCtx() { ZSTD_freeDCtx(ctx); }
+};
+}  // namespace
+
+Bytes ZstdCompress(ByteView data, int level) {
+  thread_local CCtx c;
+  if (c.level != level) {
+    ZSTD_CCtx_reset(c.ctx, ZSTD_reset_session_and_parameters);
+    ZSTD_CCtx_setParameter(c.ctx, ZSTD_c_compressionLevel, level);
+    ZSTD_CCtx_setParameter(c.ctx, ZSTD_c_checksumFlag, 0);
+    ZSTD_CCtx_setParameter(c.ctx, ZSTD_c_contentSizeFlag, 1);
+    c.level = level;
+  }
+  Bytes out(ZSTD_compressBound(data.size()));
+  size_t n = ZSTD_compress2(c.ctx, out.data(), out.size(), data.data(), data.size());
+  if (ZSTD_isError(n)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(n));
+  out.resize(n);
+  return out;
+}
+
+Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
+                     std::string_view what) {
+  thread_local DCtx d;
+  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR)
+    Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
+  size_t cap;
+  if (expected_size) {
+    cap = expected_size;
+  } else if (declared != ZSTD_CONTENTSIZE_UNKNOWN) {
+    if (declared > max_size)
+      Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size " +
+                                    std::to_string(declared) + " exceeds limit");
+    cap = declared;
+  } else {
+    cap = 0;
+  }
+  if (cap > 0 || declared == 0) {
+    Bytes out(cap);
+    size_t n = ZSTD_decompressDCtx(d.ctx, out.data(), out.size(), frame.data(), frame.size());
+    if (ZSTD_isError(n))
+      Fail(ErrorCode::kCorrupt,
+           std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(n));
+    if (expected_size && n != expected_size)
+      Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
+    out.resize(n);
+    return out;
+  }
+  // Unknown content size: stream with a growing buffer, bounded by max_size.
+  Bytes out;
+  ZSTD_DCtx_reset(d.ctx, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  size_t chunk = ZSTD_DStreamOutSize();
+  for (;;) {
+    size_t old = out.size();
+    if (old + chunk > max_size + chunk)
+      Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
+    out.resize(old + chunk);
+    ZSTD_outBuffer ob{out.data() + old, chunk, 0};
+    size_t r = ZSTD_decompressStream(d.ctx, &ob, &in);
+    if (ZSTD_isError(r))
+      Fail(ErrorCode::kCorrupt,
+           std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(r));
+    out.resize(old + ob.pos);
+    if (r == 0) break;
+    if (in.pos == in.size && ob.pos == 0)
+      Fail(ErrorCode::kCorrupt, std::string(what) + ": truncated zstd frame");
+  }
+  if (out.size() > max_size)
+    Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
+  return out;
+}
+
+bool LooksIncompressible(ByteView data) {
+  // Byte-entropy estimate over up to 3 spread samples of 4 KiB. Random or already
+  // compressed data sits near 8 bits/byte; text and binaries sit far below.
+  if (data.size() < 4096) return false;
+  uint32_t counts[256] = {};
+  size_t total = 0;
+  const size_t sample = 4096;
+  for (int s = 0; s < 3; ++s) {
+    size_t start = (data.size() - sample) * s / 2;
+    for (size_t i = 0; i < sample; ++i) ++counts[data[start + i]];
+    total += sample;
+  }
+  double h = 0;
+  for (uint32_t c : counts) {
+    if (!c) continue;
+    double p = double(c) / double(total);
+    h -= p * std::log2(p);
+  }
+  return h > 7.9;
+}
+
+}  // namespace haven

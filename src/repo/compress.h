@@ -1,0 +1,27 @@
+// zstd compression for blobs and unpacked files (FORMAT.md §12). Contexts are reused per
+// thread. Levels: restic "auto" ~ zstd 3, "max" ~ zstd 11, "off" = no data compression.
+#pragma once
+
+#include "core/bytes.h"
+
+namespace haven {
+
+enum class Compression { kAuto, kOff, kMax, kFastest, kBetter };
+
+// zstd level for a mode; 0 for kOff.
+int ZstdLevel(Compression c);
+// Parses "auto", "off", "max", "fastest", "better"; throws kInvalidArgument otherwise.
+Compression ParseCompression(std::string_view s);
+
+// One standard zstd frame with the content size recorded and no checksum.
+Bytes ZstdCompress(ByteView data, int level);
+// Decompresses one frame. expected_size, when non-zero, must match exactly; the output
+// is bounded by max_size to defend against hostile frames. Throws kCorrupt naming `what`.
+Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
+                     std::string_view what);
+
+// True when a cheap sample suggests the data will not compress (random, already
+// compressed). Used to store such blobs uncompressed, which the format allows.
+bool LooksIncompressible(ByteView data);
+
+}  // namespace haven

@@ -1,0 +1,72 @@
+#include "repo/host_info.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace haven {
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "";
+  return buf;
+}
+
+std::string CurrentUserName() { return UserNameOf(getuid()); }
+
+gojson::Timestamp NowLocal() {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return gojson::LocalTime(ts.tv_sec, static_cast<int32_t>(ts.tv_nsec));
+}
+
+namespace {
+std::mutex g_mu;
+std::map<uint32_t, std::string> g_users, g_groups;
+}  // namespace
+
+std::string UserNameOf(uint32_t uid) {
+  std::lock_guard lock(g_mu);
+  auto it = g_users.find(uid);
+  if (it != g_users.end()) return it->second;
+  struct passwd pw, *res = nullptr;
+  std::vector<char> buf(16384);
+  std::string name;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &res) == 0 && res) name = pw.pw_name;
+  g_users[uid] = name;
+  return name;
+}
+
+std::string GroupNameOf(uint32_t gid) {
+  std::lock_guard lock(g_mu);
+  auto it = g_groups.find(gid);
+  if (it != g_groups.end()) return it->second;
+  struct group gr, *res = nullptr;
+  std::vector<char> buf(16384);
+  std::string name;
+  if (getgrgid_r(gid, &gr, buf.data(), buf.size(), &res) == 0 && res) name = gr.gr_name;
+  g_groups[gid] = name;
+  return name;
+}
+
+std::optional<uint32_t> UidOf(const std::string& name) {
+  struct passwd pw, *res = nullptr;
+  std::vector<char> buf(16384);
+  if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res) return pw.pw_uid;
+  return std::nullopt;
+}
+
+std::optional<uint32_t> GidOf(const std::string& name) {
+  struct group gr, *res = nullptr;
+  std::vector<char> buf(16384);
+  if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &res) == 0 && res) return gr.gr_gid;
+  return std::nullopt;
+}
+
+}  // namespace haven

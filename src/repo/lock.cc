@@ -1,0 +1,190 @@
+#include "repo/lock.h"
+
+#include <signal.h>
+#include <simdjson.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.h"
+#include "repo/host_info.h"
+#include "repo/repository.h"
+
+namespace haven {
+
+namespace {
+constexpr int64_t kStaleSeconds = 30 * 60;
+constexpr auto kRefreshInterval = std::chrono::minutes(5);
+}  // namespace
+
+std::string LockInfo::ToJson() const {
+  std::string out = "{\"time\":\"" + gojson::FormatTime(time) + "\",\"exclusive\":";
+  out += exclusive ? "true" : "false";
+  out += ",\"hostname\":";
+  gojson::AppendString(out, hostname);
+  out += ",\"username\":";
+  gojson::AppendString(out, username);
+  out += ",\"pid\":" + std::to_string(pid);
+  if (uid) out += ",\"uid\":" + std::to_string(uid);
+  if (gid) out += ",\"gid\":" + std::to_string(gid);
+  out += '}';
+  return out;
+}
+
+LockInfo LockInfo::Parse(std::string_view json, std::string_view name) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json.data(), json.size()).get(doc))
+    Fail(ErrorCode::kCorrupt, "lock " + std::string(name) + ": invalid JSON");
+  LockInfo l;
+  std::string_view sv;
+  if (!doc["time"].get(sv))
+    if (auto t = gojson::ParseTime(sv)) l.time = *t;
+  bool ex;
+  if (!doc["exclusive"].get(ex)) l.exclusive = ex;
+  if (!doc["hostname"].get(sv)) l.hostname = sv;
+  if (!doc["username"].get(sv)) l.username = sv;
+  int64_t v;
+  if (!doc["pid"].get(v)) l.pid = v;
+  if (!doc["uid"].get(v)) l.uid = static_cast<uint32_t>(v);
+  if (!doc["gid"].get(v)) l.gid = static_cast<uint32_t>(v);
+  return l;
+}
+
+bool LockInfo::IsStale() const {
+  int64_t now = NowLocal().sec;
+  if (now - time.sec > kStaleSeconds) return true;
+  if (hostname != HostName()) return false;
+  if (pid <= 0) return true;
+  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+std::string LockInfo::Describe() const {
+  return "PID " + std::to_string(pid) + " on " + hostname + " by " + username + " (UID " +
+         std::to_string(uid) + ", GID " + std::to_string(gid) + "), created at " +
+         gojson::FormatTime(time);
+}
+
+namespace {
+
+LockInfo MakeInfo(bool exclusive) {
+  LockInfo l;
+  l.time = NowLocal();
+  l.exclusive = exclusive;
+  l.hostname = HostName();
+  l.username = CurrentUserName();
+  l.pid = getpid();
+  l.uid = getuid();
+  l.gid = getgid();
+  return l;
+}
+
+// Throws kLocked if a lock other than `self` conflicts with taking `exclusive`.
+void CheckConflicts(Repository& repo, bool exclusive, const FileId* self) {
+  for (const FileId& id : repo.ListIds(FileType::kLock)) {
+    if (self && id == *self) continue;
+    LockInfo other;
+    try {
+      other = LockInfo::Parse(repo.LoadJson(FileType::kLock, id), id.Hex());
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kNotFound) continue;  // removed meanwhile
+      // An unreadable lock (empty, damaged) is ignored, as restic 0.14 does.
+      std::fprintf(stderr, "warning: ignoring unreadable lock %s: %s\n", id.Short().c_str(),
+                   e.what());
+      continue;
+    }
+    if (exclusive || other.exclusive) {
+      std::string kind = other.exclusive ? "exclusively " : "";
+      Fail(ErrorCode::kLocked, "unable to create lock in backend: repository is already locked " +
+                                   kind + "by " + other.Describe() + "\nstorage ID " +
+                                   id.Short() +
+                                   (other.IsStale() ? "\nthe lock looks stale; `haven unlock` "
+                                                      "removes stale locks"
+                                                    : ""));
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
+  CheckConflicts(repo, exclusive, nullptr);
+  std::unique_ptr<Lock> lock(new Lock(repo, exclusive));
+  lock->id_ = lock->Write();
+  try {
+    CheckConflicts(repo, exclusive, &lock->id_);
+  } catch (...) {
+    try {
+      lock->backend_->Remove({FileType::kLock, lock->id_.Hex()});
+    } catch (...) {
+    }
+    lock->id_ = FileId();
+    throw;
+  }
+  lock->refresher_ = std::thread([l = lock.get()] { l->RefreshLoop(); });
+  return lock;
+}
+
+Lock::Lock(Repository& repo, bool exclusive)
+    : repo_(repo), backend_(repo.backend_ptr()), exclusive_(exclusive) {}
+
+FileId Lock::Write() {
+  Bytes b = repo_.EncodeJson(MakeInfo(exclusive_).ToJson());
+  FileId id(Sha256(b));
+  backend_->Save({FileType::kLock, id.Hex()}, b);
+  return id;
+}
+
+void Lock::RefreshLoop() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    if (cv_.wait_for(lk, kRefreshInterval, [&] { return stop_; })) return;
+    try {
+      FileId fresh = Write();
+      FileId old = id_;
+      id_ = fresh;
+      backend_->Remove({FileType::kLock, old.Hex()});
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: refreshing lock failed: %s\n", e.what());
+    }
+  }
+}
+
+Lock::~Lock() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+  if (!id_.IsZero()) {
+    try {
+      backend_->Remove({FileType::kLock, id_.Hex()});
+    } catch (const Error& e) {
+      std::fprintf(stderr, "warning: removing lock %s failed: %s\n", id_.Short().c_str(),
+                   e.what());
+    }
+  }
+}
+
+int RemoveLocks(Repository& repo, bool remove_all) {
+  int n = 0;
+  for (const FileId& id : repo.ListIds(FileType::kLock)) {
+    bool remove = remove_all;
+    if (!remove) {
+      try {
+        remove = LockInfo::Parse(repo.LoadJson(FileType::kLock, id), id.Hex()).IsStale();
+      } catch (const Error&) {
+        remove = false;
+      }
+    }
+    if (remove) {
+      repo.backend().Remove({FileType::kLock, id.Hex()});
+      ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace haven

@@ -1,0 +1,59 @@
+// Repository locks (FORMAT.md §13), compatible with restic: lock files under locks/,
+// exclusive vs shared, stale detection (older than 30 minutes, or a dead process on this
+// host), refresh every 5 minutes while held. A Lock releases its file when destroyed.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "backend/backend.h"
+#include "core/id.h"
+#include "repo/gojson.h"
+
+namespace haven {
+
+class Repository;
+
+struct LockInfo {
+  gojson::Timestamp time;
+  bool exclusive = false;
+  std::string hostname, username;
+  int64_t pid = 0;
+  uint32_t uid = 0, gid = 0;
+
+  std::string ToJson() const;
+  static LockInfo Parse(std::string_view json, std::string_view name);
+  bool IsStale() const;
+  std::string Describe() const;  // "PID 123 on host by user (UID 0, GID 0), created at ..."
+};
+
+class Lock {
+ public:
+  // Acquires the lock or throws kLocked describing the conflicting lock.
+  static std::unique_ptr<Lock> Acquire(Repository& repo, bool exclusive);
+  ~Lock();
+  Lock(const Lock&) = delete;
+  Lock& operator=(const Lock&) = delete;
+
+ private:
+  Lock(Repository& repo, bool exclusive);
+  void RefreshLoop();
+  FileId Write();
+
+  Repository& repo_;
+  std::shared_ptr<Backend> backend_;  // the lock outlives backend swaps (dry-run)
+  bool exclusive_;
+  FileId id_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread refresher_;
+};
+
+// Removes stale locks (or all with remove_all). Returns the number removed.
+int RemoveLocks(Repository& repo, bool remove_all);
+
+}  // namespace haven

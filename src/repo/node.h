@@ -1,0 +1,64 @@
+// Trees and nodes (FORMAT.md §10). A tree blob is {"nodes":[...]}\n with nodes sorted by
+// raw name bytes; its id is the SHA-256 of exactly these bytes, so EncodeTree reproduces
+// restic's Go encoding byte for byte (field order, omitted fields, name quoting, times).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/id.h"
+#include "repo/gojson.h"
+
+namespace haven {
+
+enum class NodeType { kFile, kDir, kSymlink, kDev, kCharDev, kFifo, kSocket, kIrregular };
+const char* NodeTypeName(NodeType t);
+std::optional<NodeType> ParseNodeType(std::string_view s);
+
+// Go fs.FileMode bits (FORMAT.md §10.6).
+namespace gomode {
+constexpr uint32_t kDir = 1u << 31, kSymlink = 1u << 27, kDevice = 1u << 26,
+                   kNamedPipe = 1u << 25, kSocket = 1u << 24, kSetuid = 1u << 23,
+                   kSetgid = 1u << 22, kCharDevice = 1u << 21, kSticky = 1u << 20,
+                   kIrregular = 1u << 19, kPerm = 0777;
+}
+uint32_t GoModeFromPosix(mode_t m);
+// Permission bits plus setuid/setgid/sticky as POSIX bits (type bits dropped).
+mode_t PosixPermFromGoMode(uint32_t go_mode);
+
+struct Xattr {
+  std::string name;
+  std::optional<std::string> value;  // nullopt encodes as null
+};
+
+struct Node {
+  std::string name;  // raw bytes
+  NodeType type = NodeType::kFile;
+  uint32_t mode = 0;  // Go FileMode
+  gojson::Timestamp mtime, atime, ctime;
+  uint32_t uid = 0, gid = 0;
+  std::string user, group;
+  uint64_t inode = 0, device_id = 0, size = 0, links = 0;
+  std::string linktarget;  // raw bytes
+  std::vector<Xattr> xattrs;
+  std::string generic_attributes;  // raw JSON object text, preserved; "" when absent
+  uint64_t device = 0;
+  std::vector<BlobId> content;  // files only
+  std::optional<BlobId> subtree;
+  std::string error;
+};
+
+// Appends one node's JSON exactly as restic 0.14 marshals it.
+void AppendNodeJson(std::string& out, const Node& n);
+// Tree bytes for nodes that are already sorted by name (checked; throws kFatal on
+// unsorted or duplicate names).
+std::string EncodeTree(const std::vector<Node>& nodes);
+// Parses a tree blob; throws kCorrupt naming `what` on invalid content.
+std::vector<Node> DecodeTree(std::string_view json, std::string_view what);
+
+}  // namespace haven

@@ -1,0 +1,348 @@
+#include "repo/repository.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "core/error.h"
+#include "crypto/random.h"
+#include "crypto/seal.h"
+#include "repo/key_file.h"
+#include "repo/node.h"
+
+namespace haven {
+
+namespace {
+constexpr size_t kMaxUnpackedSize = size_t(4) << 30;
+
+// Runs fn(i) for i in [0, n) on up to `threads` threads; rethrows the first error.
+template <typename Fn>
+void ParallelFor(size_t n, int threads, Fn fn) {
+  if (n == 0) return;
+  size_t workers = std::min<size_t>(n, std::max(1, threads));
+  if (workers == 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex err_mu;
+  std::vector<std::thread> pool;
+  for (size_t w = 0; w < workers; ++w) {
+    pool.emplace_back([&] {
+      for (;;) {
+        size_t i = next.fetch_add(1);
+        if (i >= n) return;
+        try {
+          fn(i);
+        } catch (...) {
+          std::lock_guard lock(err_mu);
+          if (!err) err = std::current_exception();
+          next = n;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : pool) t.join();
+  if (err) std::rethrow_exception(err);
+}
+}  // namespace
+
+void Repository::Init(Backend& be, std::string_view password, int version,
+                      const crypto::ScryptParams& params, int threads) {
+  if (version != 1 && version != 2)
+    Fail(ErrorCode::kInvalidArgument,
+         "unsupported repository version " + std::to_string(version) + " (want 1 or 2)");
+  if (be.Exists())
+    Fail(ErrorCode::kFatal, "repository " + be.Location() + " already exists (config found)");
+  crypto::CryptoKey master = crypto::CryptoKey::Random();
+  RepoConfig cfg = RepoConfig::New(version);
+  be.Create();
+  KeyFile kf = KeyFile::Create(master, password, params, threads);
+  std::string kjson = kf.ToJson();
+  RawId kid = Sha256(AsBytes(kjson));
+  be.Save({FileType::kKey, kid.Hex()}, AsBytes(kjson));
+  std::string cjson = cfg.ToJson();
+  be.Save({FileType::kConfig, "config"}, crypto::Seal(master, AsBytes(cjson)));
+}
+
+std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
+                                             std::string_view password, int threads) {
+  if (!be->Exists())
+    Fail(ErrorCode::kNoRepository,
+         "repository " + be->Location() + " does not exist (no config file found)");
+  std::unique_ptr<Repository> repo(new Repository());
+  repo->backend_ = be;
+  repo->threads_ = std::max(1, threads);
+  std::vector<FileInfo> keys;
+  be->List(FileType::kKey, [&](const FileInfo& fi) { keys.push_back(fi); });
+  std::sort(keys.begin(), keys.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  if (keys.empty())
+    Fail(ErrorCode::kWrongPassword, "repository " + be->Location() + " has no key files");
+  int tried = 0;
+  bool opened = false;
+  for (const FileInfo& fi : keys) {
+    if (tried++ >= kMaxKeysTried) break;
+    if (fi.size > 64 * 1024)
+      Fail(ErrorCode::kCorrupt, "key " + fi.name + ": file is too large (" +
+                                    std::to_string(fi.size) + " bytes)");
+    Bytes raw = be->Load({FileType::kKey, fi.name});
+    KeyFile kf = KeyFile::Parse(AsChars(raw), fi.name);
+    if (auto mk = kf.Open(password, fi.name, repo->threads_)) {
+      repo->key_ = *mk;
+      repo->key_id_ = *FileId::FromHex(fi.name);
+      opened = true;
+      break;
+    }
+  }
+  if (!opened)
+    Fail(ErrorCode::kWrongPassword, "wrong password or no key found for repository " +
+                                        be->Location());
+  Bytes cfg_raw = be->Load({FileType::kConfig, "config"});
+  auto cfg_plain = crypto::Open(repo->key_, cfg_raw);
+  if (!cfg_plain) Fail(ErrorCode::kCorrupt, "config: ciphertext verification failed");
+  repo->config_ = RepoConfig::Parse(AsChars(*cfg_plain));
+  repo->tables_ = std::make_unique<chunker::Tables>(repo->config_.chunker_polynomial);
+  return repo;
+}
+
+FileId Repository::SaveJson(FileType t, std::string_view json) {
+  Bytes sealed = EncodeJson(json);
+  FileId id(Sha256(sealed));
+  backend_->Save({t, id.Hex()}, sealed);
+  return id;
+}
+
+Bytes Repository::EncodeJson(std::string_view json) {
+  Bytes plain;
+  if (config_.version >= 2) {
+    Bytes z = ZstdCompress(AsBytes(json), 3);
+    plain.reserve(z.size() + 1);
+    plain.push_back(2);
+    plain.insert(plain.end(), z.begin(), z.end());
+  } else {
+    plain.assign(json.begin(), json.end());
+  }
+  return crypto::Seal(key_, plain);
+}
+
+std::string Repository::DecodeUnpacked(ByteView stored, const std::string& what) {
+  auto plain = crypto::Open(key_, stored);
+  if (!plain) Fail(ErrorCode::kCorrupt, what + ": ciphertext verification failed");
+  if (config_.version >= 2 && !plain->empty()) {
+    uint8_t b = (*plain)[0];
+    if (b == 2) {
+      Bytes out = ZstdDecompress(ByteView(*plain).subspan(1), 0, kMaxUnpackedSize, what);
+      return std::string(out.begin(), out.end());
+    }
+    if (b != '{' && b != '[')
+      Fail(ErrorCode::kCorrupt, what + ": unsupported encoding format " + std::to_string(b));
+  }
+  return std::string(plain->begin(), plain->end());
+}
+
+std::string Repository::LoadJson(FileType t, const FileId& id) {
+  const std::string what = std::string(FileTypeName(t)) + " " + id.Hex();
+  Bytes raw = backend_->Load({t, id.Hex()});
+  if (Sha256(raw) != static_cast<const RawId&>(id))
+    Fail(ErrorCode::kCorrupt, what + ": content does not match its id (invalid data returned)");
+  return DecodeUnpacked(raw, what);
+}
+
+std::vector<FileId> Repository::ListIds(FileType t) {
+  std::vector<FileId> out;
+  backend_->List(t, [&](const FileInfo& fi) {
+    if (auto id = FileId::FromHex(fi.name)) out.push_back(*id);
+  });
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots() {
+  std::vector<FileId> ids = ListIds(FileType::kSnapshot);
+  std::vector<std::pair<FileId, Snapshot>> out(ids.size());
+  ParallelFor(ids.size(), std::max(threads_, 4), [&](size_t i) {
+    out[i] = {ids[i], Snapshot::Parse(LoadJson(FileType::kSnapshot, ids[i]), ids[i].Hex())};
+  });
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    if (a.second.time.sec != b.second.time.sec) return a.second.time.sec < b.second.time.sec;
+    return a.second.time.nsec < b.second.time.nsec;
+  });
+  return out;
+}
+
+FileId Repository::ResolveSnapshot(std::string_view arg,
+                                   const std::vector<std::pair<FileId, Snapshot>>& snaps) {
+  if (arg == "latest") {
+    if (snaps.empty()) Fail(ErrorCode::kNotFound, "no snapshot found");
+    return snaps.back().first;
+  }
+  std::optional<FileId> found;
+  for (const auto& [id, s] : snaps) {
+    if (id.Hex().compare(0, arg.size(), arg) == 0) {
+      if (found)
+        Fail(ErrorCode::kInvalidArgument,
+             "snapshot prefix \"" + std::string(arg) + "\" is ambiguous");
+      found = id;
+    }
+  }
+  if (!found || arg.empty())
+    Fail(ErrorCode::kNotFound, "no snapshot matched \"" + std::string(arg) + "\"");
+  return *found;
+}
+
+void Repository::LoadIndex() {
+  std::vector<FileId> ids = ListIds(FileType::kIndex);
+  std::vector<IndexFile> files(ids.size());
+  ParallelFor(ids.size(), std::max(threads_, 4), [&](size_t i) {
+    files[i] = IndexFile::Parse(LoadJson(FileType::kIndex, ids[i]), ids[i].Hex());
+  });
+  std::unique_lock lock(index_mu_);
+  index_ = Index();
+  for (const IndexFile& f : files)
+    for (const auto& p : f.packs) index_.AddPack(p.id, p.blobs);
+  index_files_ = ids;
+}
+
+Bytes Repository::DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
+                             const std::string& pack) {
+  auto what = [&] { return "blob " + id.Hex() + " in pack " + pack; };
+  auto plain = crypto::Open(key_, sealed);
+  if (!plain) Fail(ErrorCode::kCorrupt, what() + ": ciphertext verification failed");
+  Bytes out;
+  if (uncompressed_length) {
+    out = ZstdDecompress(*plain, uncompressed_length, uncompressed_length, what());
+  } else {
+    out = std::move(*plain);
+  }
+  if (Sha256(out) != static_cast<const RawId&>(id))
+    Fail(ErrorCode::kCorrupt, what() + ": content does not match the blob id");
+  return out;
+}
+
+Bytes Repository::LoadBlob(BlobType t, const BlobId& id) {
+  std::vector<BlobLocation> locs;
+  {
+    std::shared_lock lock(index_mu_);
+    locs = index_.Lookup(t, id);
+  }
+  if (locs.empty())
+    Fail(ErrorCode::kNotFound,
+         std::string(BlobTypeName(t)) + " blob " + id.Hex() + " is not in the index");
+  std::string errors;
+  for (const BlobLocation& l : locs) {
+    try {
+      Bytes sealed = backend_->Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
+      return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+    } catch (const Error& e) {
+      if (!errors.empty()) errors += "; ";
+      errors += e.what();
+    }
+  }
+  Fail(ErrorCode::kCorrupt, errors);
+}
+
+std::vector<Node> Repository::LoadTree(const BlobId& id) {
+  Bytes b = LoadBlob(BlobType::kTree, id);
+  return DecodeTree(AsChars(b), id.Hex());
+}
+
+bool Repository::HasBlob(BlobType t, const BlobId& id) {
+  {
+    std::shared_lock lock(index_mu_);
+    if (index_.Has(t, id)) return true;
+  }
+  std::lock_guard lock(save_mu_);
+  return in_flight_[static_cast<int>(t)].count(id) > 0;
+}
+
+bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
+  int ti = static_cast<int>(t);
+  {
+    std::shared_lock lock(index_mu_);
+    if (index_.Has(t, id)) return false;
+  }
+  {
+    std::lock_guard lock(save_mu_);
+    if (!in_flight_[ti].insert(id).second) return false;
+  }
+  // Compress (v2) and seal outside the lock.
+  Bytes payload;
+  uint32_t ulen = 0;
+  bool compress = config_.version >= 2 && !plain.empty() &&
+                  (t == BlobType::kTree ||
+                   (compression_ != Compression::kOff && !LooksIncompressible(plain)));
+  if (compress) {
+    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
+                                     : ZstdLevel(compression_);
+    payload = ZstdCompress(plain, level);
+    ulen = static_cast<uint32_t>(plain.size());
+  }
+  ByteView body = compress ? ByteView(payload) : plain;
+  Bytes sealed(body.size() + crypto::kOverhead);
+  crypto::SealInto(key_, body, sealed.data());
+  if (t == BlobType::kData) {
+    stats_.data_blobs++;
+  } else {
+    stats_.tree_blobs++;
+  }
+  stats_.data_added += plain.size();
+  stats_.data_added_packed += sealed.size();
+
+  Bytes full;
+  std::vector<PackedBlob> blobs;
+  {
+    std::lock_guard lock(save_mu_);
+    auto& pw = packers_[ti];
+    if (!pw) pw = std::make_unique<PackWriter>(t);
+    pw->Add(id, sealed, ulen);
+    if (pw->Size() >= kPackSize) full = pw->Finish(key_, &blobs);
+  }
+  if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
+  return true;
+}
+
+void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {
+  PackId pid(Sha256(pack));
+  backend_->Save({FileType::kPack, pid.Hex()}, pack);
+  {
+    std::unique_lock lock(index_mu_);
+    index_.AddPack(pid, blobs);
+  }
+  std::unique_lock lock(save_mu_);
+  for (const PackedBlob& b : blobs) in_flight_[static_cast<int>(b.type)].erase(b.id);
+  pending_index_blobs_ += blobs.size();
+  pending_index_.packs.push_back({pid, std::move(blobs)});
+  if (pending_index_blobs_ >= kIndexFlushBlobs) WriteIndexLocked(lock);
+}
+
+void Repository::WriteIndexLocked(std::unique_lock<std::mutex>& lock) {
+  if (pending_index_.packs.empty()) return;
+  IndexFile f = std::move(pending_index_);
+  pending_index_ = IndexFile();
+  pending_index_blobs_ = 0;
+  lock.unlock();
+  FileId id = SaveJson(FileType::kIndex, f.ToJson());
+  {
+    std::unique_lock il(index_mu_);
+    index_files_.push_back(id);
+  }
+  lock.lock();
+}
+
+void Repository::Flush() {
+  for (int ti = 0; ti < 2; ++ti) {
+    Bytes full;
+    std::vector<PackedBlob> blobs;
+    {
+      std::lock_guard lock(save_mu_);
+      if (packers_[ti] && packers_[ti]->Count() > 0) full = packers_[ti]->Finish(key_, &blobs);
+    }
+    if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
+  }
+  std::unique_lock lock(save_mu_);
+  WriteIndexLocked(lock);
+}
+
+}  // namespace haven

@@ -1,0 +1,132 @@
+// An open repository: backend + master key + config, with the operations every command
+// builds on: unpacked files (snapshots, index, locks), the master index, blob load and
+// blob save through data and tree packers.
+//
+// Thread safety: LoadBlob, SaveBlob, LoadJson and SaveJson may be called from many
+// threads at once. LoadIndex and Flush must not run concurrently with SaveBlob.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "backend/backend.h"
+#include "chunker/chunker.h"
+#include "crypto/crypto_key.h"
+#include "crypto/kdf.h"
+#include "repo/compress.h"
+#include "repo/config.h"
+#include "repo/index.h"
+#include "repo/node.h"
+#include "repo/pack.h"
+#include "repo/snapshot.h"
+
+namespace haven {
+
+struct SaveStats {
+  std::atomic<uint64_t> data_blobs{0}, tree_blobs{0}, data_added{0}, data_added_packed{0};
+};
+
+class Repository {
+ public:
+  static constexpr size_t kPackSize = 16 * 1024 * 1024;
+  static constexpr size_t kIndexFlushBlobs = 50000;
+  static constexpr int kMaxKeysTried = 20;
+
+  // Creates the layout, a master key, one key file for `password` and the config.
+  static void Init(Backend& be, std::string_view password, int version,
+                   const crypto::ScryptParams& params, int threads);
+
+  // Opens with a password: tries key files (at most kMaxKeysTried). Throws
+  // kNoRepository when there is no config, kWrongPassword when no key opens.
+  static std::unique_ptr<Repository> Open(std::shared_ptr<Backend> be,
+                                          std::string_view password, int threads);
+
+  Backend& backend() { return *backend_; }
+  std::shared_ptr<Backend> backend_ptr() { return backend_; }
+  // Replaces the backend (e.g. with a decorator); only before any blob is saved.
+  void set_backend(std::shared_ptr<Backend> be) { backend_ = std::move(be); }
+  const RepoConfig& config() const { return config_; }
+  const crypto::CryptoKey& key() const { return key_; }
+  const FileId& key_id() const { return key_id_; }
+  const chunker::Tables& chunker_tables() const { return *tables_; }
+  int threads() const { return threads_; }
+
+  void set_compression(Compression c) { compression_ = c; }
+  Compression compression() const { return compression_; }
+
+  // Unpacked files (FORMAT.md §6): sealed, zstd-compressed with a 0x02 byte in v2.
+  FileId SaveJson(FileType t, std::string_view json);
+  // The stored bytes SaveJson would write (sealed; compressed in v2).
+  Bytes EncodeJson(std::string_view json);
+  // Loads, checks the storage id against the content hash, opens and decompresses.
+  std::string LoadJson(FileType t, const FileId& id);
+  std::string DecodeUnpacked(ByteView stored, const std::string& what);
+
+  // Ids of all objects of a type (throws on listing errors).
+  std::vector<FileId> ListIds(FileType t);
+
+  // All snapshots, sorted by time (oldest first).
+  std::vector<std::pair<FileId, Snapshot>> LoadSnapshots();
+  // "latest", a full id or a unique prefix. Throws kNotFound / kInvalidArgument.
+  FileId ResolveSnapshot(std::string_view arg,
+                         const std::vector<std::pair<FileId, Snapshot>>& snapshots);
+
+  // Loads every index file into the master index (in parallel).
+  void LoadIndex();
+  const Index& index() const { return index_; }
+  // Ids of the index files loaded and the packs each listed.
+  const std::vector<FileId>& index_files() const { return index_files_; }
+
+  // Reads one blob via the index, trying every known location. Verifies MAC, size and
+  // id. Throws kNotFound when not indexed, kCorrupt when no copy is intact.
+  Bytes LoadBlob(BlobType t, const BlobId& id);
+  // Decodes a blob's sealed bytes as read from a pack (used by restore and check).
+  Bytes DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
+                   const std::string& pack);
+
+  // Stores a blob unless the index or an in-flight pack already has it. Returns true
+  // when it was added. Compression and sealing run in the calling thread.
+  bool SaveBlob(BlobType t, const BlobId& id, ByteView plain);
+  bool HasBlob(BlobType t, const BlobId& id);
+  // Writes out open packs and the index file describing all packs not yet indexed.
+  void Flush();
+
+  const SaveStats& stats() const { return stats_; }
+
+  // Loads and decodes a tree blob.
+  std::vector<Node> LoadTree(const BlobId& id);
+
+ private:
+  Repository() = default;
+  void UploadPack(Bytes pack, std::vector<PackedBlob> blobs);
+  void WriteIndexLocked(std::unique_lock<std::mutex>& lock);
+
+  std::shared_ptr<Backend> backend_;
+  RepoConfig config_;
+  crypto::CryptoKey key_;
+  FileId key_id_;
+  std::unique_ptr<chunker::Tables> tables_;
+  int threads_ = 1;
+  Compression compression_ = Compression::kAuto;
+
+  mutable std::shared_mutex index_mu_;
+  Index index_;
+  std::vector<FileId> index_files_;
+
+  std::mutex save_mu_;  // guards in_flight_, packers_, pending_index_
+  std::unordered_set<RawId, IdHash> in_flight_[2];
+  std::unique_ptr<PackWriter> packers_[2];
+  IndexFile pending_index_;
+  size_t pending_index_blobs_ = 0;
+  std::mutex index_write_mu_;
+
+  SaveStats stats_;
+};
+
+}  // namespace haven

@@ -1,0 +1,33 @@
+// Restore: recreates a snapshot's tree under a target folder with contents, hard links,
+// special files and metadata (owner, mode incl. setuid/setgid/sticky, xattrs, times; dir
+// metadata last). Files are written on a worker pool; runs of zero bytes become holes.
+// A blob that cannot be read fails only its file: every other file is still restored.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "core/path_match.h"
+#include "repo/repository.h"
+
+namespace haven {
+
+struct RestoreOptions {
+  std::string target;
+  PatternList includes, excludes;
+  bool verify = false;
+  int jobs = 0;
+  std::function<void(const std::string&)> warn;
+};
+
+struct RestoreResult {
+  uint64_t files = 0, dirs = 0, bytes = 0, errors = 0, verified = 0;
+};
+
+RestoreResult RunRestore(Repository& repo, const BlobId& tree, const RestoreOptions& opts);
+
+// Writes a file's content to fd (positional, sparse-aware); returns bytes written.
+// Throws the first blob error, naming the blob.
+uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& content);
+
+}  // namespace haven
