@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <deque>
 #include <future>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "archiver/fs_node.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "core/timings.h"
 #include "repo/host_info.h"
 #include "repo/node.h"
 
@@ -90,7 +92,9 @@ class Backup {
       : repo_(repo),
         opts_(opts),
         jobs_(ResolveJobs(opts.jobs)),
-        pool_(jobs_, static_cast<size_t>(jobs_) * 4) {}
+        pool_(jobs_, static_cast<size_t>(jobs_) * 4),
+        blob_pool_(jobs_, static_cast<size_t>(jobs_) * 4),
+        budget_(std::max<size_t>(64 << 20, static_cast<size_t>(jobs_) * (24 << 20))) {}
 
   BackupResult Run();
 
@@ -99,10 +103,21 @@ class Backup {
     std::lock_guard lock(warn_mu_);
     warnings_.emplace_back(path, msg);
   }
+  // A source that could not be read: the snapshot is incomplete (exit code 3).
+  void SourceError(const std::string& path, const std::string& msg) {
+    Warn(path, msg);
+    std::lock_guard lock(warn_mu_);
+    stats_.errors++;
+  }
   // Node for a directory (subtree saved). parent: the parent snapshot's node, if any.
   Node SaveDirectory(const std::string& path, const std::string& name, const struct stat& st,
                      const VirtualDir* virt, const Node* parent);
+  // Saves the tree of a directory's children: all entries of a target directory (minus
+  // excludes), or only the listed children of an intermediate directory of a target.
+  BlobId SaveChildren(const std::string& path, const VirtualDir* virt,
+                      const std::vector<Node>& parent_nodes);
   std::vector<Node> ParentChildren(const Node* parent);
+  // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path);
   BlobId SaveTree(const std::vector<Node>& nodes);
   bool Excluded(const std::string& path) const {
@@ -114,7 +129,9 @@ class Backup {
   Repository& repo_;
   const BackupOptions& opts_;
   int jobs_;
-  ThreadPool pool_;
+  ThreadPool pool_;       // one job per changed file: read + chunk
+  ThreadPool blob_pool_;  // one job per chunk of a multi-chunk file: hash + store
+  ByteBudget budget_;     // bytes of chunks queued in blob_pool_
   BackupStats stats_;
   std::mutex warn_mu_;
   std::vector<std::pair<std::string, std::string>> warnings_;
@@ -139,7 +156,8 @@ std::vector<Node> Backup::ParentChildren(const Node* parent) {
 
 FileResult Backup::SaveFile(const std::string& path) {
   FileResult r;
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  int fd = path == "-" ? dup(STDIN_FILENO)
+                       : open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     r.error = std::string("open ") + path + ": " + strerror(errno);
     return r;
@@ -148,45 +166,95 @@ FileResult Backup::SaveFile(const std::string& path) {
   Bytes buf(chunker::kMaxSize + kRead);
   size_t len = 0;  // bytes of the current chunk in buf
   chunker::Chunker ch(repo_.chunker_tables());
-  auto emit = [&](size_t n) {
-    ByteView blob(buf.data(), n);
-    BlobId id(Sha256(blob));
+  // Chunks of a file that has more than one are hashed and stored on blob_pool_, so one
+  // large file uses every core; their ids are collected in file order.
+  std::deque<std::future<BlobId>> pending;
+  std::exception_ptr failure;
+  auto collect = [&](size_t keep) {
+    while (pending.size() > keep) {
+      try {
+        r.content.push_back(pending.front().get());
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+      }
+      pending.pop_front();
+    }
+  };
+  auto store = [this](ByteView blob) {
+    BlobId id;
+    {
+      ScopedTimer t(Stage::kHash);
+      id = BlobId(Sha256(blob));
+    }
     repo_.SaveBlob(BlobType::kData, id, blob);
-    r.content.push_back(id);
+    return id;
+  };
+  bool multi = false;
+  auto emit = [&](size_t n, bool last) {
     r.size += n;
+    if (last && !multi) {  // the whole file is one chunk: no hand-off
+      r.content.push_back(store(ByteView(buf.data(), n)));
+      return;
+    }
+    multi = true;
+    budget_.Acquire(n);
+    auto chunk = std::make_shared<Bytes>(buf.begin(), buf.begin() + static_cast<long>(n));
+    pending.push_back(blob_pool_.Submit([this, chunk, store, n] {
+      struct Release {
+        ByteBudget& b;
+        size_t n;
+        ~Release() { b.Release(n); }
+      } release{budget_, n};
+      return store(*chunk);
+    }));
+    collect(static_cast<size_t>(jobs_) * 2);
   };
   for (;;) {
-    ssize_t got = read(fd, buf.data() + len, kRead);
+    ssize_t got;
+    {
+      ScopedTimer t(Stage::kRead);
+      got = read(fd, buf.data() + len, kRead);
+    }
     if (got < 0) {
       if (errno == EINTR) continue;
       r.error = std::string("read ") + path + ": " + strerror(errno);
-      close(fd);
-      return r;
+      break;
     }
     if (got == 0) break;
     size_t scan_from = len;
     len += static_cast<size_t>(got);
     while (scan_from < len) {
-      auto cut = ch.Next(ByteView(buf.data() + scan_from, len - scan_from));
+      std::optional<size_t> cut;
+      {
+        ScopedTimer t(Stage::kChunk);
+        cut = ch.Next(ByteView(buf.data() + scan_from, len - scan_from));
+      }
       if (!cut) break;
       size_t chunk_len = scan_from + *cut;
-      emit(chunk_len);
+      emit(chunk_len, false);
       std::memmove(buf.data(), buf.data() + chunk_len, len - chunk_len);
       len -= chunk_len;
       scan_from = 0;
     }
   }
-  if (len > 0) emit(len);
+  if (r.error.empty() && len > 0) emit(len, true);
+  collect(0);
   close(fd);
+  if (failure) std::rethrow_exception(failure);
   return r;
 }
 
 Node Backup::SaveDirectory(const std::string& path, const std::string& name,
                            const struct stat& st, const VirtualDir* virt, const Node* parent) {
   std::vector<std::string> node_warnings;
-  Node dir = NodeFromStat(path, name, st, &node_warnings);
+  Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime);
   for (const auto& w : node_warnings) Warn(path, w);
-  std::vector<Node> parent_nodes = ParentChildren(parent);
+  dir.subtree = SaveChildren(path, virt, ParentChildren(parent));
+  return dir;
+}
+
+BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
+                            const std::vector<Node>& parent_nodes) {
   auto find_parent = [&](const std::string& child) -> const Node* {
     auto it = std::lower_bound(parent_nodes.begin(), parent_nodes.end(), child,
                                [](const Node& n, const std::string& s) { return n.name < s; });
@@ -201,7 +269,6 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     p.path = child_path;
     if (S_ISDIR(cst.st_mode)) {
       p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode);
-      stats_.total_files += 0;
       if (!pnode) {
         stats_.dirs_new++;
       } else if (pnode->subtree && p.node.subtree && *pnode->subtree == *p.node.subtree) {
@@ -252,7 +319,7 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     for (const auto& [child_name, child] : virt->children) {
       struct stat cst;
       if (lstat(child.fs_path.c_str(), &cst) != 0) {
-        Warn(child.fs_path, std::string("lstat ") + child.fs_path + ": " + strerror(errno));
+        SourceError(child.fs_path, std::string("lstat ") + child.fs_path + ": " + strerror(errno));
         continue;
       }
       add_entry(child.fs_path, child_name, cst, &child);
@@ -260,24 +327,33 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
   } else {
     DIR* d = opendir(path.c_str());
     if (!d) {
-      Warn(path, std::string("open directory ") + path + ": " + strerror(errno));
+      SourceError(path, std::string("open directory ") + path + ": " + strerror(errno));
     } else {
       std::vector<std::string> names;
-      errno = 0;
-      while (struct dirent* de = readdir(d)) {
-        std::string n = de->d_name;
-        if (n != "." && n != "..") names.push_back(std::move(n));
+      {
+        ScopedTimer t(Stage::kWalk);
         errno = 0;
+        while (struct dirent* de = readdir(d)) {
+          std::string n = de->d_name;
+          if (n != "." && n != "..") names.push_back(std::move(n));
+          errno = 0;
+        }
       }
-      if (errno != 0) Warn(path, std::string("read directory ") + path + ": " + strerror(errno));
+      if (errno != 0)
+        SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
       int dfd = dirfd(d);
       std::sort(names.begin(), names.end());
       for (const std::string& n : names) {
         std::string child_path = path == "/" ? "/" + n : path + "/" + n;
         if (Excluded(child_path)) continue;
         struct stat cst;
-        if (fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW) != 0) {
-          Warn(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
+        int rc;
+        {
+          ScopedTimer t(Stage::kWalk);
+          rc = fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW);
+        }
+        if (rc != 0) {
+          SourceError(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
           continue;
         }
         add_entry(child_path, n, cst, nullptr);
@@ -292,8 +368,7 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     if (p.has_future) {
       FileResult fr = p.content.get();
       if (!fr.error.empty()) {
-        Warn(p.path, fr.error);
-        stats_.errors++;
+        SourceError(p.path, fr.error);
         continue;
       }
       p.node.content = std::move(fr.content);
@@ -301,8 +376,7 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     }
     nodes.push_back(std::move(p.node));
   }
-  dir.subtree = SaveTree(nodes);
-  return dir;
+  return SaveTree(nodes);
 }
 
 std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_paths,
@@ -342,7 +416,7 @@ BackupResult Backup::Run() {
     n.gid = snap.gid;
     n.user = UserNameOf(n.uid);
     n.group = GroupNameOf(n.gid);
-    FileResult fr = pool_.Submit([this] { return SaveFile("/dev/stdin"); }).get();
+    FileResult fr = pool_.Submit([this] { return SaveFile("-"); }).get();
     if (!fr.error.empty()) Fail(ErrorCode::kFatal, fr.error);
     n.content = std::move(fr.content);
     n.size = fr.size;
@@ -350,6 +424,7 @@ BackupResult Backup::Run() {
     stats_.total_files++;
     stats_.total_bytes += n.size;
     root.push_back(std::move(n));
+    res.tree = SaveTree(root);
     snap.paths = {"/" + opts_.stdin_filename};
   } else {
     if (opts_.targets.empty()) Fail(ErrorCode::kInvalidArgument, "nothing to back up");
@@ -398,51 +473,8 @@ BackupResult Backup::Run() {
       fake.subtree = ps.tree;
       parent_root = ParentChildren(&fake);
     }
-    // The root: children are the top-level components.
-    struct stat dummy{};
-    Node fake_parent;
-    fake_parent.type = NodeType::kDir;
-    std::vector<Pending> unused;
-    (void)dummy;
-    (void)unused;
-    for (const auto& [name, child] : top.children) {
-      struct stat st;
-      if (lstat(child.fs_path.c_str(), &st) != 0)
-        Fail(ErrorCode::kFatal, "lstat " + child.fs_path + ": " + strerror(errno));
-      const Node* pnode = nullptr;
-      for (const Node& pn : parent_root)
-        if (pn.name == name) pnode = &pn;
-      if (S_ISDIR(st.st_mode)) {
-        root.push_back(SaveDirectory(child.fs_path, name, st, &child, pnode));
-        if (!pnode) {
-          stats_.dirs_new++;
-        } else if (pnode->subtree && *pnode->subtree == *root.back().subtree) {
-          stats_.dirs_unmodified++;
-        } else {
-          stats_.dirs_changed++;
-        }
-      } else {
-        std::vector<std::string> w;
-        Node n = NodeFromStat(child.fs_path, name, st, &w, opts_.with_atime);
-        for (const auto& msg : w) Warn(child.fs_path, msg);
-        if (n.type == NodeType::kFile) {
-          stats_.total_files++;
-          stats_.total_bytes += n.size;
-          stats_.files_new++;
-          FileResult fr = SaveFile(child.fs_path);
-          if (!fr.error.empty()) {
-            Warn(child.fs_path, fr.error);
-            stats_.errors++;
-            continue;
-          }
-          n.content = std::move(fr.content);
-          n.size = fr.size;
-        }
-        root.push_back(std::move(n));
-      }
-    }
+    res.tree = SaveChildren("/", &top, parent_root);
   }
-  res.tree = SaveTree(root);
   snap.tree = res.tree;
   snap.parent = res.parent;
   repo_.Flush();
@@ -453,7 +485,10 @@ BackupResult Backup::Run() {
     if (opts_.warn) opts_.warn(msg);
   res.stats = stats_;
   res.incomplete = stats_.errors > 0;
-  res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
+  {
+    ScopedTimer t(Stage::kSnapshot);
+    res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
+  }
   return res;
 }
 

@@ -22,7 +22,8 @@ constexpr size_t kSkip = kMinSize - kWindowSize;
 constexpr ptrdiff_t kWindow = kWindowSize;
 
 // Slides in[i] into `digest` (out[i] leaving) for i = 0, 1, ... and stops after the first byte
-// whose digest matches kSplitMask: returns its index, or n if none matches. The hot loop.
+// whose digest matches kSplitMask: returns its index, or n if none matches. One chain; used for
+// short stretches (long ones go through ScanLanes).
 inline size_t ScanToMatch(const Tables& t, uint64_t& digest, const uint8_t* in, const uint8_t* out,
                           size_t n) {
   const uint64_t* out_table = t.out_table();
@@ -55,8 +56,8 @@ constexpr int kLanes = 4;
 // matches kSplitMask: returns the mask of matching lanes (bit j = lane j), with i at that index
 // and every digest updated through it. Returns 0 with i == len if no lane matched. (Matches
 // leave the loop instead of calling out, so the digests stay in registers.)
-inline unsigned ScanLanes(const Tables& t, const uint8_t* const (&p)[kLanes], size_t& i,
-                          size_t len, uint64_t (&digest)[kLanes]) {
+inline unsigned ScanLanes(const Tables& t, const uint8_t* const (&p)[kLanes], size_t& i, size_t len,
+                          uint64_t (&digest)[kLanes]) {
   const uint64_t* out_table = t.out_table();
   const uint64_t* mod_table = t.mod_table();
   const int shift = t.shift();

@@ -37,6 +37,7 @@ class Tables {
   // shorter window counts as zero-padded on the old side). Slow path for tests and checks.
   uint64_t Fingerprint(ByteView window) const;
 
+  // The raw tables, for the scanning loops (each computes what Slide does).
   const uint64_t* out_table() const { return out_.data(); }
   const uint64_t* mod_table() const { return mod_.data(); }
   int shift() const { return shift_; }

@@ -8,6 +8,7 @@
 #include "archiver/archiver.h"
 #include "backend/dry_run_backend.h"
 #include "cli/common.h"
+#include "core/timings.h"
 #include "core/error.h"
 #include "repo/gojson.h"
 
@@ -115,6 +116,7 @@ void RegisterBackup(CLI::App& app) {
     BackupResult r = RunBackup(*target, opts, o.dry_run);
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Timings::PrintIfEnabled("backup", secs);
     const BackupStats& s = r.stats;
     const SaveStats& ss = target->stats();
     if (Globals().json) {

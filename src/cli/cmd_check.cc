@@ -1,4 +1,7 @@
+#include <chrono>
+
 #include "cli/common.h"
+#include "core/timings.h"
 #include "maintenance/check.h"
 
 namespace haven::cli {
@@ -10,14 +13,18 @@ void RegisterCheck(CLI::App& app) {
   cmd->add_flag("--read-data", read_data, "read and verify all data blobs");
   cmd->add_option("--read-data-subset", subset, "read a subset of packs: n/m or x%");
   cmd->callback([] {
-    auto repo = OpenRepository();
+    auto repo = OpenRepository(/*use_cache=*/false);  // verify the repository, not the cache
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
     opts.read_data = read_data;
     opts.read_data_subset = subset;
     opts.jobs = Jobs();
     opts.progress = [](const std::string& s) { Print(s); };
+    auto start = std::chrono::steady_clock::now();
     CheckResult r = RunCheck(*repo, opts);
+    Timings::PrintIfEnabled(
+        "check",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     for (const auto& h : r.hints) Print(h);
     for (const auto& e : r.errors) Warn("error: " + e);
     if (!r.ok()) {

@@ -2,6 +2,7 @@
 
 #include "cli/common.h"
 #include "core/error.h"
+#include "repo/gojson.h"
 #include "repo/key_file.h"
 
 namespace haven::cli {
@@ -46,8 +47,10 @@ void RegisterInit(CLI::App& app) {
     Repository::Init(*be, pw, o.repository_version, ParseScrypt(o.scrypt), Jobs());
     auto repo = Repository::Open(be, pw, Jobs());
     if (g.json) {
-      std::printf("{\"message_type\":\"initialized\",\"id\":\"%s\",\"repository\":\"%s\"}\n",
-                  repo->config().id.c_str(), loc.c_str());
+      std::string j = "{\"message_type\":\"initialized\",\"id\":\"" + repo->config().id +
+                      "\",\"repository\":";
+      gojson::AppendString(j, loc);
+      std::printf("%s}\n", j.c_str());
       return;
     }
     Print("created haven repository " + repo->config().id.substr(0, 10) + " at " + loc);

@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/common.h"
+#include "core/timings.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
 #include "restorer/restorer.h"
@@ -66,6 +67,7 @@ void RegisterRestore(CLI::App& app) {
     RestoreResult r = RunRestore(*repo, tree, opts);
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    Timings::PrintIfEnabled("restore", secs);
     char line[256];
     std::snprintf(line, sizeof(line), "restored %llu files, %llu dirs, %s in %.2fs",
                   (unsigned long long)r.files, (unsigned long long)r.dirs,

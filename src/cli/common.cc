@@ -13,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/cache_backend.h"
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
 #include "core/error.h"
@@ -149,13 +150,56 @@ std::string ReadPassword(const std::string& prompt) {
   return ReadPasswordFrom("", "", prompt, false);
 }
 
-std::unique_ptr<Repository> OpenRepository() {
+std::string CacheBaseDir() {
+  if (!Globals().cache_dir.empty()) return Globals().cache_dir;
+  std::string env = Env("CACHE_DIR");
+  if (!env.empty()) return env;
+  return CacheBackend::DefaultBaseDir();
+}
+
+namespace {
+
+// Local cache wiring: the repository id is known only now, after the config was
+// decrypted. Tree packs are recognised through the index (loaded later by the command)
+// when read, and through the repository's hook when written. A cache that cannot be
+// opened is reported and the repository is used without it, as restic does.
+void AttachCache(Repository& repo, const std::shared_ptr<CacheBackend>& cache) {
+  cache->SetWarningHandler([](const std::string& w) { Warn("warning: " + w); });
+  try {
+    cache->SetRepositoryId(repo.config().id);
+  } catch (const Error& e) {
+    Warn(std::string("unable to open cache: ") + e.what());
+    return;
+  }
+  // The cache is owned by the repository (its backend), so the pointer outlives its use.
+  const Repository* r = &repo;
+  cache->SetTreePackPredicate([r](const std::string& name) {
+    auto id = PackId::FromHex(name);
+    return id && r->IsTreePack(*id);
+  });
+  repo.set_on_tree_pack([cache](const std::string& name) { cache->NoteTreePack(name); });
+}
+
+}  // namespace
+
+std::unique_ptr<Repository> OpenRepository(bool use_cache) {
   std::string loc = RepoLocation();
   auto be = MakeBackend(loc);
   if (!be->Exists())
     Fail(ErrorCode::kNoRepository,
          "repository " + loc + " does not exist: unable to open config file");
+  std::shared_ptr<CacheBackend> cache;
+  if (use_cache && !Globals().no_cache) {
+    std::string dir = CacheBaseDir();
+    if (dir.empty()) {
+      Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
+    } else {
+      cache = std::make_shared<CacheBackend>(be, dir);
+      be = cache;
+    }
+  }
   auto repo = Repository::Open(be, ReadPassword(), Jobs());
+  if (cache) AttachCache(*repo, cache);
   std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;
   if (!comp.empty()) repo->set_compression(ParseCompression(comp));
   return repo;

@@ -41,7 +41,13 @@ std::string ReadPassword(const std::string& prompt = "enter password for reposit
 std::string ReadPasswordFrom(const std::string& file, const std::string& command,
                              const std::string& prompt, bool confirm);
 
-std::unique_ptr<Repository> OpenRepository();
+// Opens -r's repository. With use_cache (and no --no-cache) the backend is wrapped in the
+// local cache (CacheBackend) under CacheBaseDir(); `check` opens without it so that it
+// verifies the repository's own files.
+std::unique_ptr<Repository> OpenRepository(bool use_cache = true);
+// --cache-dir, else $HAVEN_CACHE_DIR / $RESTIC_CACHE_DIR, else haven's own default
+// ($XDG_CACHE_HOME/haven or ~/.cache/haven); "" when none can be determined.
+std::string CacheBaseDir();
 
 // A repository lock unless --no-lock; nullptr when not taken.
 std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "maintenance/forget_policy.h"
 
 namespace haven::cli {
 
@@ -10,20 +11,10 @@ bool SnapshotFilter::Matches(const Snapshot& s) const {
   if (!hosts.empty() && std::find(hosts.begin(), hosts.end(), s.hostname) == hosts.end())
     return false;
   if (!tags.empty()) {
-    bool any = false;
-    for (const std::string& group : tags) {
-      bool all = true;
-      size_t start = 0;
-      while (start <= group.size()) {
-        size_t end = group.find(',', start);
-        if (end == std::string::npos) end = group.size();
-        std::string t = group.substr(start, end - start);
-        if (!t.empty() && !s.HasTag(t)) all = false;
-        start = end + 1;
-      }
-      if (all) any = true;
-    }
-    if (!any) return false;
+    // restic's TagList semantics: tags trimmed; "" selects untagged snapshots.
+    std::vector<forget::TagList> lists;
+    for (const std::string& group : tags) lists.push_back(forget::SplitTagList(group));
+    if (!forget::HasTagList(s, lists)) return false;
   }
   for (const std::string& p : paths)
     if (std::find(s.paths.begin(), s.paths.end(), p) == s.paths.end()) return false;

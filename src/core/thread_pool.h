@@ -47,3 +47,33 @@ class ThreadPool {
 int ResolveJobs(int jobs);
 
 }  // namespace haven
+
+namespace haven {
+
+// A budget of bytes in flight: Acquire blocks until the bytes fit (a single request
+// larger than the whole budget is admitted when nothing else is in flight), so the
+// memory held by queued work stays bounded whatever the file sizes.
+class ByteBudget {
+ public:
+  explicit ByteBudget(size_t capacity) : capacity_(capacity) {}
+  void Acquire(size_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return used_ == 0 || used_ + n <= capacity_; });
+    used_ += n;
+  }
+  void Release(size_t n) {
+    {
+      std::lock_guard lock(mu_);
+      used_ -= n;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t capacity_;
+  size_t used_ = 0;
+};
+
+}  // namespace haven

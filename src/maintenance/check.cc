@@ -1,6 +1,7 @@
 #include "maintenance/check.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -11,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "core/timings.h"
 #include "repo/node.h"
 
 namespace haven {
@@ -21,6 +23,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
   const std::string name = pack.Hex();
   Bytes data;
   try {
+    ScopedTimer t(Stage::kLoad);
     data = repo.backend().Load({FileType::kPack, name});
   } catch (const Error& e) {
     errs.push_back("pack " + name + ": " + e.what());
@@ -48,6 +51,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
       errs.push_back("pack " + name + ": header entries do not match the index");
   }
   // Verify every indexed blob's bytes.
+  ScopedTimer decode_timer(Stage::kDecode);
   for (const PackedBlob& b : indexed) {
     if (uint64_t(b.offset) + b.length > data.size()) {
       errs.push_back("pack " + name + ": blob " + b.id.Hex() + " lies beyond the end of the pack");
@@ -65,14 +69,24 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
 
 namespace {
 
-std::vector<size_t> SelectSubset(size_t n, const std::string& spec) {
+// Packs to read for --read-data-subset. "n/m" takes the packs whose id's first byte is
+// n-1 modulo m, as restic does, so the m groups cover the repository exactly once.
+std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::string& spec) {
+  size_t n = ids.size();
   std::vector<size_t> out;
   if (spec.empty()) {
     for (size_t i = 0; i < n; ++i) out.push_back(i);
     return out;
   }
+  auto bad = [&] {
+    Fail(ErrorCode::kInvalidArgument,
+         "invalid --read-data-subset \"" + spec + "\" (want n/m or x%)");
+  };
   if (spec.back() == '%') {
-    double pct = std::stod(spec.substr(0, spec.size() - 1));
+    char* end = nullptr;
+    std::string num = spec.substr(0, spec.size() - 1);
+    double pct = std::strtod(num.c_str(), &end);
+    if (num.empty() || *end) bad();
     if (pct <= 0 || pct > 100)
       Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec);
     std::vector<size_t> all(n);
@@ -87,11 +101,15 @@ std::vector<size_t> SelectSubset(size_t n, const std::string& spec) {
   size_t slash = spec.find('/');
   if (slash == std::string::npos)
     Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec + " (want n/m or x%)");
-  long g = std::stol(spec.substr(0, slash)), m = std::stol(spec.substr(slash + 1));
+  char* e1 = nullptr;
+  char* e2 = nullptr;
+  std::string gs = spec.substr(0, slash), ms = spec.substr(slash + 1);
+  long g = std::strtol(gs.c_str(), &e1, 10), m = std::strtol(ms.c_str(), &e2, 10);
+  if (gs.empty() || ms.empty() || *e1 || *e2) bad();
   if (m < 1 || g < 1 || g > m)
     Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec);
   for (size_t i = 0; i < n; ++i)
-    if (static_cast<long>(i % static_cast<size_t>(m)) == g - 1) out.push_back(i);
+    if (static_cast<long>(ids[i].bytes[0] % m) == g - 1) out.push_back(i);
   return out;
 }
 
@@ -121,6 +139,22 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
   });
   std::map<PackId, std::vector<PackedBlob>> packs;
   index.ForEach([&](const PackId& p, const PackedBlob& b) { packs[p].push_back(b); });
+  // A pack listed by several index files (an interrupted prune or repair wrote the new index
+  // but had not deleted the old one yet) is still one pack: merge identical entries. restic
+  // reports this as a non-critical hint.
+  for (auto& [pid, blobs] : packs) {
+    auto key = [](const PackedBlob& b) {
+      return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
+                             b.uncompressed_length);
+    };
+    size_t n = blobs.size();
+    std::sort(blobs.begin(), blobs.end(),
+              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
+    blobs.erase(std::unique(blobs.begin(), blobs.end(),
+                            [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
+                blobs.end());
+    if (blobs.size() != n) res.hints.push_back("pack " + pid.Hex() + ": contained in several indexes");
+  }
   for (auto& [pid, blobs] : packs) {
     auto it = on_disk.find(pid);
     if (it == on_disk.end()) {
@@ -195,7 +229,7 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
     std::vector<PackId> ids;
     for (const auto& [pid, blobs] : packs)
       if (on_disk.count(pid)) ids.push_back(pid);
-    std::vector<size_t> sel = SelectSubset(ids.size(), opts.read_data_subset);
+    std::vector<size_t> sel = SelectSubset(ids, opts.read_data_subset);
     std::mutex mu;
     std::atomic<size_t> next{0};
     int threads = std::max(1, ResolveJobs(opts.jobs));

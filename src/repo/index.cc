@@ -27,6 +27,7 @@ void Index::AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs) {
   uint32_t p = static_cast<uint32_t>(packs_.size());
   packs_.push_back(pack);
   pack_first_.push_back(static_cast<uint32_t>(entries_.size()));
+  if (!blobs.empty() && blobs.front().type == BlobType::kTree) tree_packs_.insert(pack);
   for (const PackedBlob& b : blobs) {
     if ((entries_.size() + 1) * 10 >= table_.size() * 7) Grow();
     entries_.push_back({b.id, p, b.offset, b.length, b.uncompressed_length, b.type});

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/id.h"
@@ -38,6 +39,8 @@ class Index {
   void ForEach(const std::function<void(const PackId&, const PackedBlob&)>& fn) const;
   // The blobs of one pack as indexed (empty when the pack is not indexed).
   std::vector<PackedBlob> PackBlobs(const PackId& pack) const;
+  // True when `pack` is indexed and its first blob is a tree (a "tree pack").
+  bool IsTreePack(const PackId& pack) const { return tree_packs_.contains(pack); }
 
  private:
   struct Entry {
@@ -56,6 +59,7 @@ class Index {
   std::vector<uint32_t> pack_first_;  // first entry of each pack (entries are grouped)
   std::vector<Entry> entries_;
   std::vector<uint32_t> table_;  // entry index + 1; 0 = empty
+  std::unordered_set<PackId, IdHash> tree_packs_;
 };
 
 // One index file's content (FORMAT.md §8.1).

@@ -1,9 +1,11 @@
 #include "repo/repository.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 
 #include "core/error.h"
+#include "core/timings.h"
 #include "crypto/random.h"
 #include "crypto/seal.h"
 #include "repo/key_file.h"
@@ -84,11 +86,21 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
   bool opened = false;
   for (const FileInfo& fi : keys) {
     if (tried++ >= kMaxKeysTried) break;
-    if (fi.size > 64 * 1024)
-      Fail(ErrorCode::kCorrupt, "key " + fi.name + ": file is too large (" +
-                                    std::to_string(fi.size) + " bytes)");
+    if (fi.size > 64 * 1024) {
+      std::fprintf(stderr, "warning: skipping key %s: file is too large (%llu bytes)\n",
+                   fi.name.c_str(), static_cast<unsigned long long>(fi.size));
+      continue;
+    }
     Bytes raw = be->Load({FileType::kKey, fi.name});
-    KeyFile kf = KeyFile::Parse(AsChars(raw), fi.name);
+    KeyFile kf;
+    try {
+      kf = KeyFile::Parse(AsChars(raw), fi.name);
+    } catch (const Error& e) {
+      // A damaged or hostile key file (e.g. absurd scrypt parameters) is refused before
+      // any derivation; the other keys may still open the repository.
+      std::fprintf(stderr, "warning: skipping %s\n", e.what());
+      continue;
+    }
     if (auto mk = kf.Open(password, fi.name, repo->threads_)) {
       repo->key_ = *mk;
       repo->key_id_ = *FileId::FromHex(fi.name);
@@ -257,6 +269,11 @@ bool Repository::HasBlob(BlobType t, const BlobId& id) {
   return in_flight_[static_cast<int>(t)].count(id) > 0;
 }
 
+bool Repository::IsTreePack(const PackId& pack) const {
+  std::shared_lock lock(index_mu_);
+  return index_.IsTreePack(pack);
+}
+
 bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
   int ti = static_cast<int>(t);
   {
@@ -276,12 +293,16 @@ bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
   if (compress) {
     int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
                                      : ZstdLevel(compression_);
+    ScopedTimer t(Stage::kCompress);
     payload = ZstdCompress(plain, level);
     ulen = static_cast<uint32_t>(plain.size());
   }
   ByteView body = compress ? ByteView(payload) : plain;
   Bytes sealed(body.size() + crypto::kOverhead);
-  crypto::SealInto(key_, body, sealed.data());
+  {
+    ScopedTimer t(Stage::kSeal);
+    crypto::SealInto(key_, body, sealed.data());
+  }
   if (t == BlobType::kData) {
     stats_.data_blobs++;
   } else {
@@ -297,7 +318,58 @@ bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
     auto& pw = packers_[ti];
     if (!pw) pw = std::make_unique<PackWriter>(t);
     pw->Add(id, sealed, ulen);
-    if (pw->Size() >= kPackSize) full = pw->Finish(key_, &blobs);
+    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
+      full = pw->Finish(key_, &blobs);
+  }
+  if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
+  return true;
+}
+
+bool Repository::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
+                              uint32_t uncompressed_length) {
+  int ti = static_cast<int>(t);
+  {
+    std::lock_guard lock(save_mu_);
+    if (!in_flight_[ti].insert(id).second) return false;
+  }
+  Bytes fresh;
+  bool compress_now = config_.version >= 2 && uncompressed_length == 0 && !plain.empty() &&
+                      (t == BlobType::kTree || compression_ != Compression::kOff);
+  if (sealed.empty() || compress_now) {
+    Bytes payload;
+    uint32_t ulen = 0;
+    bool compress = config_.version >= 2 && !plain.empty() &&
+                    (t == BlobType::kTree || compression_ != Compression::kOff);
+    if (compress) {
+      int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
+                                       : ZstdLevel(compression_);
+      ScopedTimer t(Stage::kCompress);
+    payload = ZstdCompress(plain, level);
+      ulen = static_cast<uint32_t>(plain.size());
+    }
+    ByteView body = compress ? ByteView(payload) : plain;
+    fresh.resize(body.size() + crypto::kOverhead);
+    crypto::SealInto(key_, body, fresh.data());
+    sealed = fresh;
+    uncompressed_length = ulen;
+  }
+  if (t == BlobType::kData) {
+    stats_.data_blobs++;
+  } else {
+    stats_.tree_blobs++;
+  }
+  stats_.data_added += plain.size();
+  stats_.data_added_packed += sealed.size();
+
+  Bytes full;
+  std::vector<PackedBlob> blobs;
+  {
+    std::lock_guard lock(save_mu_);
+    auto& pw = packers_[ti];
+    if (!pw) pw = std::make_unique<PackWriter>(t);
+    pw->Add(id, sealed, uncompressed_length);
+    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
+      full = pw->Finish(key_, &blobs);
   }
   if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
   return true;
@@ -305,7 +377,12 @@ bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
 
 void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {
   PackId pid(Sha256(pack));
-  backend_->Save({FileType::kPack, pid.Hex()}, pack);
+  if (on_tree_pack_ && !blobs.empty() && blobs.front().type == BlobType::kTree)
+    on_tree_pack_(pid.Hex());
+  {
+    ScopedTimer t(Stage::kWrite);
+    backend_->Save({FileType::kPack, pid.Hex()}, pack);
+  }
   {
     std::unique_lock lock(index_mu_);
     index_.AddPack(pid, blobs);
@@ -323,7 +400,11 @@ void Repository::WriteIndexLocked(std::unique_lock<std::mutex>& lock) {
   pending_index_ = IndexFile();
   pending_index_blobs_ = 0;
   lock.unlock();
-  FileId id = SaveJson(FileType::kIndex, f.ToJson());
+  FileId id;
+  {
+    ScopedTimer t(Stage::kIndex);
+    id = SaveJson(FileType::kIndex, f.ToJson());
+  }
   {
     std::unique_lock il(index_mu_);
     index_files_.push_back(id);

@@ -36,6 +36,8 @@ class Repository {
  public:
   static constexpr size_t kPackSize = 16 * 1024 * 1024;
   static constexpr size_t kIndexFlushBlobs = 50000;
+  // Keeps a pack's header (<= 41 bytes per blob) well below the 16 MiB header limit.
+  static constexpr size_t kMaxPackBlobs = 200000;
   static constexpr int kMaxKeysTried = 20;
 
   // Creates the layout, a master key, one key file for `password` and the config.
@@ -51,6 +53,13 @@ class Repository {
   std::shared_ptr<Backend> backend_ptr() { return backend_; }
   // Replaces the backend (e.g. with a decorator); only before any blob is saved.
   void set_backend(std::shared_ptr<Backend> be) { backend_ = std::move(be); }
+  // Called with a pack's name just before a pack of tree blobs is saved (the CLI uses it
+  // to let the local cache keep the pack). Set before any blob is saved.
+  void set_on_tree_pack(std::function<void(const std::string&)> fn) {
+    on_tree_pack_ = std::move(fn);
+  }
+  // True when the loaded index lists `pack` and its first blob is a tree. Thread-safe.
+  bool IsTreePack(const PackId& pack) const;
   const RepoConfig& config() const { return config_; }
   const crypto::CryptoKey& key() const { return key_; }
   const FileId& key_id() const { return key_id_; }
@@ -94,6 +103,14 @@ class Repository {
   // when it was added. Compression and sealing run in the calling thread.
   bool SaveBlob(BlobType t, const BlobId& id, ByteView plain);
   bool HasBlob(BlobType t, const BlobId& id);
+  // Prune's repack: stores a blob although the index already lists it (that copy is about
+  // to be deleted); only an in-flight pack holding it makes this return false. `sealed` and
+  // `uncompressed_length` are the blob as read from its old pack (already verified with
+  // DecodeBlob) and are copied as they are, unless `sealed` is empty or the blob must be
+  // compressed now (v2, stored uncompressed, tree or compression not off): then `plain`
+  // is compressed and sealed afresh.
+  bool SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
+                    uint32_t uncompressed_length);
   // Writes out open packs and the index file describing all packs not yet indexed.
   void Flush();
 
@@ -127,6 +144,7 @@ class Repository {
   std::mutex index_write_mu_;
 
   SaveStats stats_;
+  std::function<void(const std::string&)> on_tree_pack_;
 };
 
 }  // namespace haven

@@ -25,7 +25,11 @@ std::string Snapshot::ToJson() const {
   out += '"';
   if (parent) out += ",\"parent\":\"" + parent->Hex() + "\"";
   out += ",\"tree\":\"" + tree.Hex() + "\",\"paths\":";
-  AppendStrings(out, paths);
+  if (paths.empty()) {
+    out += "null";  // Go encodes a nil slice as null
+  } else {
+    AppendStrings(out, paths);
+  }
   if (!hostname.empty()) {
     out += ",\"hostname\":";
     gojson::AppendString(out, hostname);

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "core/timings.h"
 #include "repo/node.h"
 
 namespace haven {
@@ -47,7 +48,12 @@ struct timespec ToTimespec(const gojson::Timestamp& t) {
 uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& content) {
   uint64_t off = 0;
   for (const BlobId& id : content) {
-    Bytes b = repo.LoadBlob(BlobType::kData, id);
+    Bytes b;
+    {
+      ScopedTimer t(Stage::kLoad);
+      b = repo.LoadBlob(BlobType::kData, id);
+    }
+    ScopedTimer wt(Stage::kWrite);
     // Leave holes for 4 KiB-aligned runs of zeros.
     size_t pos = 0;
     while (pos < b.size()) {
@@ -94,8 +100,10 @@ class Restore {
       Fail(ErrorCode::kFatal, "cannot create target " + opts_.target + ": " + strerror(errno));
     RestoreTree(tree, opts_.target, "", true);
     for (auto& f : jobs_) f.get();
-    // Directory metadata last, deepest first, so entries created inside do not touch it.
-    for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) SetMetadata(it->first, it->second);
+    // Directory metadata last. dirs_ lists every directory after its subdirectories
+    // (post-order), so children get their metadata before their parent loses write or
+    // search permission, and creating entries never touches a finished directory.
+    for (const auto& [path, node] : dirs_) SetMetadata(path, node);
     std::sort(warnings_.begin(), warnings_.end());
     for (const auto& [path, msg] : warnings_)
       if (opts_.warn) opts_.warn(msg);
@@ -123,7 +131,6 @@ class Restore {
     return false;
   }
 
-  // Returns true when something was restored below (for include filters).
   void RestoreTree(const BlobId& tree, const std::string& dir, const std::string& snap_dir,
                    bool included) {
     std::vector<Node> nodes;

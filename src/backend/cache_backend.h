@@ -1,0 +1,135 @@
+// A Backend decorator that keeps restic's local cache (FORMAT.md §14): byte-identical
+// copies of snapshot files, index files and packs holding tree blobs, so that listing
+// snapshots, loading the index and walking trees need not fetch them again.
+//
+// Layout under the base folder given by the caller (haven's default is
+// $XDG_CACHE_HOME/haven or ~/.cache/haven, see DefaultBaseDir; never restic's own):
+//   <base>/CACHEDIR.TAG                    "Signature: 8a477f597d28d172789f06886806bc55\n"
+//   <base>/<repo-id>/version               "1" (no newline), mode 0644
+//   <base>/<repo-id>/snapshots/XX/<id>
+//   <base>/<repo-id>/index/XX/<id>
+//   <base>/<repo-id>/data/XX/<pack-id>     tree packs only
+// Folders are created with mode 0700, cached files with 0600.
+//
+// Lifecycle: the repository id is only known once the config is decrypted, so the
+// decorator starts in pass-through mode and begins caching at SetRepositoryId.
+//
+// What is cached:
+//  * snapshot and index files always. Load: served from the cached copy when present
+//    (its SHA-256 must equal its name, else it is deleted and reloaded); otherwise the
+//    whole file is loaded from the inner backend and stored in the cache. Save: written
+//    to the inner backend, then to the cache.
+//  * packs for which the tree-pack predicate returns true (or that were announced with
+//    NoteTreePack before their Save). Load of any range fetches the WHOLE pack once,
+//    stores it (only if its SHA-256 equals its name) and serves ranges from the copy.
+//    A cached pack too short for a requested range, or any read error, deletes the copy
+//    and falls back to the inner backend.
+//  * nothing else (config, keys, locks, data packs): always forwarded.
+// Cache files are written as "<name>-tmp-<hex>" and renamed into place, so concurrent
+// writers (threads or processes) never expose a partial file. Within one process, loads
+// of the same uncached object are serialised so that it is fetched once.
+// Remove removes from the inner backend and the cache. A complete List of snapshots,
+// index files or packs drops cached files of that type that were not listed.
+//
+// Errors: the inner backend's errors pass through unchanged. Failing to write or clean
+// the cache never fails an operation; it is reported through the warning callback.
+// SetRepositoryId throws (kUnsupported for a cache version > 1, kIo when the folders
+// cannot be created); the decorator then stays in pass-through mode.
+//
+// Thread safety: every method may be called concurrently, including the setters.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+
+#include "backend/backend.h"
+
+namespace haven {
+
+class CacheBackend : public Backend {
+ public:
+  static constexpr int kCacheVersion = 1;
+  static constexpr const char* kCacheDirTag = "Signature: 8a477f597d28d172789f06886806bc55\n";
+
+  // `base_dir` need not exist yet; it is created by SetRepositoryId.
+  CacheBackend(std::shared_ptr<Backend> inner, std::string base_dir);
+
+  // haven's default base folder: $XDG_CACHE_HOME/haven, else $HOME/.cache/haven;
+  // "" when neither variable is set.
+  static std::string DefaultBaseDir();
+
+  // Creates <base> (0700) with CACHEDIR.TAG and <base>/<id> with its version file and
+  // type folders, refreshes the folder's mtime (restic's "in use" marker) and starts
+  // caching. `id` must be 64 lowercase hex (kInvalidArgument otherwise).
+  void SetRepositoryId(const std::string& id);
+  // Decides which packs hold tree blobs (e.g. from the index). May be called at any time;
+  // the function is called concurrently from loading threads.
+  void SetTreePackPredicate(std::function<bool(const std::string& pack_name)> is_tree_pack);
+  // Announces that the next Save of this pack stores tree blobs, so it is cached on write.
+  void NoteTreePack(const std::string& name);
+  // Receives one line per cache problem that did not fail the operation.
+  void SetWarningHandler(std::function<void(const std::string&)> warn);
+  // Drops the cached copy of h, if any (e.g. after its content failed verification).
+  void Forget(const Handle& h);
+
+  // "<base>/<id>" once SetRepositoryId succeeded, else "".
+  std::string RepoDir() const;
+  // Path of the cached copy of h ("" before SetRepositoryId or for uncached types).
+  std::string CachePath(const Handle& h) const;
+
+  std::string Location() const override { return inner_->Location(); }
+  bool Exists() override { return inner_->Exists(); }
+  void Create() override { inner_->Create(); }
+  void Save(const Handle& h, ByteView data) override;
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
+  std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
+  void Remove(const Handle& h) override;
+  int Connections() const override { return inner_->Connections(); }
+
+ private:
+  struct InFlight {
+    std::mutex mu;
+    int users = 0;  // guarded by CacheBackend::inflight_mu_
+  };
+  class InFlightLock;
+  struct CachedRead;
+
+  // Snapshot/index always; packs when the tree-pack predicate says so.
+  bool IsCached(const Handle& h);
+  std::string PathIn(const std::string& repo_dir, const Handle& h) const;
+  // Reads [offset, offset+length) of the cached copy at `path`.
+  CachedRead ReadCached(const std::string& path, const Handle& h, uint64_t offset,
+                        uint64_t length);
+  // Removes `path` if it is still the file (dev, ino) found to be bad.
+  void RemoveBadFile(const std::string& path, const CachedRead& bad);
+  Bytes LoadThroughCache(const std::string& path, const Handle& h, uint64_t offset,
+                         uint64_t length);
+  // Writes data to `path` atomically (temp + rename); warns instead of throwing.
+  void WriteCacheFile(const std::string& path, const Handle& h, ByteView data);
+  // Removes the cached files of type t named in `remove`.
+  void CleanType(const std::string& repo_dir, FileType t, const std::set<std::string>& remove);
+  void Warn(const std::string& msg);
+
+  const std::shared_ptr<Backend> inner_;
+  const std::string base_dir_;
+
+  mutable std::shared_mutex cfg_mu_;
+  std::string repo_dir_;                                    // guarded by cfg_mu_
+  std::function<bool(const std::string&)> is_tree_pack_;    // guarded by cfg_mu_
+  std::function<void(const std::string&)> warn_;            // guarded by cfg_mu_
+
+  std::mutex noted_mu_;
+  std::set<std::string> noted_tree_packs_;  // guarded by noted_mu_
+
+  std::mutex inflight_mu_;
+  std::map<std::string, std::shared_ptr<InFlight>> inflight_;  // guarded by inflight_mu_
+};
+
+}  // namespace haven
