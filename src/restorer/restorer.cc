@@ -98,7 +98,7 @@ class Restore {
   RestoreResult Run(const BlobId& tree) {
     if (mkdir(opts_.target.c_str(), 0700) != 0 && errno != EEXIST)
       Fail(ErrorCode::kFatal, "cannot create target " + opts_.target + ": " + strerror(errno));
-    RestoreTree(tree, opts_.target, "", true);
+    RestoreTree(tree, opts_.target, "", opts_.includes.empty());
     for (auto& f : jobs_) f.get();
     // Directory metadata last. dirs_ lists every directory after its subdirectories
     // (post-order), so children get their metadata before their parent loses write or
