@@ -30,7 +30,7 @@ int Main(int argc, char** argv) {
   app.add_flag("-q,--quiet", g.quiet, "print nothing but errors");
   app.add_flag("-v,--verbose", g.verbose, "more output (repeatable)");
   app.add_option("--jobs", g.jobs, "worker threads: auto (all cores) or N");
-  app.add_option("--cache-dir", g.cache_dir, "local cache directory (env HAVEN_CACHE_DIR)");
+  app.add_option("--cache-dir", g.cache_dir, "cache directory (accepted; see README)");
   app.add_flag("--no-cache", g.no_cache, "do not use a local cache");
   app.add_flag("--no-lock", g.no_lock, "do not lock the repository (read-only commands)");
   app.add_option("--compression", g.compression, "auto, off, max, fastest, better");
@@ -45,6 +45,9 @@ int Main(int argc, char** argv) {
   RegisterCheck(app);
   RegisterKey(app);
   RegisterUnlock(app);
+  RegisterForget(app);
+  RegisterPrune(app);
+  RegisterRepair(app);
   RegisterVersion(app);
 
   try {

@@ -70,6 +70,9 @@ void RegisterCat(CLI::App& app);
 void RegisterCheck(CLI::App& app);
 void RegisterKey(CLI::App& app);
 void RegisterUnlock(CLI::App& app);
+void RegisterForget(CLI::App& app);
+void RegisterPrune(CLI::App& app);
+void RegisterRepair(CLI::App& app);
 void RegisterVersion(CLI::App& app);
 
 // Exit code set by a command that finished with a partial result (e.g. 3 for backup).

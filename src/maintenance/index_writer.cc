@@ -1,0 +1,160 @@
+#include "maintenance/index_writer.h"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "core/error.h"
+
+namespace haven {
+
+void PackTable::Add(const PackId& pack, const std::vector<PackedBlob>& blobs) {
+  auto [it, added] = pos_.try_emplace(pack, ids_.size());
+  if (added) {
+    ids_.push_back(pack);
+    blobs_.emplace_back();
+  }
+  auto& v = blobs_[it->second];
+  v.insert(v.end(), blobs.begin(), blobs.end());
+}
+
+void PackTable::Add(const PackId& pack, const PackedBlob& blob) {
+  auto [it, added] = pos_.try_emplace(pack, ids_.size());
+  if (added) {
+    ids_.push_back(pack);
+    blobs_.emplace_back();
+  }
+  blobs_[it->second].push_back(blob);
+}
+
+void PackTable::Finish() {
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
+                           b.uncompressed_length);
+  };
+  for (auto& v : blobs_) {
+    std::sort(v.begin(), v.end(),
+              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
+    size_t n = v.size();
+    v.erase(std::unique(v.begin(), v.end(),
+                        [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
+            v.end());
+    if (v.size() != n) had_duplicates_ = true;
+  }
+}
+
+PackTable PackTable::FromIndex(const Index& index) {
+  PackTable t;
+  // Index::ForEach visits a pack's entries together; remember the last pack's slot.
+  const PackId* last = nullptr;
+  size_t slot = 0;
+  index.ForEach([&](const PackId& p, const PackedBlob& b) {
+    if (!last || *last != p) {
+      auto [it, added] = t.pos_.try_emplace(p, t.ids_.size());
+      if (added) {
+        t.ids_.push_back(p);
+        t.blobs_.emplace_back();
+      }
+      slot = it->second;
+      last = &t.ids_[slot];
+    }
+    t.blobs_[slot].push_back(b);
+  });
+  t.Finish();
+  return t;
+}
+
+long PackTable::Find(const PackId& pack) const {
+  auto it = pos_.find(pack);
+  return it == pos_.end() ? -1 : static_cast<long>(it->second);
+}
+
+uint64_t PackTable::ExpectedSize(size_t i) const {
+  uint64_t n = PackHeaderSize(blobs_[i]);
+  for (const auto& b : blobs_[i]) n += b.length;
+  return n;
+}
+
+uint64_t PackTable::BlobCount() const {
+  uint64_t n = 0;
+  for (const auto& v : blobs_) n += v.size();
+  return n;
+}
+
+void ParallelForEach(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads)));
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex err_mu;
+  auto work = [&] {
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(err_mu);
+        if (!err) err = std::current_exception();
+        next = n;
+        return;
+      }
+    }
+  };
+  if (workers == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
+                                    const std::function<bool(size_t)>& keep, int threads) {
+  std::vector<IndexFile> files;
+  IndexFile cur;
+  size_t cur_blobs = 0;
+  for (size_t i = 0; i < packs.size(); ++i) {
+    if (!keep(i)) continue;
+    const auto& blobs = packs.blobs(i);
+    if (cur_blobs > 0 && cur_blobs + blobs.size() > Repository::kIndexFlushBlobs) {
+      files.push_back(std::move(cur));
+      cur = IndexFile();
+      cur_blobs = 0;
+    }
+    cur.packs.push_back({packs.id(i), blobs});
+    cur_blobs += blobs.size();
+  }
+  if (!cur.packs.empty()) files.push_back(std::move(cur));
+  std::vector<FileId> ids(files.size());
+  ParallelForEach(files.size(), threads, [&](size_t i) {
+    ids[i] = repo.SaveJson(FileType::kIndex, files[i].ToJson());
+  });
+  return ids;
+}
+
+size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, int threads,
+                   bool ignore_errors, const std::function<void(const std::string&)>& warn) {
+  std::atomic<size_t> failed{0};
+  std::mutex warn_mu;
+  ParallelForEach(ids.size(), threads, [&](size_t i) {
+    Handle h{t, ids[i].Hex()};
+    try {
+      repo.backend().Remove(h);
+    } catch (const Error& e) {
+      if (!ignore_errors) throw;
+      ++failed;
+      if (warn) {
+        std::lock_guard lock(warn_mu);
+        warn("unable to remove " + h.ToString() + ": " + e.what());
+      }
+    }
+  });
+  return failed.load();
+}
+
+}  // namespace haven

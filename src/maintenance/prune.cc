@@ -1,0 +1,534 @@
+#include "maintenance/prune.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <unordered_set>
+
+#include "core/error.h"
+#include "maintenance/index_writer.h"
+
+namespace haven {
+
+namespace {
+
+constexpr int kTypeUnset = -1, kTypeMixed = 2;
+
+struct PackInfo {
+  uint64_t used_blobs = 0, unused_blobs = 0, used_size = 0, unused_size = 0;
+  int type = kTypeUnset;  // BlobType as int, or kTypeMixed
+  bool uncompressed = false;
+  uint64_t Size() const { return used_size + unused_size; }
+};
+
+struct Candidate {
+  PackId id;
+  PackInfo info;
+  bool must_compress = false;
+};
+
+int TypeIndex(BlobType t) { return static_cast<int>(t); }
+
+std::string Trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+void Progress(const PruneOptions& o, const std::string& s) {
+  if (o.progress) o.progress(s);
+}
+void Warn(const PruneOptions& o, const std::string& s) {
+  if (o.warn) o.warn(s);
+}
+
+int Threads(Repository& repo, const PruneOptions& o) {
+  return std::max(1, o.jobs > 0 ? o.jobs : repo.threads());
+}
+
+}  // namespace
+
+uint64_t ParsePruneSize(const std::string& in, const std::string& what) {
+  std::string s = Trim(in);
+  auto bad = [&] {
+    Fail(ErrorCode::kInvalidArgument, "invalid size \"" + in + "\" for " + what +
+                                          " (want a number with optional suffix k, m, g or t)");
+  };
+  if (s.empty()) bad();
+  uint64_t unit = 1;
+  switch (s.back()) {
+    case 'b': case 'B': s.pop_back(); break;
+    case 'k': case 'K': unit = uint64_t{1} << 10; s.pop_back(); break;
+    case 'm': case 'M': unit = uint64_t{1} << 20; s.pop_back(); break;
+    case 'g': case 'G': unit = uint64_t{1} << 30; s.pop_back(); break;
+    case 't': case 'T': unit = uint64_t{1} << 40; s.pop_back(); break;
+    default: break;
+  }
+  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  if (s.empty() || s.size() > 19) bad();
+  for (char c : s)
+    if (c < '0' || c > '9') bad();
+  uint64_t v = std::stoull(s);
+  if (v > std::numeric_limits<uint64_t>::max() / unit) bad();
+  return v * unit;
+}
+
+std::function<uint64_t(uint64_t)> ParseMaxUnused(const std::string& in) {
+  std::string s = Trim(in);
+  if (s.empty())
+    Fail(ErrorCode::kInvalidArgument, "invalid value for --max-unused: \"" + in + "\"");
+  if (s == "unlimited") return [](uint64_t) { return std::numeric_limits<uint64_t>::max(); };
+  if (s.back() == '%') {
+    std::string num = s.substr(0, s.size() - 1);
+    char* end = nullptr;
+    double p = std::strtod(num.c_str(), &end);
+    if (num.empty() || *end || !std::isfinite(p))
+      Fail(ErrorCode::kInvalidArgument,
+           "invalid percentage \"" + in + "\" passed for --max-unused");
+    if (p < 0) Fail(ErrorCode::kInvalidArgument, "percentage for --max-unused must be positive");
+    if (p >= 100)
+      Fail(ErrorCode::kInvalidArgument, "percentage for --max-unused must be below 100%");
+    return [p](uint64_t used) {
+      double v = p / (100 - p) * double(used);
+      return v >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(v);
+    };
+  }
+  uint64_t size = ParsePruneSize(s, "--max-unused");
+  return [size](uint64_t) { return size; };
+}
+
+PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
+  auto max_unused = ParseMaxUnused(opts.max_unused);
+  uint64_t max_repack = std::numeric_limits<uint64_t>::max();
+  if (!Trim(opts.max_repack_size).empty())
+    max_repack = ParsePruneSize(opts.max_repack_size, "--max-repack-size");
+  const int version = repo.config().version;
+  if (opts.repack_uncompressed && version < 2)
+    Fail(ErrorCode::kInvalidArgument,
+         "compression requires at least repository format version 2");
+  if (opts.repack_uncompressed && repo.compression() == Compression::kOff)
+    Fail(ErrorCode::kInvalidArgument,
+         "disabled compression and `--repack-uncompressed` are mutually exclusive");
+
+  PrunePlan plan;
+  PruneStats& st = plan.stats;
+
+  // The lock is exclusive, so the order of index and snapshots does not matter here.
+  Progress(opts, "loading indexes...");
+  repo.LoadIndex();
+  Progress(opts, "loading all snapshots...");
+  auto snaps = repo.LoadSnapshots();
+  std::vector<UsedBlobsRoot> roots;
+  roots.reserve(snaps.size());
+  for (const auto& [id, s] : snaps) roots.push_back({id, s.tree});
+  Progress(opts, "finding data that is still in use for " + std::to_string(roots.size()) +
+                     " snapshots");
+  UsedBlobsOptions uo;
+  uo.threads = Threads(repo, opts);
+  UsedBlobs used = FindUsedBlobs(repo, roots, uo);
+
+  Progress(opts, "searching used packs...");
+  PackTable packs = PackTable::FromIndex(repo.index());
+  plan.rewrite_index = packs.had_duplicates();
+
+  // Pass 1: which used blobs the index has, and how often (restic's duplicate counting:
+  // 1 = seen once, >= 2 = number of copies, saturating at 255).
+  std::vector<uint8_t> count[2] = {std::vector<uint8_t>(used.data.size()),
+                                   std::vector<uint8_t>(used.trees.size())};
+  for (size_t i = 0; i < packs.size(); ++i) {
+    for (const PackedBlob& b : packs.blobs(i)) {
+      size_t pos = used.Of(b.type).Find(b.id);
+      if (pos == SortedBlobSet::npos) {
+        st.size.unused += b.length;
+        st.blobs.unused++;
+        continue;
+      }
+      uint8_t& c = count[TypeIndex(b.type)][pos];
+      if (c == 0) {
+        c = 1;
+        st.size.used += b.length;
+        st.blobs.used++;
+      } else {
+        c = c == 1 ? 2 : static_cast<uint8_t>(std::min(255, c + 1));
+        st.size.duplicate += b.length;
+        st.blobs.duplicate++;
+      }
+    }
+  }
+  {
+    uint64_t missing = 0;
+    std::string examples;
+    for (int t = 0; t < 2; ++t) {
+      const SortedBlobSet& set = used.Of(static_cast<BlobType>(t));
+      for (size_t pos = 0; pos < set.size(); ++pos) {
+        if (count[t][pos]) continue;
+        if (missing++ < 5)
+          examples += std::string("\n  ") + BlobTypeName(static_cast<BlobType>(t)) + " blob " +
+                      set.ids()[pos].Hex();
+      }
+    }
+    if (missing)
+      Fail(ErrorCode::kCorrupt,
+           "index is not complete: " + std::to_string(missing) +
+               " used blob(s) not found in the index:" + examples +
+               (missing > 5 ? "\n  ..." : "") +
+               "\nIntegrity check failed: Data seems to be missing.\n"
+               "Will not start prune to prevent (additional) data loss!\n"
+               "Run `haven check`; `haven repair index` adds packs missing from the index.");
+  }
+
+  // Pass 2: per-pack usage; duplicates are decided in pass 3.
+  std::vector<PackInfo> info(packs.size());
+  bool have_duplicates = st.blobs.duplicate > 0;
+  for (size_t i = 0; i < packs.size(); ++i) {
+    PackInfo& ip = info[i];
+    ip.used_size = PackHeaderSize(packs.blobs(i));
+    for (const PackedBlob& b : packs.blobs(i)) {
+      int t = TypeIndex(b.type);
+      if (ip.type == kTypeUnset) ip.type = t;
+      if (ip.type != t) ip.type = kTypeMixed;
+      size_t pos = used.Of(b.type).Find(b.id);
+      if (pos != SortedBlobSet::npos && count[t][pos] >= 2) {
+        // duplicate: below
+      } else if (pos != SortedBlobSet::npos) {
+        ip.used_size += b.length;
+        ip.used_blobs++;
+      } else {
+        ip.unused_size += b.length;
+        ip.unused_blobs++;
+      }
+      if (b.uncompressed_length == 0) ip.uncompressed = true;
+    }
+  }
+  // Pass 3: one copy of each duplicate counts as used, preferring packs that hold other
+  // used blobs, else the last copy seen.
+  if (have_duplicates) {
+    std::vector<uint8_t> left[2] = {count[0], count[1]};
+    for (size_t i = 0; i < packs.size(); ++i) {
+      PackInfo& ip = info[i];
+      for (const PackedBlob& b : packs.blobs(i)) {
+        int t = TypeIndex(b.type);
+        size_t pos = used.Of(b.type).Find(b.id);
+        if (pos == SortedBlobSet::npos || count[t][pos] < 2) continue;
+        uint8_t& l = left[t][pos];
+        if (l == 0) {
+          ip.unused_size += b.length;
+          ip.unused_blobs++;
+        } else if (ip.used_blobs > 0 || l == 1) {
+          ip.used_size += b.length;
+          ip.used_blobs++;
+          l = 0;
+        } else {
+          ip.unused_size += b.length;
+          ip.unused_blobs++;
+          --l;
+        }
+      }
+    }
+  }
+
+  // Decide per pack file on storage.
+  Progress(opts, "collecting packs for deletion and repacking");
+  const uint64_t target = opts.repack_small ? Repository::kPackSize / 5 * 4
+                                            : Repository::kPackSize / 25;
+  std::vector<Candidate> candidates, small;
+  std::vector<char> seen(packs.size(), 0);
+  std::vector<char> excluded(packs.size(), 0);  // removed, repacked or ignored
+  std::string size_errors;
+  uint64_t size_error_count = 0;
+  std::vector<std::pair<PackId, uint64_t>> listed;
+  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
+    if (auto id = PackId::FromHex(fi.name)) listed.emplace_back(*id, fi.size);
+  });
+  for (const auto& [id, size] : listed) {
+    long i = packs.Find(id);
+    if (i < 0) {
+      plan.remove_first.push_back(id);
+      st.size.unref += size;
+      continue;
+    }
+    if (seen[i]) continue;  // listed twice: ignore the second
+    seen[i] = 1;
+    PackInfo p = info[i];
+    if (p.Size() != size && p.used_blobs != 0) {
+      size_error_count++;
+      size_errors += "\n  pack " + id.Hex() + ": calculated size " + std::to_string(p.Size()) +
+                     " does not match real size " + std::to_string(size);
+      continue;
+    }
+    if (p.used_blobs == 0) {
+      st.packs.unused++;
+    } else if (p.unused_blobs == 0) {
+      st.packs.used++;
+    } else {
+      st.packs.partly_used++;
+    }
+    bool must_compress = version >= 2 &&
+                         (p.type == TypeIndex(BlobType::kTree) || opts.repack_uncompressed) &&
+                         p.uncompressed;
+    if (p.used_blobs == 0) {
+      plan.remove.push_back(id);
+      excluded[i] = 1;
+      st.blobs.remove += p.unused_blobs;
+      st.size.remove += p.unused_size;
+    } else if (opts.repack_cacheable_only && p.type == TypeIndex(BlobType::kData)) {
+      st.packs.keep++;
+    } else if (p.unused_blobs == 0 && p.type != kTypeMixed && !must_compress) {
+      if (size >= target) {
+        st.packs.keep++;
+      } else {
+        small.push_back({id, p, must_compress});
+      }
+    } else {
+      candidates.push_back({id, p, must_compress});
+    }
+  }
+  if (size_error_count)
+    Fail(ErrorCode::kCorrupt,
+         "pack size does not match calculated size from index for " +
+             std::to_string(size_error_count) + " pack(s) holding used blobs:" + size_errors +
+             "\nRun `haven repair index`.");
+
+  // Indexed packs missing from storage: forget them if unused, else refuse.
+  std::string missing_list;
+  uint64_t missing = 0;
+  for (size_t i = 0; i < packs.size(); ++i) {
+    if (seen[i]) continue;
+    if (info[i].used_blobs == 0) {
+      plan.ignore.push_back(packs.id(i));
+      excluded[i] = 1;
+      st.blobs.remove += info[i].unused_blobs;
+      st.size.remove += info[i].unused_size;
+    } else {
+      missing++;
+      missing_list += "\n  " + packs.id(i).Hex();
+    }
+  }
+  if (missing)
+    Fail(ErrorCode::kCorrupt, "packs from index missing in repo: the index references " +
+                                  std::to_string(missing) +
+                                  " needed pack file(s) which are missing from the repository:" +
+                                  missing_list);
+  if (!plan.ignore.empty()) {
+    Warn(opts, "Missing but unneeded pack files are referenced in the index, will be repaired");
+    for (const PackId& id : plan.ignore) Warn(opts, "will forget missing pack file " + id.Hex());
+  }
+
+  if (small.size() < 10) {
+    // too few small packs to be worth it; also avoids repacking a single small pack forever
+    st.packs.keep += small.size();
+  } else {
+    candidates.insert(candidates.end(), small.begin(), small.end());
+  }
+
+  // Tree and mixed packs first, then packs below the target size, then by descending
+  // unused/used ratio.
+  const int data_type = TypeIndex(BlobType::kData);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Candidate& a, const Candidate& b) {
+                     const PackInfo& pi = a.info;
+                     const PackInfo& pj = b.info;
+                     if (pi.type != data_type && pj.type == data_type) return true;
+                     if (pj.type != data_type && pi.type == data_type) return false;
+                     if (pi.Size() < target && pj.Size() >= target) return true;
+                     if (pj.Size() < target && pi.Size() >= target) return false;
+                     return static_cast<unsigned __int128>(pi.unused_size) * pj.used_size >
+                            static_cast<unsigned __int128>(pj.unused_size) * pi.used_size;
+                   });
+
+  const uint64_t max_unused_after = max_unused(st.size.used);
+  for (const Candidate& c : candidates) {
+    const PackInfo& p = c.info;
+    // restic 0.14 compares (unused - remove - repackrm); counting duplicates as unused too
+    // (as restic's own statistics do) avoids its unsigned wrap-around.
+    uint64_t unused_total = st.size.unused + st.size.duplicate;
+    uint64_t gone = st.size.remove + st.size.repackrm;
+    uint64_t unused_after = unused_total > gone ? unused_total - gone : 0;
+    bool reached_unused = unused_after < max_unused_after;
+    bool reached_repack = max_repack == std::numeric_limits<uint64_t>::max()
+                              ? false
+                              : st.size.repack + p.Size() >= max_repack;
+    bool large_enough = p.Size() >= target;
+    bool repack = false;
+    if (reached_repack) {
+      repack = false;
+    } else if (p.type != data_type || c.must_compress) {
+      repack = true;
+    } else if (reached_unused && large_enough) {
+      repack = false;
+    } else {
+      repack = true;
+    }
+    if (!repack) {
+      st.packs.keep++;
+      continue;
+    }
+    plan.repack.push_back(c.id);
+    excluded[packs.Find(c.id)] = 1;
+    st.blobs.repack += p.unused_blobs + p.used_blobs;
+    st.size.repack += p.Size();
+    st.blobs.repackrm += p.unused_blobs;
+    st.size.repackrm += p.unused_size;
+  }
+  st.packs.unref = plan.remove_first.size();
+  st.packs.repack = plan.repack.size();
+  st.packs.remove = plan.remove.size();
+
+  // Blobs to copy: used blobs that no pack we keep already holds.
+  if (!plan.repack.empty()) {
+    std::vector<char> elsewhere[2] = {std::vector<char>(used.data.size()),
+                                      std::vector<char>(used.trees.size())};
+    for (size_t i = 0; i < packs.size(); ++i) {
+      if (excluded[i]) continue;
+      for (const PackedBlob& b : packs.blobs(i)) {
+        size_t pos = used.Of(b.type).Find(b.id);
+        if (pos != SortedBlobSet::npos) elsewhere[TypeIndex(b.type)][pos] = 1;
+      }
+    }
+    std::vector<BlobId> keep[2];
+    for (int t = 0; t < 2; ++t) {
+      const auto& ids = used.Of(static_cast<BlobType>(t)).ids();
+      for (size_t pos = 0; pos < ids.size(); ++pos)
+        if (!elsewhere[t][pos]) keep[t].push_back(ids[pos]);
+    }
+    plan.keep.data = SortedBlobSet(std::move(keep[0]));
+    plan.keep.trees = SortedBlobSet(std::move(keep[1]));
+  }
+  return plan;
+}
+
+PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts) {
+  PruneResult res;
+  const int threads = Threads(repo, opts);
+  auto warn = [&](const std::string& s) { Warn(opts, s); };
+  auto raw = [](const std::vector<PackId>& v) { return std::vector<RawId>(v.begin(), v.end()); };
+
+  if (opts.dry_run) {
+    res.plan = std::move(plan);
+    return res;
+  }
+
+  // (a) Packs no index refers to are garbage (the lock is exclusive, so no backup is
+  // between writing a pack and its index).
+  if (!plan.remove_first.empty()) {
+    Progress(opts, "deleting unreferenced packs");
+    res.remove_failures +=
+        RemoveFiles(repo, FileType::kPack, raw(plan.remove_first), threads, true, warn);
+  }
+
+  // (b) Copy the still-used blobs out of the repack packs; Flush writes the last new pack
+  // and an index file for all new packs.
+  if (!plan.repack.empty()) {
+    Progress(opts, "repacking packs");
+    const size_t packs_before = repo.index().PackCount();
+    PackTable packs = PackTable::FromIndex(repo.index());
+    std::vector<std::atomic<bool>> claimed[2] = {
+        std::vector<std::atomic<bool>>(plan.keep.data.size()),
+        std::vector<std::atomic<bool>>(plan.keep.trees.size())};
+    ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
+      const PackId& pid = plan.repack[k];
+      long pi = packs.Find(pid);
+      if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
+      std::vector<const PackedBlob*> want;
+      uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
+      for (const PackedBlob& b : packs.blobs(pi)) {
+        size_t pos = plan.keep.Of(b.type).Find(b.id);
+        if (pos == SortedBlobSet::npos || claimed[TypeIndex(b.type)][pos].load()) continue;
+        want.push_back(&b);
+        lo = std::min<uint64_t>(lo, b.offset);
+        hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
+      }
+      if (want.empty()) return;
+      const std::string name = pid.Hex();
+      Bytes buf;
+      std::string load_error;
+      try {
+        buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
+      } catch (const Error& e) {
+        if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
+        load_error = e.what();
+      }
+      for (const PackedBlob* b : want) {
+        std::atomic<bool>& flag = claimed[TypeIndex(b->type)][plan.keep.Of(b->type).Find(b->id)];
+        if (flag.load()) continue;
+        Bytes plain;
+        ByteView sealed;
+        uint32_t ulen = 0;
+        std::string err = load_error;
+        if (err.empty()) {
+          ByteView slice(buf.data() + (b->offset - lo), b->length);
+          try {
+            plain = repo.DecodeBlob(b->id, slice, b->uncompressed_length, name);
+            sealed = slice;
+            ulen = b->uncompressed_length;
+          } catch (const Error& e) {
+            err = e.what();
+          }
+        }
+        if (!err.empty()) {
+          // Damaged here: another copy may be intact.
+          try {
+            plain = repo.LoadBlob(b->type, b->id);
+          } catch (const Error& e) {
+            Fail(ErrorCode::kCorrupt, "repacking pack " + name + ": " + err + " (" + e.what() +
+                                          ")");
+          }
+        }
+        if (flag.exchange(true)) continue;
+        repo.SaveBlobCopy(b->type, b->id, plain, sealed, ulen);
+      }
+    });
+    repo.Flush();
+    res.packs_written = repo.index().PackCount() - packs_before;
+    uint64_t not_copied = 0;
+    for (auto& v : claimed)
+      for (auto& f : v)
+        if (!f.load()) ++not_copied;
+    if (not_copied)
+      Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
+                                  " blob(s) were not repacked; nothing was deleted");
+  }
+
+  // (c) + (d) A complete new index without the packs about to go, then the old files.
+  std::unordered_set<PackId, IdHash> gone;
+  for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
+    gone.insert(v->begin(), v->end());
+  if (!gone.empty() || plan.rewrite_index) {
+    Progress(opts, "rebuilding index");
+    PackTable all = PackTable::FromIndex(repo.index());
+    std::vector<FileId> fresh = WriteIndexFiles(
+        repo, all, [&](size_t i) { return !gone.contains(all.id(i)); }, threads);
+    res.index_files_written = fresh.size();
+    std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
+    std::vector<RawId> old;
+    for (const FileId& f : repo.index_files())
+      if (!fresh_set.contains(f)) old.push_back(f);
+    Progress(opts, "deleting obsolete index files");
+    RemoveFiles(repo, FileType::kIndex, old, threads, false, warn);
+    res.index_files_removed = old.size();
+  }
+
+  // (e) Packs that no index lists any more.
+  std::vector<RawId> doomed = raw(plan.remove);
+  doomed.insert(doomed.end(), plan.repack.begin(), plan.repack.end());
+  if (!doomed.empty()) {
+    Progress(opts, "removing " + std::to_string(doomed.size()) + " old packs");
+    res.remove_failures += RemoveFiles(repo, FileType::kPack, doomed, threads, true, warn);
+  }
+  Progress(opts, "done");
+  res.plan = std::move(plan);
+  return res;
+}
+
+PruneResult RunPrune(Repository& repo, const PruneOptions& opts,
+                     const std::function<void(const PrunePlan&)>& on_plan) {
+  PrunePlan plan = PlanPrune(repo, opts);
+  if (on_plan) on_plan(plan);
+  return ExecutePrune(repo, std::move(plan), opts);
+}
+
+}  // namespace haven

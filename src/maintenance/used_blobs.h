@@ -1,0 +1,104 @@
+// The used-blob walk of prune: every tree reachable from a set of snapshots and every
+// data blob listed in the `content` of a file node in those trees (restic's
+// FindUsedBlobs). Built for speed:
+//  * N worker threads share one queue of trees to load, grouped by the pack that holds
+//    them; a worker takes up to 256 trees of one pack and reads each run of trees lying
+//    close together (gaps <= 64 KiB, runs <= 8 MiB) with one backend request;
+//  * each tree is decrypted and decompressed into reused per-thread buffers, its SHA-256
+//    checked, and scanned by the thread's own simdjson on-demand parser, which reads only
+//    `type`, `content` and `subtree` (TreeScanner);
+//  * trees are queued once (a set sharded over 256 mutexes); data blob ids go to
+//    per-thread vectors, sorted and deduplicated by each thread, then merged.
+// A damaged or unreadable copy falls back to Repository::LoadBlob (every other location).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/id.h"
+#include "repo/pack.h"
+#include "repo/repository.h"
+
+namespace haven {
+
+// An immutable set of blob ids: a sorted vector plus a table of the first position of
+// every 16-bit id prefix, so a lookup is one table read and a binary search over a few
+// entries (ids are SHA-256, uniformly spread). Positions (Find) are stable, so callers
+// can keep per-blob state in parallel arrays.
+class SortedBlobSet {
+ public:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+
+  SortedBlobSet() { BuildBuckets(); }
+  // Sorts and removes duplicates.
+  explicit SortedBlobSet(std::vector<BlobId> ids);
+
+  // Position of `id` in ids(), or npos.
+  size_t Find(const BlobId& id) const;
+  bool Contains(const BlobId& id) const { return Find(id) != npos; }
+  const std::vector<BlobId>& ids() const { return ids_; }
+  size_t size() const { return ids_.size(); }
+  bool empty() const { return ids_.empty(); }
+
+ private:
+  void BuildBuckets();
+  std::vector<BlobId> ids_;
+  std::vector<uint32_t> bucket_;  // 65537 entries
+};
+
+struct UsedBlobs {
+  SortedBlobSet trees;
+  SortedBlobSet data;
+
+  const SortedBlobSet& Of(BlobType t) const { return t == BlobType::kTree ? trees : data; }
+  bool Has(BlobType t, const BlobId& id) const { return Of(t).Contains(id); }
+  size_t size() const { return trees.size() + data.size(); }
+};
+
+struct UsedBlobsRoot {
+  FileId snapshot;  // only for messages
+  BlobId tree;
+};
+
+struct UsedBlobsOptions {
+  int threads = 0;  // 0: repo.threads()
+  // Called from worker threads now and then with the number of trees scanned so far.
+  std::function<void(uint64_t trees)> progress;
+};
+
+// Walks every root. The repository's index must be loaded, and nothing may save blobs or
+// reload the index meanwhile (prune holds an exclusive lock). Throws naming the snapshot
+// and the tree when a tree cannot be loaded or parsed (a prune must not go on with an
+// incomplete picture of what is used): kCorrupt for a missing or damaged tree, kIo when
+// the backend failed.
+UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+                        const UsedBlobsOptions& opts = {});
+
+// The lean tree scanner the walk uses, exposed for tests and benchmarks. Not thread-safe;
+// use one per thread.
+class TreeScanner {
+ public:
+  TreeScanner();
+  ~TreeScanner();
+  TreeScanner(const TreeScanner&) = delete;
+  TreeScanner& operator=(const TreeScanner&) = delete;
+
+  // Appends the content ids of every "file" node to *data and the subtree id of every
+  // "dir" node to *subtrees. Throws kCorrupt naming `what` on invalid JSON or ids.
+  void Scan(std::string_view json, std::vector<BlobId>* data, std::vector<BlobId>* subtrees,
+            const std::string& what);
+  // The same without a copy: json[len .. capacity) must be readable, at least
+  // SIMDJSON_PADDING (64) bytes, and zero.
+  void ScanPadded(const uint8_t* json, size_t len, size_t capacity, std::vector<BlobId>* data,
+                  std::vector<BlobId>* subtrees, const std::string& what);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace haven
