@@ -284,44 +284,9 @@ bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
     std::lock_guard lock(save_mu_);
     if (!in_flight_[ti].insert(id).second) return false;
   }
-  // Compress (v2) and seal outside the lock.
-  Bytes payload;
   uint32_t ulen = 0;
-  bool compress = config_.version >= 2 && !plain.empty() &&
-                  (t == BlobType::kTree ||
-                   (compression_ != Compression::kOff && !LooksIncompressible(plain)));
-  if (compress) {
-    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
-                                     : ZstdLevel(compression_);
-    ScopedTimer t(Stage::kCompress);
-    payload = ZstdCompress(plain, level);
-    ulen = static_cast<uint32_t>(plain.size());
-  }
-  ByteView body = compress ? ByteView(payload) : plain;
-  Bytes sealed(body.size() + crypto::kOverhead);
-  {
-    ScopedTimer t(Stage::kSeal);
-    crypto::SealInto(key_, body, sealed.data());
-  }
-  if (t == BlobType::kData) {
-    stats_.data_blobs++;
-  } else {
-    stats_.tree_blobs++;
-  }
-  stats_.data_added += plain.size();
-  stats_.data_added_packed += sealed.size();
-
-  Bytes full;
-  std::vector<PackedBlob> blobs;
-  {
-    std::lock_guard lock(save_mu_);
-    auto& pw = packers_[ti];
-    if (!pw) pw = std::make_unique<PackWriter>(t);
-    pw->Add(id, sealed, ulen);
-    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
-      full = pw->Finish(key_, &blobs);
-  }
-  if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
+  Bytes sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+  AppendSealed(t, id, sealed, ulen, plain.size());
   return true;
 }
 
@@ -336,43 +301,57 @@ bool Repository::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, Byte
   bool compress_now = config_.version >= 2 && uncompressed_length == 0 && !plain.empty() &&
                       (t == BlobType::kTree || compression_ != Compression::kOff);
   if (sealed.empty() || compress_now) {
-    Bytes payload;
-    uint32_t ulen = 0;
-    bool compress = config_.version >= 2 && !plain.empty() &&
-                    (t == BlobType::kTree || compression_ != Compression::kOff);
-    if (compress) {
-      int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
-                                       : ZstdLevel(compression_);
-      ScopedTimer t(Stage::kCompress);
-    payload = ZstdCompress(plain, level);
-      ulen = static_cast<uint32_t>(plain.size());
-    }
-    ByteView body = compress ? ByteView(payload) : plain;
-    fresh.resize(body.size() + crypto::kOverhead);
-    crypto::SealInto(key_, body, fresh.data());
+    fresh = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
     sealed = fresh;
-    uncompressed_length = ulen;
   }
+  AppendSealed(t, id, sealed, uncompressed_length, plain.size());
+  return true;
+}
+
+Bytes Repository::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
+                           uint32_t* uncompressed_length) {
+  // v2 compresses trees always and data unless compression is off (or, for new data,
+  // the sample says it will not shrink); compression and sealing run in the caller.
+  bool compress = config_.version >= 2 && !plain.empty() &&
+                  (t == BlobType::kTree ||
+                   (compression_ != Compression::kOff &&
+                    !(skip_incompressible && LooksIncompressible(plain))));
+  Bytes payload;
+  *uncompressed_length = 0;
+  if (compress) {
+    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
+                                     : ZstdLevel(compression_);
+    ScopedTimer timer(Stage::kCompress);
+    payload = ZstdCompress(plain, level);
+    *uncompressed_length = static_cast<uint32_t>(plain.size());
+  }
+  ByteView body = compress ? ByteView(payload) : plain;
+  Bytes sealed(body.size() + crypto::kOverhead);
+  ScopedTimer timer(Stage::kSeal);
+  crypto::SealInto(key_, body, sealed.data());
+  return sealed;
+}
+
+void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
+                              uint32_t uncompressed_length, size_t plain_size) {
   if (t == BlobType::kData) {
     stats_.data_blobs++;
   } else {
     stats_.tree_blobs++;
   }
-  stats_.data_added += plain.size();
+  stats_.data_added += plain_size;
   stats_.data_added_packed += sealed.size();
-
   Bytes full;
   std::vector<PackedBlob> blobs;
   {
     std::lock_guard lock(save_mu_);
-    auto& pw = packers_[ti];
+    auto& pw = packers_[static_cast<int>(t)];
     if (!pw) pw = std::make_unique<PackWriter>(t);
     pw->Add(id, sealed, uncompressed_length);
     if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
       full = pw->Finish(key_, &blobs);
   }
   if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
-  return true;
 }
 
 void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {

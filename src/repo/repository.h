@@ -122,6 +122,12 @@ class Repository {
  private:
   Repository() = default;
   void UploadPack(Bytes pack, std::vector<PackedBlob> blobs);
+  // Compresses (v2, per the compression mode) and seals one blob's plaintext.
+  Bytes SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
+                 uint32_t* uncompressed_length);
+  // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
+  void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
+                    size_t plain_size);
   void WriteIndexLocked(std::unique_lock<std::mutex>& lock);
 
   std::shared_ptr<Backend> backend_;
