@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <unordered_map>
 #include <future>
 #include <map>
 #include <mutex>
@@ -45,6 +48,35 @@ struct timespec ToTimespec(const gojson::Timestamp& t) {
 
 }  // namespace
 
+void WriteBlobAt(int fd, ByteView b, uint64_t off) {
+  // Leave holes for 4 KiB-aligned runs of zeros (the file was sized beforehand).
+  size_t pos = 0;
+  while (pos < b.size()) {
+    size_t n = std::min<size_t>(b.size() - pos, 4096);
+    if (n == 4096 && AllZero(b.data() + pos, n)) {
+      pos += n;
+      continue;
+    }
+    size_t end = pos + n;
+    while (end < b.size()) {
+      size_t m = std::min<size_t>(b.size() - end, 4096);
+      if (m == 4096 && AllZero(b.data() + end, m)) break;
+      end += m;
+    }
+    size_t done = 0;
+    while (done < end - pos) {
+      ssize_t w = pwrite(fd, b.data() + pos + done, end - pos - done,
+                         static_cast<off_t>(off + pos + done));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        Fail(ErrorCode::kIo, std::string("write: ") + strerror(errno));
+      }
+      done += static_cast<size_t>(w);
+    }
+    pos = end;
+  }
+}
+
 uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& content) {
   uint64_t off = 0;
   for (const BlobId& id : content) {
@@ -54,33 +86,9 @@ uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& c
       b = repo.LoadBlob(BlobType::kData, id);
     }
     ScopedTimer wt(Stage::kWrite);
-    // Leave holes for 4 KiB-aligned runs of zeros.
-    size_t pos = 0;
-    while (pos < b.size()) {
-      size_t n = std::min<size_t>(b.size() - pos, 4096);
-      bool zero = n == 4096 && AllZero(b.data() + pos, n);
-      if (!zero) {
-        size_t end = pos + n;
-        while (end < b.size()) {
-          size_t m = std::min<size_t>(b.size() - end, 4096);
-          if (m == 4096 && AllZero(b.data() + end, m)) break;
-          end += m;
-        }
-        size_t done = 0;
-        while (done < end - pos) {
-          ssize_t w = pwrite(fd, b.data() + pos + done, end - pos - done,
-                             static_cast<off_t>(off + pos + done));
-          if (w < 0) {
-            if (errno == EINTR) continue;
-            Fail(ErrorCode::kIo, std::string("write: ") + strerror(errno));
-          }
-          done += static_cast<size_t>(w);
-        }
-        pos = end;
-      } else {
-        pos += n;
-      }
-    }
+    if (ftruncate(fd, static_cast<off_t>(off + b.size())) != 0)
+      Fail(ErrorCode::kIo, std::string("truncate: ") + strerror(errno));
+    WriteBlobAt(fd, b, off);
     off += b.size();
   }
   if (ftruncate(fd, static_cast<off_t>(off)) != 0)
@@ -90,16 +98,28 @@ uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& c
 
 namespace {
 
+// Restore in two phases. The walk (this thread) creates directories, special files and
+// empty, pre-sized regular files, and plans every content blob by the pack that holds it.
+// Then each pack is read once (contiguous ranges, in order of first use) on the worker
+// pool, its blobs are decoded once and written with positional writes to every file and
+// offset that uses them; the job that writes a file's last blob sets its metadata.
 class Restore {
  public:
   Restore(Repository& repo, const RestoreOptions& opts)
-      : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 4) {}
+      : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {}
 
   RestoreResult Run(const BlobId& tree) {
     if (mkdir(opts_.target.c_str(), 0700) != 0 && errno != EEXIST)
       Fail(ErrorCode::kFatal, "cannot create target " + opts_.target + ": " + strerror(errno));
-    RestoreTree(tree, opts_.target, "", opts_.includes.empty());
-    for (auto& f : jobs_) f.get();
+    {
+      ScopedTimer t(Stage::kWalk);
+      RestoreTree(tree, opts_.target, "", opts_.includes.empty());
+    }
+    FlushEmpty();
+    std::vector<std::future<void>>& jobs = jobs_;
+    for (size_t i = 0; i < packs_.size(); i++)
+      jobs.push_back(pool_.Submit([this, i] { RestorePack(packs_[i]); }));
+    for (auto& f : jobs) f.get();
     // Directory metadata last. dirs_ lists every directory after its subdirectories
     // (post-order), so children get their metadata before their parent loses write or
     // search permission, and creating entries never touches a finished directory.
@@ -111,10 +131,33 @@ class Restore {
   }
 
  private:
+  struct File {
+    std::string path, snap_path;
+    Node node;
+    uint64_t size = 0;
+    std::atomic<bool> created{false};  // by the first writer, or by Finish
+    std::atomic<uint32_t> pending{0};  // blob writes not yet done
+    std::atomic<bool> failed{false};
+  };
+  // One use of a blob: written to file `file` at `file_offset`.
+  struct Use {
+    uint32_t offset, length, uncompressed_length;  // the blob in its pack
+    uint32_t file;
+    uint64_t file_offset;
+    BlobId id;
+  };
+  struct Pack {
+    PackId id;
+    std::vector<Use> uses;
+  };
+
   void Warn(const std::string& path, const std::string& msg) {
     std::lock_guard lock(mu_);
     warnings_.emplace_back(path, msg);
     result_.errors++;
+  }
+  void FailFile(File& f, const std::string& msg) {
+    if (!f.failed.exchange(true)) Warn(f.snap_path, "restore " + f.snap_path + ": " + msg);
   }
 
   bool Selected(const std::string& snap_path, bool is_dir, bool parent_included,
@@ -157,6 +200,163 @@ class Restore {
     }
   }
 
+  // Plans a file's blobs. The file itself is created by the first job that writes to it
+  // (creating files is the costliest part of a restore of small files, so it runs on
+  // the workers), or by Finish when it has no content; hard-linked files are created
+  // here so that their links can be made during the walk.
+  void PlanFile(Node& n, const std::string& path, const std::string& snap_path,
+                bool create_now) {
+    unlink(path.c_str());
+    result_.files++;
+    auto f = std::make_unique<File>();
+    f->path = path;
+    f->snap_path = snap_path;
+    const uint32_t file_no = static_cast<uint32_t>(files_.size());
+    uint64_t off = 0;
+    uint32_t uses = 0;
+    for (const BlobId& id : n.content) {
+      std::vector<BlobLocation> locs = repo_.index().Lookup(BlobType::kData, id);
+      if (locs.empty()) {
+        FailFile(*f, "data blob " + id.Hex() + " is not in the index");
+        break;
+      }
+      const BlobLocation& l = locs[0];
+      auto [it, inserted] = pack_no_.try_emplace(l.pack, packs_.size());
+      if (inserted) packs_.push_back(Pack{l.pack, {}});
+      packs_[it->second].uses.push_back(
+          Use{l.offset, l.length, l.uncompressed_length, file_no, off, id});
+      off += l.PlainLength();
+      uses++;
+    }
+    result_.bytes += off;
+    f->size = off;
+    f->pending = uses;
+    f->node = std::move(n);
+    File& file = *f;
+    files_.push_back(std::move(f));
+    if (create_now) {
+      int fd = Open(file);
+      if (fd >= 0) close(fd);
+    }
+    if (uses == 0) {
+      empty_.push_back(file_no);
+      if (empty_.size() >= 256) FlushEmpty();
+    }
+  }
+
+  // Finishes files without content on the workers, a batch at a time.
+  void FlushEmpty() {
+    if (empty_.empty()) return;
+    jobs_.push_back(pool_.Submit([this, batch = std::move(empty_)] {
+      for (uint32_t f : batch) Finish(*files_[f]);
+    }));
+    empty_.clear();
+  }
+
+  // Opens a planned file for writing, creating it with its final size on first use.
+  int Open(File& f) {
+    int fd = open(f.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      FailFile(f, "create " + f.path + ": " + strerror(errno));
+      return -1;
+    }
+    if (!f.created.exchange(true) && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
+      FailFile(f, "truncate " + f.path + ": " + strerror(errno));
+    return fd;
+  }
+
+  // Called once per file, after its last blob is written (or when it has none).
+  void Finish(File& f) {
+    if (!f.created) {
+      int fd = Open(f);
+      if (fd < 0) return;
+      close(fd);
+    }
+    SetMetadata(f.path, f.node);
+    if (opts_.verify && !f.failed) Verify(f.path, f.snap_path, f.node);
+    f.node.content = {};
+  }
+
+  void RestorePack(Pack& pack) {
+    std::vector<Use>& uses = pack.uses;
+    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.file < b.file;
+    });
+    std::map<uint32_t, int> fds;  // file -> open fd, for this pack
+    std::map<uint32_t, uint32_t> done;  // file -> blob writes done in this pack
+    constexpr uint64_t kMaxGap = 1 << 20, kMaxRange = 16 << 20;
+    size_t i = 0;
+    while (i < uses.size()) {
+      // One read covering blobs separated by small gaps.
+      size_t j = i + 1;
+      uint64_t begin = uses[i].offset, end = begin + uses[i].length;
+      while (j < uses.size() && uses[j].offset <= end + kMaxGap &&
+             uses[j].offset + uint64_t{uses[j].length} - begin <= kMaxRange) {
+        end = std::max<uint64_t>(end, uses[j].offset + uint64_t{uses[j].length});
+        j++;
+      }
+      Bytes range;
+      std::string read_error;
+      try {
+        ScopedTimer t(Stage::kLoad);
+        range = repo_.backend().Load({FileType::kPack, pack.id.Hex()}, begin, end - begin);
+        if (range.size() != end - begin)
+          Fail(ErrorCode::kCorrupt, "pack " + pack.id.Hex() + " is shorter than the index says");
+      } catch (const Error& e) {
+        read_error = e.what();
+      }
+      for (size_t k = i; k < j;) {
+        // Every use of the same blob (same offset) shares one decode.
+        size_t m = k + 1;
+        while (m < j && uses[m].offset == uses[k].offset) m++;
+        const Use& u = uses[k];
+        Bytes plain;
+        std::string error;
+        try {
+          if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
+          ScopedTimer t(Stage::kDecode);
+          plain = repo_.DecodeBlob(
+              u.id, ByteView(range).subspan(u.offset - begin, u.length), u.uncompressed_length,
+              pack.id.Hex());
+        } catch (const Error& e) {
+          // Another copy elsewhere may be intact.
+          try {
+            plain = repo_.LoadBlob(BlobType::kData, u.id);
+          } catch (const Error& e2) {
+            error = e2.what();
+          }
+        }
+        for (size_t q = k; q < m; q++) {
+          File& f = *files_[uses[q].file];
+          done[uses[q].file]++;
+          if (!error.empty()) {
+            FailFile(f, error);
+            continue;
+          }
+          auto it = fds.find(uses[q].file);
+          if (it == fds.end()) {
+            int fd = Open(f);
+            if (fd < 0) continue;
+            it = fds.emplace(uses[q].file, fd).first;
+          }
+          try {
+            ScopedTimer t(Stage::kWrite);
+            WriteBlobAt(it->second, plain, uses[q].file_offset);
+          } catch (const Error& e) {
+            FailFile(f, e.what());
+          }
+        }
+        k = m;
+      }
+      i = j;
+    }
+    for (auto& [file, fd] : fds) close(fd);
+    for (auto& [file, n] : done) {
+      File& f = *files_[file];
+      if (f.pending.fetch_sub(n) == n) Finish(f);
+    }
+  }
+
   void RestoreNode(Node& n, const std::string& path, const std::string& snap_path,
                    bool included) {
     switch (n.type) {
@@ -172,7 +372,8 @@ class Restore {
       }
       case NodeType::kFile: {
         if (!included) return;
-        if (n.links > 1 && n.inode) {
+        bool linked = n.links > 1 && n.inode;
+        if (linked) {
           auto key = std::make_pair(n.device_id, n.inode);
           auto it = hardlinks_.find(key);
           if (it != hardlinks_.end()) {
@@ -186,25 +387,7 @@ class Restore {
             hardlinks_[key] = path;
           }
         }
-        unlink(path.c_str());
-        int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) {
-          Warn(snap_path, "create " + path + ": " + strerror(errno));
-          return;
-        }
-        result_.files++;
-        jobs_.push_back(pool_.Submit([this, fd, path, snap_path, node = n] {
-          try {
-            uint64_t written = WriteFileContent(repo_, fd, node.content);
-            std::lock_guard lock(mu_);
-            result_.bytes += written;
-          } catch (const Error& e) {
-            Warn(snap_path, "restore " + snap_path + ": " + e.what());
-          }
-          close(fd);
-          SetMetadata(path, node);
-          if (opts_.verify) Verify(path, snap_path, node);
-        }));
+        PlanFile(n, path, snap_path, linked);
         return;
       }
       case NodeType::kSymlink:
@@ -297,7 +480,11 @@ class Restore {
   Repository& repo_;
   const RestoreOptions& opts_;
   ThreadPool pool_;
+  std::vector<std::unique_ptr<File>> files_;
+  std::vector<uint32_t> empty_;
   std::vector<std::future<void>> jobs_;
+  std::vector<Pack> packs_;
+  std::unordered_map<PackId, size_t, IdHash> pack_no_;
   std::vector<std::pair<std::string, Node>> dirs_;
   std::map<std::pair<uint64_t, uint64_t>, std::string> hardlinks_;
   std::mutex mu_;
