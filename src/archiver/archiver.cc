@@ -102,6 +102,7 @@ class Backup {
   void Warn(const std::string& path, const std::string& msg) {
     std::lock_guard lock(warn_mu_);
     warnings_.emplace_back(path, msg);
+    if (opts_.progress) opts_.progress->Error();
   }
   // A source that could not be read: the snapshot is incomplete (exit code 3).
   void SourceError(const std::string& path, const std::string& msg) {
@@ -192,6 +193,7 @@ FileResult Backup::SaveFile(const std::string& path) {
   bool multi = false;
   auto emit = [&](size_t n, bool last) {
     r.size += n;
+    if (opts_.progress) opts_.progress->AddBytes(n);
     if (last && !multi) {  // the whole file is one chunk: no hand-off
       r.content.push_back(store(ByteView(buf.data(), n)));
       return;
@@ -241,6 +243,7 @@ FileResult Backup::SaveFile(const std::string& path) {
   collect(0);
   close(fd);
   if (failure) std::rethrow_exception(failure);
+  if (opts_.progress) opts_.progress->FileDone();
   return r;
 }
 
@@ -301,6 +304,10 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       if (unchanged) {
         p.node.content = pnode->content;
         stats_.files_unmodified++;
+        if (opts_.progress) {
+          opts_.progress->AddBytes(p.node.size);
+          opts_.progress->FileDone();
+        }
       } else {
         if (pnode) {
           stats_.files_changed++;

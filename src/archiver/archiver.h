@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/path_match.h"
+#include "core/progress.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -30,6 +31,8 @@ struct BackupOptions {
   std::string program_version;
   // Called with each warning, in path order.
   std::function<void(const std::string&)> warn;
+  // Optional: counts files and bytes as they are done (for a progress report).
+  ProgressCounters* progress = nullptr;
   // Optional time override (for tests); default now.
   std::optional<gojson::Timestamp> time;
 };

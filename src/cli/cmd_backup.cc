@@ -1,15 +1,19 @@
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "archiver/archiver.h"
+#include "archiver/scanner.h"
 #include "backend/dry_run_backend.h"
 #include "cli/common.h"
-#include "core/timings.h"
+#include "cli/progress_reporter.h"
 #include "core/error.h"
+#include "core/timings.h"
 #include "repo/gojson.h"
 
 namespace haven::cli {
@@ -113,7 +117,24 @@ void RegisterBackup(CLI::App& app) {
     // Same repository state, but every write is discarded.
     if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
     Repository* target = repo.get();
-    BackupResult r = RunBackup(*target, opts, o.dry_run);
+    ProgressCounters progress;
+    opts.progress = &progress;
+    ProgressReporter reporter("backup", progress);
+    std::atomic<bool> stop_scan{false};
+    std::thread scanner;
+    if (reporter.enabled() && !opts.stdin_mode)
+      scanner = std::thread([&] { ScanTotals(opts.targets, opts.excludes, progress, stop_scan); });
+    BackupResult r;
+    try {
+      r = RunBackup(*target, opts, o.dry_run);
+    } catch (...) {
+      stop_scan = true;
+      if (scanner.joinable()) scanner.join();
+      throw;
+    }
+    stop_scan = true;
+    if (scanner.joinable()) scanner.join();
+    reporter.Stop();
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("backup", secs);

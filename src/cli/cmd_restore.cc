@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "cli/common.h"
+#include "cli/progress_reporter.h"
 #include "core/timings.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
@@ -54,7 +55,8 @@ void RegisterRestore(CLI::App& app) {
         if (!found) Fail(ErrorCode::kNotFound, "path " + sub + " not found in snapshot " + id.Short());
       }
     }
-    Print("restoring snapshot " + id.Short() + " of " +
+    if (!Globals().json)
+      Print("restoring snapshot " + id.Short() + " of " +
           (s.paths.empty() ? std::string() : s.paths[0]) + " at " + gojson::FormatTime(s.time) +
           " to " + target);
     RestoreOptions opts;
@@ -64,7 +66,11 @@ void RegisterRestore(CLI::App& app) {
     opts.verify = verify;
     opts.jobs = Jobs();
     opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };
+    ProgressCounters progress;
+    opts.progress = &progress;
+    ProgressReporter reporter("restore", progress);
     RestoreResult r = RunRestore(*repo, tree, opts);
+    reporter.Stop();
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("restore", secs);
@@ -72,7 +78,18 @@ void RegisterRestore(CLI::App& app) {
     std::snprintf(line, sizeof(line), "restored %llu files, %llu dirs, %s in %.2fs",
                   (unsigned long long)r.files, (unsigned long long)r.dirs,
                   FormatBytes(r.bytes).c_str(), secs);
-    Verbose(line);
+    if (Globals().json) {
+      std::printf(
+          "{\"message_type\":\"summary\",\"seconds_elapsed\":%llu,\"total_files\":%llu,"
+          "\"files_restored\":%llu,\"total_bytes\":%llu,\"bytes_restored\":%llu,"
+          "\"error_count\":%llu}\n",
+          (unsigned long long)secs, (unsigned long long)progress.total_files.load(),
+          (unsigned long long)progress.files_done.load(),
+          (unsigned long long)progress.total_bytes.load(),
+          (unsigned long long)progress.bytes_done.load(), (unsigned long long)r.errors);
+    } else {
+      Verbose(line);
+    }
     if (verify) Print("verified " + std::to_string(r.verified) + " files");
     if (r.errors) {
       Warn("There were " + std::to_string(r.errors) + " errors");

@@ -115,6 +115,7 @@ class Restore {
       ScopedTimer t(Stage::kWalk);
       RestoreTree(tree, opts_.target, "", opts_.includes.empty());
     }
+    if (opts_.progress) opts_.progress->totals_final = true;
     FlushEmpty();
     std::vector<std::future<void>>& jobs = jobs_;
     for (size_t i = 0; i < packs_.size(); i++)
@@ -155,6 +156,7 @@ class Restore {
     std::lock_guard lock(mu_);
     warnings_.emplace_back(path, msg);
     result_.errors++;
+    if (opts_.progress) opts_.progress->Error();
   }
   void FailFile(File& f, const std::string& msg) {
     if (!f.failed.exchange(true)) Warn(f.snap_path, "restore " + f.snap_path + ": " + msg);
@@ -229,6 +231,7 @@ class Restore {
       uses++;
     }
     result_.bytes += off;
+    if (opts_.progress) opts_.progress->AddTotal(1, off);
     f->size = off;
     f->pending = uses;
     f->node = std::move(n);
@@ -275,6 +278,7 @@ class Restore {
     SetMetadata(f.path, f.node);
     if (opts_.verify && !f.failed) Verify(f.path, f.snap_path, f.node);
     f.node.content = {};
+    if (opts_.progress) opts_.progress->FileDone();
   }
 
   void RestorePack(Pack& pack) {
@@ -342,6 +346,7 @@ class Restore {
           try {
             ScopedTimer t(Stage::kWrite);
             WriteBlobAt(it->second, plain, uses[q].file_offset);
+            if (opts_.progress) opts_.progress->AddBytes(plain.size());
           } catch (const Error& e) {
             FailFile(f, e.what());
           }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/path_match.h"
+#include "core/progress.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -18,6 +19,8 @@ struct RestoreOptions {
   bool verify = false;
   int jobs = 0;
   std::function<void(const std::string&)> warn;
+  // Optional: totals are counted during the walk, then files and bytes as written.
+  ProgressCounters* progress = nullptr;
 };
 
 struct RestoreResult {

@@ -1,0 +1,56 @@
+// Prints progress of long work from ProgressCounters on a background thread:
+// - on a terminal (stdout is a tty, no --quiet, no --json): one status line redrawn in
+//   place: elapsed, percent, files and bytes done of the total, rate, errors, ETA;
+// - with --json: restic-style {"message_type":"status",...} lines, one per interval;
+// - otherwise nothing.
+// The interval is 1/fps seconds, fps from HAVEN_PROGRESS_FPS (or RESTIC_PROGRESS_FPS),
+// default 10 on a terminal and 1 with --json.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/progress.h"
+
+namespace haven::cli {
+
+class ProgressReporter {
+ public:
+  // kind: "backup", "restore" or "check" (names the JSON fields as restic does).
+  ProgressReporter(const char* kind, ProgressCounters& counters);
+  ~ProgressReporter();  // Stop()
+  // True when something will be printed (callers may skip extra work, e.g. scanning).
+  bool enabled() const { return mode_ != Mode::kOff; }
+  // Stops the thread and clears the status line.
+  void Stop();
+
+  // "[0:42] 12.34%  1234 files 1.234 GiB, total 5678 files 9.9 GiB, 0 errors ETA 1:23"
+  static std::string StatusLine(const char* kind, double elapsed, uint64_t files,
+                                uint64_t bytes, uint64_t total_files, uint64_t total_bytes,
+                                uint64_t errors, bool totals_final);
+  static std::string StatusJson(const char* kind, double elapsed, uint64_t files,
+                                uint64_t bytes, uint64_t total_files, uint64_t total_bytes,
+                                uint64_t errors, bool totals_final);
+
+ private:
+  enum class Mode { kOff, kTerminal, kJson };
+  void Loop();
+  void PrintOnce();
+
+  const char* kind_;
+  ProgressCounters& c_;
+  Mode mode_ = Mode::kOff;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::duration<double> interval_{0.1};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  bool printed_ = false;
+  std::thread thread_;
+};
+
+}  // namespace haven::cli
