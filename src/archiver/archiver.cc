@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <deque>
@@ -77,6 +78,9 @@ struct Pending {
   Node node;
   std::future<FileResult> content;
   bool has_future = false;
+  std::future<Node> dir;  // a subdirectory walked on another thread
+  bool has_dir_future = false;
+  const Node* parent = nullptr;  // the parent snapshot's node of a directory
   std::string path;
 };
 
@@ -94,7 +98,8 @@ class Backup {
         jobs_(ResolveJobs(opts.jobs)),
         pool_(jobs_, static_cast<size_t>(jobs_) * 4),
         blob_pool_(jobs_, static_cast<size_t>(jobs_) * 4),
-        budget_(std::max<size_t>(64 << 20, static_cast<size_t>(jobs_) * (24 << 20))) {}
+        budget_(std::max<size_t>(64 << 20, static_cast<size_t>(jobs_) * (24 << 20))),
+        walk_threads_(jobs_ - 1) {}
 
   BackupResult Run();
 
@@ -133,7 +138,16 @@ class Backup {
   ThreadPool pool_;       // one job per changed file: read + chunk
   ThreadPool blob_pool_;  // one job per chunk of a multi-chunk file: hash + store
   ByteBudget budget_;     // bytes of chunks queued in blob_pool_
-  BackupStats stats_;
+  // Walk threads that may still be started: a subdirectory is walked on a thread of its
+  // own while one is free (else inline), so the walk uses every core on many small files.
+  std::atomic<int> walk_threads_;
+  bool TakeWalkThread() {
+    int n = walk_threads_.load();
+    while (n > 0)
+      if (walk_threads_.compare_exchange_weak(n, n - 1)) return true;
+    return false;
+  }
+  BackupStats stats_;  // guarded by warn_mu_ once the walk runs
   std::mutex warn_mu_;
   std::vector<std::pair<std::string, std::string>> warnings_;
 };
@@ -265,19 +279,26 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   };
 
   std::vector<Pending> entries;
+  BackupStats local;
   auto add_entry = [&](const std::string& child_path, const std::string& child_name,
                        const struct stat& cst, const VirtualDir* child_virt) {
     const Node* pnode = find_parent(child_name);
     Pending p;
     p.path = child_path;
     if (S_ISDIR(cst.st_mode)) {
-      p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode);
-      if (!pnode) {
-        stats_.dirs_new++;
-      } else if (pnode->subtree && p.node.subtree && *pnode->subtree == *p.node.subtree) {
-        stats_.dirs_unmodified++;
+      p.parent = pnode;
+      if (TakeWalkThread()) {
+        p.dir = std::async(std::launch::async, [this, child_path, child_name, cst, child_virt,
+                                                pnode] {
+          struct Give {
+            std::atomic<int>& n;
+            ~Give() { n++; }
+          } give{walk_threads_};
+          return SaveDirectory(child_path, child_name, cst, child_virt, pnode);
+        });
+        p.has_dir_future = true;
       } else {
-        stats_.dirs_changed++;
+        p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode);
       }
       entries.push_back(std::move(p));
       return;
@@ -286,8 +307,8 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime);
     for (const auto& msg : w) Warn(child_path, msg);
     if (p.node.type == NodeType::kFile) {
-      stats_.total_files++;
-      stats_.total_bytes += p.node.size;
+      local.total_files++;
+      local.total_bytes += p.node.size;
       bool unchanged = !opts_.force && pnode && pnode->type == NodeType::kFile &&
                        pnode->mtime.sec == p.node.mtime.sec &&
                        pnode->mtime.nsec == p.node.mtime.nsec &&
@@ -303,16 +324,16 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       }
       if (unchanged) {
         p.node.content = pnode->content;
-        stats_.files_unmodified++;
+        local.files_unmodified++;
         if (opts_.progress) {
           opts_.progress->AddBytes(p.node.size);
           opts_.progress->FileDone();
         }
       } else {
         if (pnode) {
-          stats_.files_changed++;
+          local.files_changed++;
         } else {
-          stats_.files_new++;
+          local.files_new++;
         }
         p.content = pool_.Submit([this, child_path] { return SaveFile(child_path); });
         p.has_future = true;
@@ -372,6 +393,17 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   std::vector<Node> nodes;
   nodes.reserve(entries.size());
   for (Pending& p : entries) {
+    if (p.has_dir_future) p.node = p.dir.get();
+    if (p.node.type == NodeType::kDir) {
+      const Node* pnode = p.parent;
+      if (!pnode) {
+        local.dirs_new++;
+      } else if (pnode->subtree && p.node.subtree && *pnode->subtree == *p.node.subtree) {
+        local.dirs_unmodified++;
+      } else {
+        local.dirs_changed++;
+      }
+    }
     if (p.has_future) {
       FileResult fr = p.content.get();
       if (!fr.error.empty()) {
@@ -382,6 +414,17 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       p.node.size = fr.size;
     }
     nodes.push_back(std::move(p.node));
+  }
+  {
+    std::lock_guard lock(warn_mu_);
+    stats_.files_new += local.files_new;
+    stats_.files_changed += local.files_changed;
+    stats_.files_unmodified += local.files_unmodified;
+    stats_.dirs_new += local.dirs_new;
+    stats_.dirs_changed += local.dirs_changed;
+    stats_.dirs_unmodified += local.dirs_unmodified;
+    stats_.total_files += local.total_files;
+    stats_.total_bytes += local.total_bytes;
   }
   return SaveTree(nodes);
 }

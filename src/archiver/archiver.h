@@ -1,7 +1,8 @@
-// Backup: walks the targets in sorted order, compares each file with the parent
-// snapshot's node (size, mtime, ctime, inode) to reuse its content without reading,
-// chunks and stores changed files on a worker pool, and assembles trees bottom-up in
-// name order, so the tree ids do not depend on the number of workers.
+// Backup: walks the targets in sorted order (subdirectories on up to jobs-1 extra walk
+// threads while they are free), compares each file with the parent snapshot's node
+// (size, mtime, ctime, inode) to reuse its content without reading, chunks and stores
+// changed files on a worker pool, and assembles trees bottom-up in name order, so the
+// tree ids do not depend on the number of workers.
 #pragma once
 
 #include <cstdint>
