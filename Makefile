@@ -27,5 +27,12 @@ check-layers:
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h')
 
+# Side-by-side benchmark against restic and borg (bench/README.md): builds Release into
+# build-release/, makes its datasets under bench/work/ (or $HAVEN_BENCH_DIR), appends to
+# bench/RESULTS.md. Heavy (GBs of data, tens of minutes); not part of `make test`.
+BENCH_ARGS ?= --rounds 3
+bench: deps
+	bench/compare $(BENCH_ARGS)
+
 clean:
 	rm -rf $(BUILD)
