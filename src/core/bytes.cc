@@ -1,12 +1,14 @@
 #include "core/bytes.h"
 
+#include <array>
+
 namespace haven {
 
 namespace {
 constexpr char kHex[] = "0123456789abcdef";
 constexpr char kB64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-int HexValue(char c) {
+constexpr int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -32,14 +34,32 @@ std::string HexEncode(ByteView data) {
   return out;
 }
 
+// 0-15 for hex digits, 0xff for anything else.
+constexpr std::array<uint8_t, 256> kHexTable = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    int v = HexValue(static_cast<char>(c));
+    t[static_cast<size_t>(c)] = v < 0 ? 0xff : static_cast<uint8_t>(v);
+  }
+  return t;
+}();
+
+bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t n) {
+  if (hex.size() != 2 * n) return false;
+  uint8_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint8_t hi = kHexTable[static_cast<uint8_t>(hex[2 * i])];
+    uint8_t lo = kHexTable[static_cast<uint8_t>(hex[2 * i + 1])];
+    bad |= hi | lo;  // 0xff marks a non-digit; digits never set bits 4-7
+    out[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return (bad & 0xf0) == 0;
+}
+
 std::optional<Bytes> HexDecode(std::string_view hex) {
   if (hex.size() % 2 != 0) return std::nullopt;
   Bytes out(hex.size() / 2);
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
+  if (!HexDecodeInto(hex, out.data(), out.size())) return std::nullopt;
   return out;
 }
 

@@ -23,6 +23,8 @@ inline std::string_view AsChars(ByteView b) {
 
 std::string HexEncode(ByteView data);
 // Accepts upper and lower case; nullopt on odd length or a non-hex character.
+// Decodes exactly 2*n hex digits into out[0..n) without allocating; false on a non-hex digit.
+bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t n);
 std::optional<Bytes> HexDecode(std::string_view hex);
 
 std::string Base64Encode(ByteView data);

@@ -34,11 +34,8 @@ struct RawId {
     return v;
   }
   static std::optional<RawId> FromHex(std::string_view hex) {
-    if (hex.size() != 64) return std::nullopt;
-    auto b = HexDecode(hex);
-    if (!b) return std::nullopt;
     RawId id;
-    std::memcpy(id.bytes.data(), b->data(), 32);
+    if (!HexDecodeInto(hex, id.bytes.data(), 32)) return std::nullopt;
     return id;
   }
 };
