@@ -62,14 +62,16 @@ void RunUsedBlobs() {
   const double t_walk = Since(t1);
   const uint64_t hwm = ProcStatus("VmHWM");
   const double per = n ? 1.0 / double(n) : 0;
-  char buf[400];
+  char buf[500];
   std::snprintf(buf, sizeof buf,
-                "index: %llu blobs in %llu packs loaded in %.2f s, %.1f bytes/blob resident\n"
+                "index: %llu blobs in %llu packs loaded in %.2f s, %.1f bytes/blob held, "
+                "RSS +%.1f bytes/blob\n"
                 "walk: %zu snapshots, %zu trees + %zu data blobs used in %.2f s "
                 "(%.0f used blobs/s, %.0f indexed blobs/s)\n"
                 "peak RSS %.1f MiB (%.1f bytes per indexed blob)",
                 static_cast<unsigned long long>(n),
                 static_cast<unsigned long long>(repo->index().PackCount()), t_index,
+                double(repo->index().MemoryUsage()) * per,
                 double(rss1 - rss0) * per, roots.size(), used.trees.size(), used.data.size(),
                 t_walk, double(used.size()) / t_walk, double(n) / t_walk,
                 double(hwm) / (1 << 20), double(hwm) * per);

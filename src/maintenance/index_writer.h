@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/thread_pool.h"
 #include "core/id.h"
 #include "repo/index.h"
 #include "repo/repository.h"
@@ -47,7 +48,9 @@ class PackTable {
 
 // Runs fn(i) for i in [0, n) on up to `threads` threads; rethrows the first error after
 // all threads stopped (the remaining items are skipped once an error occurred).
-void ParallelForEach(size_t n, int threads, const std::function<void(size_t)>& fn);
+inline void ParallelForEach(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  ParallelFor(n, threads, fn);
+}
 
 // Writes index files (at most Repository::kIndexFlushBlobs blobs each, whole packs)
 // describing every pack of `packs` for which keep(i) is true. Returns the new file ids.
