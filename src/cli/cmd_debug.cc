@@ -72,7 +72,7 @@ void RunUsedBlobs() {
                 static_cast<unsigned long long>(n),
                 static_cast<unsigned long long>(repo->index().PackCount()), t_index,
                 double(repo->index().MemoryUsage()) * per,
-                double(rss1 - rss0) * per, roots.size(), used.trees.size(), used.data.size(),
+                double(rss1 - rss0) * per, roots.size(), used.Count(BlobType::kTree), used.Count(BlobType::kData),
                 t_walk, double(used.size()) / t_walk, double(n) / t_walk,
                 double(hwm) / (1 << 20), double(hwm) * per);
   Print(buf);

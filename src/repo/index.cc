@@ -216,6 +216,79 @@ void Index::LoadParallel(size_t files, int threads,
   });
   count_ = 0;
   for (size_t sh = 0; sh < kShards; ++sh) count_ += shards_[sh].size;
+  Compact();
+}
+
+void Index::Compact() {
+  size_t pos = 0;
+  for (size_t sh = 0; sh < kShards; ++sh) {
+    Shard& s = shards_[sh];
+    s.Merge();
+    if (s.size && !s.sub) s.BuildSub();
+    if (sh == 256) {  // positions count per type
+      positions_[0] = pos;
+      pos = 0;
+    }
+    base_[sh] = pos;
+    pos += s.size;
+  }
+  positions_[1] = pos;
+}
+
+size_t Index::Find(BlobType type, const BlobId& id) const {
+  const size_t sh = ShardNo(type, id);
+  const Shard& s = shards_[sh];
+  if (!s.sorted) return npos;
+  const uint8_t* tail = id.bytes.data() + 1;
+  const Rec* lo = s.recs + s.sub[tail[0]];
+  const Rec* hi = s.recs + s.sub[tail[0] + 1];
+  while (lo < hi) {
+    const Rec* mid = lo + (hi - lo) / 2;
+    if (CmpId(mid->id, tail) < 0) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == s.recs + s.sorted || CmpId(lo->id, tail) != 0) return npos;
+  return base_[sh] + static_cast<size_t>(lo - s.recs);
+}
+
+PackedBlob Index::EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const {
+  const size_t first = static_cast<size_t>(type) * 256;
+  // the shard holding pos: last shard of the type whose base is <= pos
+  size_t sh = static_cast<size_t>(
+      std::upper_bound(base_.begin() + first, base_.begin() + first + 256, pos) - base_.begin() - 1);
+  const Rec& r = shards_[sh].recs[pos - base_[sh]];
+  PackedBlob b;
+  b.type = type;
+  b.id.bytes[0] = static_cast<uint8_t>(sh % 256);
+  std::memcpy(b.id.bytes.data() + 1, r.id, 31);
+  b.offset = Get32(r.offset);
+  b.length = Get32(r.length);
+  b.uncompressed_length = Get32(r.ulen);
+  if (pack_no) *pack_no = Get32(r.pack);
+  return b;
+}
+
+void Index::ForEachPosition(
+    const std::function<void(BlobType, size_t, size_t, uint32_t, const PackedBlob&)>& fn) const {
+  for (size_t sh = 0; sh < kShards; ++sh) {
+    const Shard& s = shards_[sh];
+    PackedBlob b;
+    b.type = static_cast<BlobType>(sh / 256);
+    b.id.bytes[0] = static_cast<uint8_t>(sh % 256);
+    size_t first = 0;
+    for (size_t i = 0; i < s.size; ++i) {
+      const Rec& r = s.recs[i];
+      if (i == 0 || CmpId(r.id, s.recs[i - 1].id) != 0) first = i;
+      std::memcpy(b.id.bytes.data() + 1, r.id, 31);
+      b.offset = Get32(r.offset);
+      b.length = Get32(r.length);
+      b.uncompressed_length = Get32(r.ulen);
+      fn(b.type, base_[sh] + i, base_[sh] + first, Get32(r.pack), b);
+    }
+  }
 }
 
 bool Index::Has(BlobType type, const BlobId& id) const {

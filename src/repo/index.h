@@ -61,6 +61,23 @@ class Index {
   // Heap bytes held (records, tables, pack ids): for benchmarks and tests.
   size_t MemoryUsage() const;
 
+  // Positions: after Compact (and until the next AddPack) every entry of a type has a
+  // stable position in [0, Positions(type)), in id order, so callers can keep per-blob
+  // state in flat arrays (prune's used-blob bitmap) instead of sets of ids.
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  void Compact();
+  size_t Positions(BlobType type) const { return positions_[static_cast<int>(type)]; }
+  // Position of the first entry of (type, id), or npos. Requires Compact.
+  size_t Find(BlobType type, const BlobId& id) const;
+  // The entry at a position, with its pack number (see PackAt).
+  PackedBlob EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const;
+  const PackId& PackAt(uint32_t pack_no) const { return packs_[pack_no]; }
+  // fn(type, pos, first, pack_no, blob) for every entry in position order; `first` is the
+  // position of the first entry with the same id (duplicates are adjacent).
+  void ForEachPosition(
+      const std::function<void(BlobType, size_t pos, size_t first, uint32_t pack_no,
+                               const PackedBlob&)>& fn) const;
+
  private:
   // Entries live in 512 shards, one per (type, first id byte), as packed 47-byte records
   // (id bytes 1..31, pack number, offset, length, uncompressed length): a sorted run
@@ -71,6 +88,8 @@ class Index {
   uint32_t RegisterPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
 
   std::unique_ptr<Shard[]> shards_;  // 512
+  std::vector<size_t> base_ = std::vector<size_t>(512, 0);  // first position per shard (Compact)
+  size_t positions_[2] = {0, 0};
   size_t count_ = 0;
   std::vector<PackId> packs_;
   std::unordered_map<PackId, uint32_t, IdHash> pack_pos_;  // first number of each pack

@@ -195,6 +195,11 @@ void Repository::LoadIndex() {
   malloc_trim(0);
 }
 
+void Repository::CompactIndex() {
+  std::unique_lock lock(index_mu_);
+  index_.Compact();
+}
+
 Bytes Repository::DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                              const std::string& pack) {
   auto what = [&] { return "blob " + id.Hex() + " in pack " + pack; };
