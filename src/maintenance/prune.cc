@@ -132,7 +132,7 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   UsedBlobs used = FindUsedBlobs(repo, roots, uo);
 
   Progress(opts, "searching used packs...");
-  PackTable packs = PackTable::FromIndex(repo.index());
+  IndexPackView packs(repo.index());  // 4 bytes per blob, not a copy of the index
   plan.rewrite_index = packs.had_duplicates();
 
   // Pass 1: which used blobs the index has, and how often (restic's duplicate counting:

@@ -178,9 +178,11 @@ FileId Repository::ResolveSnapshot(std::string_view arg,
 void Repository::LoadIndex() {
   std::vector<FileId> ids = ListIds(FileType::kIndex);
   // Each file is decoded, parsed and added by one thread; the shards are sorted in
-  // parallel at the end. Only the files in progress are held in memory at once.
+  // parallel at the end. Only the files in progress are held in memory at once (a decoded
+  // file and its parser take several times the file's JSON), so the loaders are the
+  // --jobs threads, not more: decoding is CPU-bound.
   Index fresh;
-  fresh.LoadParallel(ids.size(), std::max(threads_, 4),
+  fresh.LoadParallel(ids.size(), threads_,
                      [&](size_t i, const Index::AddFn& add) {
                        IndexFile f = IndexFile::Parse(LoadJson(FileType::kIndex, ids[i]), ids[i].Hex());
                        for (const auto& p : f.packs) add(p.id, p.blobs);
