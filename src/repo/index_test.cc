@@ -237,6 +237,28 @@ IndexFile SampleFile() {
   return f;
 }
 
+TEST(IndexFile, FastScannerAndGeneralParserAgree) {
+  // restic's compact layout takes the fast scanner; the same content with whitespace,
+  // reordered fields or supersedes takes simdjson. Both must give the same file.
+  IndexFile f = SampleFile();
+  std::string compact = f.ToJson();
+  std::string spaced = compact;
+  for (size_t i = 0; (i = spaced.find("\",\"", i)) != std::string::npos; i += 3) spaced.insert(i + 1, " ");
+  ASSERT_NE(spaced, compact);
+  IndexFile a = IndexFile::Parse(compact, "a"), b = IndexFile::Parse(spaced, "b");
+  EXPECT_EQ(a.ToJson(), compact);
+  EXPECT_EQ(b.ToJson(), compact);
+  std::string sup = compact.substr(0, compact.size() - 2) + ",\"supersedes\":[\"" + Id(7).Hex() + "\"]}";
+  IndexFile c = IndexFile::Parse(sup, "c");
+  EXPECT_EQ(c.ToJson(), compact);
+  ASSERT_EQ(c.supersedes.size(), 1u);
+  EXPECT_EQ(c.supersedes[0], Id(7));
+  // invalid sizes are refused whichever path reads them
+  std::string bad = compact;
+  bad.replace(bad.find("\"length\":100"), 14, "\"length\":10");
+  EXPECT_THROW(IndexFile::Parse(bad, "bad"), Error);
+}
+
 TEST(IndexFile, ExactJson) {
   IndexFile f;
   f.packs.push_back({PId(0xaa), {Blob(BlobType::kData, Id(1), 0, 100, 300),
