@@ -1,7 +1,10 @@
 // `haven repair index [--read-all-packs]` (restic >= 0.16) and its restic 0.14 name
-// `haven rebuild-index`.
+// `haven rebuild-index`; `haven repair snapshots [--forget] [--dry-run] [filters] [ID...]`
+// (restic 0.16).
 #include "cli/common.h"
+#include "cli/snapshot_filter.h"
 #include "maintenance/repair_index.h"
+#include "maintenance/repair_snapshots.h"
 
 namespace haven::cli {
 
@@ -24,6 +27,35 @@ void RunRepairIndex(bool read_all_packs) {
           std::to_string(r.index_files_removed) + " removed");
 }
 
+struct RepairSnapshotsFlags {
+  bool forget = false, dry_run = false;
+  SnapshotFilter filter;
+  std::vector<std::string> ids;
+};
+
+void RunRepairSnapshots(const RepairSnapshotsFlags& f) {
+  auto repo = OpenRepository();
+  std::unique_ptr<Lock> lock;
+  if (!f.dry_run) lock = Lock::Acquire(*repo, /*exclusive=*/true);
+  repo->LoadIndex();
+  auto all = repo->LoadSnapshots();
+  std::vector<std::pair<FileId, Snapshot>> selected;
+  if (f.ids.empty()) {
+    selected = f.filter.Apply(all);
+  } else {
+    for (const std::string& arg : f.ids) selected.push_back(FindSnapshot(*repo, arg, f.filter));
+  }
+  RepairSnapshotsOptions opts;
+  opts.forget = f.forget;
+  opts.dry_run = f.dry_run;
+  opts.progress = [](const std::string& s) { Verbose(s); };
+  RepairSnapshotsResult r = RepairSnapshots(*repo, selected, opts);
+  if (!Globals().verbose)
+    Print(r.modified == 0 ? (f.dry_run ? "no snapshots would be modified" : "no snapshots were modified")
+                          : std::string(f.dry_run ? "would modify " : "modified ") +
+                                std::to_string(r.modified) + " snapshots");
+}
+
 }  // namespace
 
 void RegisterRepair(CLI::App& app) {
@@ -34,6 +66,16 @@ void RegisterRepair(CLI::App& app) {
   index->add_flag("--read-all-packs", read_all,
                   "read all pack files to generate new index from scratch");
   index->callback([] { RunRepairIndex(read_all); });
+
+  static RepairSnapshotsFlags snaps;
+  auto* rs = repair->add_subcommand("snapshots", "repair snapshots that reference missing data");
+  rs->add_flag("--forget", snaps.forget, "remove original snapshots after creating new ones");
+  rs->add_flag("-n,--dry-run", snaps.dry_run, "do not do anything, just print what would be done");
+  rs->add_option("-H,--host", snaps.filter.hosts, "only consider snapshots for this host");
+  rs->add_option("--tag", snaps.filter.tags, "only consider snapshots including tag[,tag,...]");
+  rs->add_option("--path", snaps.filter.paths, "only consider snapshots including this path");
+  rs->add_option("ids", snaps.ids, "snapshot IDs (default: all matching the filters)");
+  rs->callback([] { RunRepairSnapshots(snaps); });
 
   static bool read_all_old = false;
   auto* rebuild = app.add_subcommand("rebuild-index", "build a new index (alias of repair index)");

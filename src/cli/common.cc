@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "backend/cache_backend.h"
+#include "backend/kill_backend.h"
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
 #include "core/error.h"
@@ -64,8 +65,11 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +
                                         "\" is not supported by this haven build yet");
   }
-  auto local = std::make_shared<LocalBackend>(loc);
-  return std::make_shared<RetryBackend>(local);
+  std::shared_ptr<Backend> be = std::make_shared<LocalBackend>(loc);
+  // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
+  if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
+    be = std::make_shared<KillBackend>(be, std::stoull(kill));
+  return std::make_shared<RetryBackend>(be);
 }
 
 namespace {

@@ -74,6 +74,7 @@ void RegisterForget(CLI::App& app);
 void RegisterPrune(CLI::App& app);
 void RegisterRepair(CLI::App& app);
 void RegisterVersion(CLI::App& app);
+void RegisterDebug(CLI::App& app);  // hidden: gen-repo, used-blobs
 
 // Exit code set by a command that finished with a partial result (e.g. 3 for backup).
 extern int g_exit_code;

@@ -1,5 +1,9 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+
 namespace haven {
 
 ThreadPool::ThreadPool(int threads, size_t queue_limit) : limit_(queue_limit ? queue_limit : 1) {
@@ -43,6 +47,36 @@ int ResolveJobs(int jobs) {
   if (jobs > 0) return jobs;
   unsigned n = std::thread::hardware_concurrency();
   return n ? static_cast<int>(n) : 1;
+}
+
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  if (n == 0) return;
+  size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads)));
+  std::atomic<size_t> next{0};
+  std::exception_ptr err;
+  std::mutex err_mu;
+  auto work = [&] {
+    for (;;) {
+      size_t i = next.fetch_add(1);
+      if (i >= n) return;
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(err_mu);
+        if (!err) err = std::current_exception();
+        next = n;
+        return;
+      }
+    }
+  };
+  if (workers == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < workers; ++w) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  if (err) std::rethrow_exception(err);
 }
 
 }  // namespace haven

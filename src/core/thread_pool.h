@@ -46,6 +46,11 @@ class ThreadPool {
 // Number of threads for "--jobs": 0 means all hardware threads.
 int ResolveJobs(int jobs);
 
+// Runs fn(i) for i in [0, n) on up to `threads` threads (the caller's thread when one);
+// after the first error the remaining items are skipped, and the error is rethrown once
+// every thread stopped.
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn);
+
 }  // namespace haven
 
 namespace haven {

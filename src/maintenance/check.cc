@@ -208,7 +208,8 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
         std::string child = path == "/" ? "/" + n.name : path + "/" + n.name;
         if (n.type == NodeType::kDir) {
           if (!n.subtree) {
-            res.errors.push_back("tree " + tid.Hex() + ": dir " + child + " has no subtree");
+            res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + ": dir " +
+                                 child + " has no subtree");
           } else {
             stack.emplace_back(*n.subtree, child);
           }
@@ -216,8 +217,8 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
           for (const BlobId& b : n.content) {
             if (!used_data.insert(b).second) continue;
             if (!index.Has(BlobType::kData, b))
-              res.errors.push_back("tree " + tid.Hex() + ": file " + child + " blob " + b.Hex() +
-                                   " is not in the index");
+              res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + ": file " +
+                                   child + " blob " + b.Hex() + " is not in the index");
           }
         }
       }

@@ -1,5 +1,7 @@
 #include "maintenance/index_writer.h"
 
+#include <tuple>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -66,6 +68,76 @@ PackTable PackTable::FromIndex(const Index& index) {
   return t;
 }
 
+IndexPackView::IndexPackView(const Index& index) : index_(index) {
+  if (index.Positions(BlobType::kData) >= kTreeBit || index.Positions(BlobType::kTree) >= kTreeBit)
+    Fail(ErrorCode::kFatal, "index too large for the pack view");
+  // Pack numbers of the same pack (listed by several index files) share one slot.
+  std::vector<uint32_t> slot_of(index.PackCount());
+  for (uint32_t no = 0; no < index.PackCount(); ++no) {
+    auto [it, added] = pos_.try_emplace(index.PackAt(no), ids_.size());
+    if (added) ids_.push_back(index.PackAt(no));
+    slot_of[no] = static_cast<uint32_t>(it->second);
+  }
+  // Counting sort of the positions by slot.
+  start_.assign(ids_.size() + 1, 0);
+  index.ForEachPosition([&](BlobType, size_t, size_t, uint32_t no, const PackedBlob&) {
+    ++start_[slot_of[no] + 1];
+  });
+  for (size_t i = 0; i < ids_.size(); ++i) start_[i + 1] += start_[i];
+  entries_.resize(start_.back());
+  std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
+  index.ForEachPosition([&](BlobType t, size_t pos, size_t, uint32_t no, const PackedBlob&) {
+    entries_[fill[slot_of[no]]++] =
+        static_cast<uint32_t>(pos) | (t == BlobType::kTree ? kTreeBit : 0);
+  });
+  // Each pack by offset, exact duplicates (one pack in several index files) dropped.
+  std::vector<std::pair<PackedBlob, uint32_t>> tmp;
+  size_t out = 0;
+  std::vector<uint32_t> new_start(ids_.size() + 1, 0);
+  for (size_t i = 0; i < ids_.size(); ++i) {
+    tmp.clear();
+    for (uint32_t k = start_[i]; k < start_[i + 1]; ++k) {
+      uint32_t e = entries_[k];
+      BlobType t = e & kTreeBit ? BlobType::kTree : BlobType::kData;
+      tmp.push_back({index.EntryAt(t, e & ~kTreeBit, nullptr), e});
+    }
+    auto key = [](const PackedBlob& b) {
+      return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
+                             b.uncompressed_length);
+    };
+    std::sort(tmp.begin(), tmp.end(),
+              [&](const auto& a, const auto& b) { return key(a.first) < key(b.first); });
+    new_start[i] = static_cast<uint32_t>(out);
+    for (size_t k = 0; k < tmp.size(); ++k) {
+      if (k > 0 && key(tmp[k].first) == key(tmp[k - 1].first)) {
+        had_duplicates_ = true;
+        continue;
+      }
+      entries_[out++] = tmp[k].second;
+    }
+  }
+  new_start[ids_.size()] = static_cast<uint32_t>(out);
+  entries_.resize(out);
+  entries_.shrink_to_fit();
+  start_ = std::move(new_start);
+}
+
+std::vector<PackedBlob> IndexPackView::blobs(size_t i) const {
+  std::vector<PackedBlob> out;
+  out.reserve(start_[i + 1] - start_[i]);
+  for (uint32_t k = start_[i]; k < start_[i + 1]; ++k) {
+    uint32_t e = entries_[k];
+    out.push_back(index_.EntryAt(e & kTreeBit ? BlobType::kTree : BlobType::kData,
+                                 e & ~kTreeBit, nullptr));
+  }
+  return out;
+}
+
+long IndexPackView::Find(const PackId& pack) const {
+  auto it = pos_.find(pack);
+  return it == pos_.end() ? -1 : static_cast<long>(it->second);
+}
+
 long PackTable::Find(const PackId& pack) const {
   auto it = pos_.find(pack);
   return it == pos_.end() ? -1 : static_cast<long>(it->second);
@@ -81,36 +153,6 @@ uint64_t PackTable::BlobCount() const {
   uint64_t n = 0;
   for (const auto& v : blobs_) n += v.size();
   return n;
-}
-
-void ParallelForEach(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  if (n == 0) return;
-  size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads)));
-  std::atomic<size_t> next{0};
-  std::exception_ptr err;
-  std::mutex err_mu;
-  auto work = [&] {
-    for (;;) {
-      size_t i = next.fetch_add(1);
-      if (i >= n) return;
-      try {
-        fn(i);
-      } catch (...) {
-        std::lock_guard lock(err_mu);
-        if (!err) err = std::current_exception();
-        next = n;
-        return;
-      }
-    }
-  };
-  if (workers == 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (size_t w = 0; w < workers; ++w) pool.emplace_back(work);
-    for (auto& t : pool) t.join();
-  }
-  if (err) std::rethrow_exception(err);
 }
 
 std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,

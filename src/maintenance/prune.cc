@@ -132,17 +132,18 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   UsedBlobs used = FindUsedBlobs(repo, roots, uo);
 
   Progress(opts, "searching used packs...");
-  PackTable packs = PackTable::FromIndex(repo.index());
+  IndexPackView packs(repo.index());  // 4 bytes per blob, not a copy of the index
   plan.rewrite_index = packs.had_duplicates();
 
   // Pass 1: which used blobs the index has, and how often (restic's duplicate counting:
   // 1 = seen once, >= 2 = number of copies, saturating at 255).
-  std::vector<uint8_t> count[2] = {std::vector<uint8_t>(used.data.size()),
-                                   std::vector<uint8_t>(used.trees.size())};
+  const Index& index = repo.index();
+  std::vector<uint8_t> count[2] = {std::vector<uint8_t>(index.Positions(BlobType::kData)),
+                                   std::vector<uint8_t>(index.Positions(BlobType::kTree))};
   for (size_t i = 0; i < packs.size(); ++i) {
     for (const PackedBlob& b : packs.blobs(i)) {
-      size_t pos = used.Of(b.type).Find(b.id);
-      if (pos == SortedBlobSet::npos) {
+      size_t pos = used.Find(b.type, b.id);
+      if (pos == UsedBlobs::npos) {
         st.size.unused += b.length;
         st.blobs.unused++;
         continue;
@@ -163,12 +164,10 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
     uint64_t missing = 0;
     std::string examples;
     for (int t = 0; t < 2; ++t) {
-      const SortedBlobSet& set = used.Of(static_cast<BlobType>(t));
-      for (size_t pos = 0; pos < set.size(); ++pos) {
-        if (count[t][pos]) continue;
+      for (const BlobId& id : used.Missing(static_cast<BlobType>(t))) {
         if (missing++ < 5)
           examples += std::string("\n  ") + BlobTypeName(static_cast<BlobType>(t)) + " blob " +
-                      set.ids()[pos].Hex();
+                      id.Hex();
       }
     }
     if (missing)
@@ -191,10 +190,10 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
       int t = TypeIndex(b.type);
       if (ip.type == kTypeUnset) ip.type = t;
       if (ip.type != t) ip.type = kTypeMixed;
-      size_t pos = used.Of(b.type).Find(b.id);
-      if (pos != SortedBlobSet::npos && count[t][pos] >= 2) {
+      size_t pos = used.Find(b.type, b.id);
+      if (pos != UsedBlobs::npos && count[t][pos] >= 2) {
         // duplicate: below
-      } else if (pos != SortedBlobSet::npos) {
+      } else if (pos != UsedBlobs::npos) {
         ip.used_size += b.length;
         ip.used_blobs++;
       } else {
@@ -212,8 +211,8 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
       PackInfo& ip = info[i];
       for (const PackedBlob& b : packs.blobs(i)) {
         int t = TypeIndex(b.type);
-        size_t pos = used.Of(b.type).Find(b.id);
-        if (pos == SortedBlobSet::npos || count[t][pos] < 2) continue;
+        size_t pos = used.Find(b.type, b.id);
+        if (pos == UsedBlobs::npos || count[t][pos] < 2) continue;
         uint8_t& l = left[t][pos];
         if (l == 0) {
           ip.unused_size += b.length;
@@ -380,20 +379,21 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
 
   // Blobs to copy: used blobs that no pack we keep already holds.
   if (!plan.repack.empty()) {
-    std::vector<char> elsewhere[2] = {std::vector<char>(used.data.size()),
-                                      std::vector<char>(used.trees.size())};
+    std::vector<char> elsewhere[2] = {std::vector<char>(count[0].size()),
+                                      std::vector<char>(count[1].size())};
     for (size_t i = 0; i < packs.size(); ++i) {
       if (excluded[i]) continue;
       for (const PackedBlob& b : packs.blobs(i)) {
-        size_t pos = used.Of(b.type).Find(b.id);
-        if (pos != SortedBlobSet::npos) elsewhere[TypeIndex(b.type)][pos] = 1;
+        size_t pos = used.Find(b.type, b.id);
+        if (pos != UsedBlobs::npos) elsewhere[TypeIndex(b.type)][pos] = 1;
       }
     }
     std::vector<BlobId> keep[2];
     for (int t = 0; t < 2; ++t) {
-      const auto& ids = used.Of(static_cast<BlobType>(t)).ids();
-      for (size_t pos = 0; pos < ids.size(); ++pos)
-        if (!elsewhere[t][pos]) keep[t].push_back(ids[pos]);
+      const BlobType type = static_cast<BlobType>(t);
+      for (size_t pos = 0; pos < count[t].size(); ++pos)
+        if (used.UsedAt(type, pos) && !elsewhere[t][pos])
+          keep[t].push_back(index.EntryAt(type, pos, nullptr).id);
     }
     plan.keep.data = SortedBlobSet(std::move(keep[0]));
     plan.keep.trees = SortedBlobSet(std::move(keep[1]));

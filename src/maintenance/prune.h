@@ -54,7 +54,7 @@ struct PrunePlan {
   std::vector<PackId> repack;        // still-used blobs are copied out, then deleted
   std::vector<PackId> remove;        // no used blob: deleted
   std::vector<PackId> ignore;        // indexed, missing, unused: dropped from the index
-  UsedBlobs keep;                    // blobs to copy out of `repack` (not kept elsewhere)
+  BlobSets keep;                     // blobs to copy out of `repack` (not kept elsewhere)
   // Some pack is listed by several index files (left by an interrupted prune or repair):
   // the index is rewritten even when no pack goes.
   bool rewrite_index = false;

@@ -335,14 +335,14 @@ TEST(UsedBlobs, WalkFindsEverythingWithAnyThreadCount) {
   UsedBlobs one = FindUsedBlobs(*repo, roots, o1);
   // gens 0..3: per gen root tree + 3 unique data (big, text, chunk_b); sub tree + s.bin
   // change every 2 gens; shared, chunk_a, constant and its tree are common.
-  EXPECT_EQ(one.trees.size(), 4u + 2u + 1u);
-  EXPECT_EQ(one.data.size(), 4u * 3 + 2 + 3);
+  EXPECT_EQ(one.Count(BlobType::kTree), 4u + 2u + 1u);
+  EXPECT_EQ(one.Count(BlobType::kData), 4u * 3 + 2 + 3);
   for (int threads : {2, 3, 8}) {
     UsedBlobsOptions o;
     o.threads = threads;
     UsedBlobs many = FindUsedBlobs(*repo, roots, o);
-    EXPECT_EQ(many.trees.ids(), one.trees.ids());
-    EXPECT_EQ(many.data.ids(), one.data.ids());
+    EXPECT_EQ(many.Ids(BlobType::kTree), one.Ids(BlobType::kTree));
+    EXPECT_EQ(many.Ids(BlobType::kData), one.Ids(BlobType::kData));
   }
 }
 
@@ -399,8 +399,8 @@ TEST(UsedBlobs, DamagedTreeFallsBackToAnIntactCopy) {
   UsedBlobs before = FindUsedBlobs(*repo, roots, {});
   ASSERT_EQ(DamageTreePacks(t, *repo, 1, true), 1u);
   UsedBlobs after = FindUsedBlobs(*repo, roots, {});
-  EXPECT_EQ(after.trees.ids(), before.trees.ids());
-  EXPECT_EQ(after.data.ids(), before.data.ids());
+  EXPECT_EQ(after.Ids(BlobType::kTree), before.Ids(BlobType::kTree));
+  EXPECT_EQ(after.Ids(BlobType::kData), before.Ids(BlobType::kData));
   // With every copy damaged the walk refuses, naming snapshot and tree.
   ASSERT_GT(DamageTreePacks(t, *repo, 100, false), 1u);
   try {

@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <condition_variable>
 #include <deque>
@@ -145,34 +146,14 @@ class TreeDecoder {
   PaddedBuffer padded_, scratch_;
 };
 
-// The set of trees already queued, sharded so that threads rarely wait on each other.
-class VisitedTrees {
- public:
-  // True when `id` was not in the set before.
-  bool Insert(const BlobId& id) {
-    Shard& s = shards_[id.bytes[8]];
-    std::lock_guard lock(s.mu);
-    return s.set.insert(id).second;
-  }
-  std::vector<BlobId> Take() {
-    std::vector<BlobId> out;
-    size_t n = 0;
-    for (auto& s : shards_) n += s.set.size();
-    out.reserve(n);
-    for (auto& s : shards_) {
-      out.insert(out.end(), s.set.begin(), s.set.end());
-      s.set.clear();
-    }
-    return out;
-  }
-
- private:
-  struct alignas(64) Shard {
-    std::mutex mu;
-    std::unordered_set<BlobId, IdHash> set;
-  };
-  std::array<Shard, 256> shards_;
-};
+// Sets bit `pos`; true when it was clear before. Reads first, so that bits already set
+// (most of them in a repository with many snapshots) cost no atomic write.
+inline bool SetBit(uint64_t* words, size_t pos) {
+  std::atomic_ref<uint64_t> w(words[pos >> 6]);
+  const uint64_t m = uint64_t{1} << (pos & 63);
+  if (w.load(std::memory_order_relaxed) & m) return false;
+  return !(w.fetch_or(m, std::memory_order_relaxed) & m);
+}
 
 }  // namespace
 
@@ -200,6 +181,46 @@ size_t SortedBlobSet::Find(const BlobId& id) const {
   auto it = std::lower_bound(first, last, id, kLess);
   if (it != last && kEq(*it, id)) return static_cast<size_t>(it - ids_.begin());
   return npos;
+}
+
+// ---- UsedBlobs ------------------------------------------------------------------------------
+
+UsedBlobs::UsedBlobs(const Index& index, std::vector<uint64_t> bits[2],
+                     std::vector<BlobId> missing[2])
+    : index_(&index) {
+  for (int t = 0; t < 2; ++t) {
+    bits_[t] = std::move(bits[t]);
+    missing_[t] = std::move(missing[t]);
+    SortUnique(missing_[t]);
+  }
+}
+
+size_t UsedBlobs::Find(BlobType t, const BlobId& id) const {
+  if (!index_) return npos;
+  size_t pos = index_->Find(t, id);
+  return pos != npos && UsedAt(t, pos) ? pos : npos;
+}
+
+bool UsedBlobs::Has(BlobType t, const BlobId& id) const {
+  if (Find(t, id) != npos) return true;
+  const auto& m = missing_[static_cast<int>(t)];
+  return std::binary_search(m.begin(), m.end(), id, kLess);
+}
+
+size_t UsedBlobs::Count(BlobType t) const {
+  size_t n = missing_[static_cast<int>(t)].size();
+  for (uint64_t w : bits_[static_cast<int>(t)]) n += static_cast<size_t>(__builtin_popcountll(w));
+  return n;
+}
+
+std::vector<BlobId> UsedBlobs::Ids(BlobType t) const {
+  std::vector<BlobId> out = missing_[static_cast<int>(t)];
+  const auto& b = bits_[static_cast<int>(t)];
+  for (size_t w = 0; w < b.size(); ++w)
+    for (uint64_t x = b[w]; x; x &= x - 1)
+      out.push_back(index_->EntryAt(t, w * 64 + static_cast<size_t>(__builtin_ctzll(x)), nullptr).id);
+  SortUnique(out);
+  return out;
 }
 
 // ---- TreeScanner -------------------------------------------------------------------------
@@ -306,18 +327,32 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
   constexpr size_t kBatch = 256;
   constexpr uint64_t kMaxGap = 64 * 1024;        // read over gaps up to this size
   constexpr uint64_t kMaxRange = 8 * 1024 * 1024;  // but no more than this at once
+  repo.CompactIndex();
   const Index& index = repo.index();
-  auto locate = [&](const BlobId& tree, uint32_t root) {
-    Item it{tree, root, false, {}};
-    std::vector<BlobLocation> locs = index.Lookup(BlobType::kTree, tree);
-    if (!locs.empty()) {
-      it.located = true;
-      it.loc = locs.front();
+  std::vector<uint64_t> bits[2] = {
+      std::vector<uint64_t>((index.Positions(BlobType::kData) + 63) / 64),
+      std::vector<uint64_t>((index.Positions(BlobType::kTree) + 63) / 64)};
+  uint64_t* const data_bits = bits[0].data();
+  uint64_t* const tree_bits = bits[1].data();
+  std::mutex unindexed_mu;
+  std::unordered_set<BlobId, IdHash> unindexed_trees;  // used trees the index lacks
+  // Marks a tree as visited; returns true (and the item to load in *out) the first time.
+  auto visit = [&](const BlobId& tree, uint32_t root, Item* out) {
+    size_t pos = index.Find(BlobType::kTree, tree);
+    if (pos == Index::npos) {
+      std::lock_guard lock(unindexed_mu);
+      if (!unindexed_trees.insert(tree).second) return false;
+      *out = Item{tree, root, false, {}};
+      return true;
     }
-    return it;
+    if (!SetBit(tree_bits, pos)) return false;
+    uint32_t pack_no = 0;
+    PackedBlob b = index.EntryAt(BlobType::kTree, pos, &pack_no);
+    *out = Item{tree, root, true,
+                {index.PackAt(pack_no), b.offset, b.length, b.uncompressed_length}};
+    return true;
   };
 
-  VisitedTrees visited;
   std::mutex mu;
   std::condition_variable cv;
   // guarded by mu:
@@ -336,18 +371,20 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
     if (v.empty()) ready.push_back(it.loc.pack);
     v.push_back(std::move(it));
   };
-  for (size_t i = 0; i < roots.size(); ++i)
-    if (visited.Insert(roots[i].tree)) enqueue(locate(roots[i].tree, static_cast<uint32_t>(i)));
+  for (size_t i = 0; i < roots.size(); ++i) {
+    Item it;
+    if (visit(roots[i].tree, static_cast<uint32_t>(i), &it)) enqueue(std::move(it));
+  }
 
   std::atomic<uint64_t> scanned{0};
-  std::vector<std::vector<BlobId>> per_thread(threads);
+  std::vector<std::vector<BlobId>> missing_data(threads);  // used, not indexed
 
   auto worker = [&](int w) {
     TreeScanner scanner;
     TreeDecoder decoder;
     const std::string no_context;  // the catch below names snapshot and tree
-    std::vector<BlobId>& data = per_thread[w];
-    std::vector<BlobId> subs;
+    std::vector<BlobId>& missing = missing_data[w];
+    std::vector<BlobId> data, subs;
     std::vector<Item> batch, fresh;
     std::unique_lock lock(mu);
     for (;;) {
@@ -376,9 +413,19 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
       try {
         auto scan = [&](const Item& it, const uint8_t* tree, size_t len) {
           subs.clear();
+          data.clear();
           scanner.ScanPadded(tree, len, decoder.capacity(), &data, &subs, no_context);
+          for (const BlobId& d : data) {
+            size_t pos = index.Find(BlobType::kData, d);
+            if (pos == Index::npos) {
+              missing.push_back(d);
+            } else {
+              SetBit(data_bits, pos);
+            }
+          }
+          Item next;
           for (const BlobId& sub : subs)
-            if (visited.Insert(sub)) fresh.push_back(locate(sub, it.root));
+            if (visit(sub, it.root, &next)) fresh.push_back(std::move(next));
           uint64_t n = scanned.fetch_add(1) + 1;
           if (opts.progress && n % 4096 == 0) opts.progress(n);
         };
@@ -448,10 +495,8 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
       for (Item& it : fresh) enqueue(std::move(it));
       if (!fresh.empty() || active == 0) cv.notify_all();
     }
-    const bool failed = stop;
     lock.unlock();
     cv.notify_all();
-    if (!failed) SortUnique(data);  // in parallel, before the merge
   };
 
   if (threads == 1) {
@@ -464,23 +509,10 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
   if (err) std::rethrow_exception(err);
   if (opts.progress) opts.progress(scanned.load());
 
-  // Merge the sorted per-thread vectors pairwise.
-  while (per_thread.size() > 1) {
-    std::vector<std::vector<BlobId>> next;
-    for (size_t i = 0; i + 1 < per_thread.size(); i += 2) {
-      std::vector<BlobId> m;
-      m.reserve(per_thread[i].size() + per_thread[i + 1].size());
-      std::merge(per_thread[i].begin(), per_thread[i].end(), per_thread[i + 1].begin(),
-                 per_thread[i + 1].end(), std::back_inserter(m), kLess);
-      m.erase(std::unique(m.begin(), m.end(), kEq), m.end());
-      next.push_back(std::move(m));
-    }
-    if (per_thread.size() % 2) next.push_back(std::move(per_thread.back()));
-    per_thread = std::move(next);
-  }
-  UsedBlobs out;
-  out.data = SortedBlobSet(per_thread.empty() ? std::vector<BlobId>{} : std::move(per_thread[0]));
-  out.trees = SortedBlobSet(visited.Take());
+  std::vector<BlobId> missing[2];
+  for (auto& v : missing_data) missing[0].insert(missing[0].end(), v.begin(), v.end());
+  missing[1].assign(unindexed_trees.begin(), unindexed_trees.end());
+  UsedBlobs out(index, bits, missing);
   return out;
 }
 

@@ -7,8 +7,10 @@
 //  * each tree is decrypted and decompressed into reused per-thread buffers, its SHA-256
 //    checked, and scanned by the thread's own simdjson on-demand parser, which reads only
 //    `type`, `content` and `subtree` (TreeScanner);
-//  * trees are queued once (a set sharded over 256 mutexes); data blob ids go to
-//    per-thread vectors, sorted and deduplicated by each thread, then merged.
+//  * every id is looked up in the (compacted) index once and marked in a bitmap over the
+//    index positions with an atomic or: trees are queued when their bit was clear, data
+//    blobs cost one bit each; no sets of ids, no sorting or merging afterwards. Ids the
+//    index lacks are collected per thread (a prune must then refuse).
 // A damaged or unreadable copy falls back to Repository::LoadBlob (every other location).
 #pragma once
 
@@ -50,13 +52,45 @@ class SortedBlobSet {
   std::vector<uint32_t> bucket_;  // 65537 entries
 };
 
-struct UsedBlobs {
+// A set of blob ids per type (prune's blobs to copy).
+struct BlobSets {
   SortedBlobSet trees;
   SortedBlobSet data;
 
   const SortedBlobSet& Of(BlobType t) const { return t == BlobType::kTree ? trees : data; }
   bool Has(BlobType t, const BlobId& id) const { return Of(t).Contains(id); }
   size_t size() const { return trees.size() + data.size(); }
+};
+
+// What the walk found: one bit per index position (Index::Find, the index compacted) for
+// every used blob of each type, plus the used ids the index does not have. About 1/8 byte
+// per indexed blob instead of a set of 32-byte ids.
+class UsedBlobs {
+ public:
+  static constexpr size_t npos = Index::npos;
+
+  UsedBlobs() = default;
+  UsedBlobs(const Index& index, std::vector<uint64_t> bits[2], std::vector<BlobId> missing[2]);
+
+  bool UsedAt(BlobType t, size_t pos) const {
+    const auto& b = bits_[static_cast<int>(t)];
+    return (b[pos >> 6] >> (pos & 63)) & 1;
+  }
+  // The index position of a used, indexed blob; npos for unused or unindexed ones.
+  size_t Find(BlobType t, const BlobId& id) const;
+  bool Has(BlobType t, const BlobId& id) const;
+  // Used ids the index does not list (sorted).
+  const std::vector<BlobId>& Missing(BlobType t) const { return missing_[static_cast<int>(t)]; }
+  // Used blobs of a type, indexed or not.
+  size_t Count(BlobType t) const;
+  size_t size() const { return Count(BlobType::kData) + Count(BlobType::kTree); }
+  // All used ids of a type, sorted (for tests and small repositories).
+  std::vector<BlobId> Ids(BlobType t) const;
+
+ private:
+  const Index* index_ = nullptr;
+  std::vector<uint64_t> bits_[2];
+  std::vector<BlobId> missing_[2];
 };
 
 struct UsedBlobsRoot {
@@ -70,8 +104,8 @@ struct UsedBlobsOptions {
   std::function<void(uint64_t trees)> progress;
 };
 
-// Walks every root. The repository's index must be loaded, and nothing may save blobs or
-// reload the index meanwhile (prune holds an exclusive lock). Throws naming the snapshot
+// Walks every root. The repository's index must be loaded (the walk compacts it), and
+// nothing may save blobs or reload the index meanwhile or while the result is used (prune holds an exclusive lock). Throws naming the snapshot
 // and the tree when a tree cannot be loaded or parsed (a prune must not go on with an
 // incomplete picture of what is used): kCorrupt for a missing or damaged tree, kIo when
 // the backend failed.

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       double c = cpu() - c0;
       std::printf("threads %d: %zu snapshots, %zu trees + %zu data blobs = %zu blobs in %.3f s "
                   "= %.0f blobs/s (CPU %.3f s = %.0f blobs per CPU-second)\n",
-                  threads, roots.size(), u.trees.size(), u.data.size(), u.size(), s,
+                  threads, roots.size(), u.Count(BlobType::kTree), u.Count(BlobType::kData), u.size(), s,
                   double(u.size()) / s, c, double(u.size()) / c);
     }
   } catch (const Error& e) {

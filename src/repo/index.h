@@ -1,14 +1,19 @@
 // The in-memory master index: where every (blob type, blob id) lives. Built from the
 // repository's index files (FORMAT.md §8) and extended as new packs are written.
-// Open addressing on the id's first 8 bytes (ids are SHA-256, so uniform); equality
-// compares all 32 bytes and the type. A key may have several locations (duplicates).
+// Sorted packed records sharded by the id's first byte (ids are SHA-256, so uniform):
+// 47 bytes per blob plus ~1 KiB per shard, loaded in parallel (DESIGN.md §4: <= 48 bytes
+// per blob). Equality compares all 32 bytes and the type. A key may have several
+// locations (duplicates).
 //
-// Thread safety: none; Repository guards it.
+// Thread safety: const methods may run concurrently; AddPack needs exclusive access
+// (Repository guards it).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -27,38 +32,67 @@ struct BlobLocation {
 
 class Index {
  public:
+  Index();
+  ~Index();
+  Index(Index&&) noexcept;
+  Index& operator=(Index&&) noexcept;
+
   // Adds every blob of a pack. The pack's entries should all be added at once.
   void AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
+  // Fills an empty index from `files` sources on up to `threads` threads: load(i, add) is
+  // called once per source, from any thread, and calls add(pack, blobs) for each pack of
+  // source i (add is thread-safe). Rethrows the first error of load.
+  using AddFn = std::function<void(const PackId&, const std::vector<PackedBlob>&)>;
+  void LoadParallel(size_t files, int threads,
+                    const std::function<void(size_t, const AddFn&)>& load);
+
   bool Has(BlobType type, const BlobId& id) const;
-  // All locations of a blob (empty when unknown).
+  // All locations of a blob (empty when unknown), in the order they were added.
   std::vector<BlobLocation> Lookup(BlobType type, const BlobId& id) const;
-  size_t BlobCount() const { return entries_.size(); }
+  size_t BlobCount() const { return count_; }
   size_t PackCount() const { return packs_.size(); }
-  bool HasPack(const PackId& pack) const;
-  // Calls fn for every indexed blob (pack order, then entry order).
+  bool HasPack(const PackId& pack) const { return pack_pos_.contains(pack); }
+  // Calls fn for every indexed blob (data blobs, then trees; by id within a type).
   void ForEach(const std::function<void(const PackId&, const PackedBlob&)>& fn) const;
-  // The blobs of one pack as indexed (empty when the pack is not indexed).
+  // The blobs of one pack as indexed, by offset (empty when the pack is not indexed).
   std::vector<PackedBlob> PackBlobs(const PackId& pack) const;
   // True when `pack` is indexed and its first blob is a tree (a "tree pack").
   bool IsTreePack(const PackId& pack) const { return tree_packs_.contains(pack); }
+  // Heap bytes held (records, tables, pack ids): for benchmarks and tests.
+  size_t MemoryUsage() const;
+
+  // Positions: after Compact (and until the next AddPack) every entry of a type has a
+  // stable position in [0, Positions(type)), in id order, so callers can keep per-blob
+  // state in flat arrays (prune's used-blob bitmap) instead of sets of ids.
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  void Compact();
+  size_t Positions(BlobType type) const { return positions_[static_cast<int>(type)]; }
+  // Position of the first entry of (type, id), or npos. Requires Compact.
+  size_t Find(BlobType type, const BlobId& id) const;
+  // The entry at a position, with its pack number (see PackAt).
+  PackedBlob EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const;
+  const PackId& PackAt(uint32_t pack_no) const { return packs_[pack_no]; }
+  // fn(type, pos, first, pack_no, blob) for every entry in position order; `first` is the
+  // position of the first entry with the same id (duplicates are adjacent).
+  void ForEachPosition(
+      const std::function<void(BlobType, size_t pos, size_t first, uint32_t pack_no,
+                               const PackedBlob&)>& fn) const;
 
  private:
-  struct Entry {
-    BlobId id;
-    uint32_t pack;
-    uint32_t offset;
-    uint32_t length;
-    uint32_t uncompressed_length;
-    BlobType type;
-  };
-  size_t Slot(BlobType type, const BlobId& id) const;
-  void Grow();
-  void Insert(uint32_t entry);
+  // Entries live in 512 shards, one per (type, first id byte), as packed 47-byte records
+  // (id bytes 1..31, pack number, offset, length, uncompressed length): a sorted run
+  // with a 257-entry table over the second id byte, plus a short unsorted tail that
+  // AddPack appends to and merges in once it grows.
+  struct Shard;
+  Shard& ShardOf(BlobType type, const BlobId& id) const;
+  uint32_t RegisterPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
 
+  std::unique_ptr<Shard[]> shards_;  // 512
+  std::vector<size_t> base_ = std::vector<size_t>(512, 0);  // first position per shard (Compact)
+  size_t positions_[2] = {0, 0};
+  size_t count_ = 0;
   std::vector<PackId> packs_;
-  std::vector<uint32_t> pack_first_;  // first entry of each pack (entries are grouped)
-  std::vector<Entry> entries_;
-  std::vector<uint32_t> table_;  // entry index + 1; 0 = empty
+  std::unordered_map<PackId, uint32_t, IdHash> pack_pos_;  // first number of each pack
   std::unordered_set<PackId, IdHash> tree_packs_;
 };
 

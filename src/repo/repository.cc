@@ -1,10 +1,13 @@
 #include "repo/repository.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <thread>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "core/timings.h"
 #include "crypto/random.h"
 #include "crypto/seal.h"
@@ -16,38 +19,6 @@ namespace haven {
 namespace {
 constexpr size_t kMaxUnpackedSize = size_t(4) << 30;
 
-// Runs fn(i) for i in [0, n) on up to `threads` threads; rethrows the first error.
-template <typename Fn>
-void ParallelFor(size_t n, int threads, Fn fn) {
-  if (n == 0) return;
-  size_t workers = std::min<size_t>(n, std::max(1, threads));
-  if (workers == 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::exception_ptr err;
-  std::mutex err_mu;
-  std::vector<std::thread> pool;
-  for (size_t w = 0; w < workers; ++w) {
-    pool.emplace_back([&] {
-      for (;;) {
-        size_t i = next.fetch_add(1);
-        if (i >= n) return;
-        try {
-          fn(i);
-        } catch (...) {
-          std::lock_guard lock(err_mu);
-          if (!err) err = std::current_exception();
-          next = n;
-          return;
-        }
-      }
-    });
-  }
-  for (auto& t : pool) t.join();
-  if (err) std::rethrow_exception(err);
-}
 }  // namespace
 
 void Repository::Init(Backend& be, std::string_view password, int version,
@@ -206,15 +177,29 @@ FileId Repository::ResolveSnapshot(std::string_view arg,
 
 void Repository::LoadIndex() {
   std::vector<FileId> ids = ListIds(FileType::kIndex);
-  std::vector<IndexFile> files(ids.size());
-  ParallelFor(ids.size(), std::max(threads_, 4), [&](size_t i) {
-    files[i] = IndexFile::Parse(LoadJson(FileType::kIndex, ids[i]), ids[i].Hex());
-  });
+  // Each file is decoded, parsed and added by one thread; the shards are sorted in
+  // parallel at the end. Only the files in progress are held in memory at once (a decoded
+  // file and its parser take several times the file's JSON), so the loaders are the
+  // --jobs threads, not more: decoding is CPU-bound.
+  Index fresh;
+  fresh.LoadParallel(ids.size(), threads_,
+                     [&](size_t i, const Index::AddFn& add) {
+                       IndexFile f = IndexFile::Parse(LoadJson(FileType::kIndex, ids[i]), ids[i].Hex());
+                       for (const auto& p : f.packs) add(p.id, p.blobs);
+                     });
+  {
+    std::unique_lock lock(index_mu_);
+    index_ = std::move(fresh);
+    index_files_ = ids;
+  }
+  // Parsing left freed buffers (decoded JSON, parser tapes) in the allocator's arenas;
+  // hand them back so that resident memory is the index itself.
+  malloc_trim(0);
+}
+
+void Repository::CompactIndex() {
   std::unique_lock lock(index_mu_);
-  index_ = Index();
-  for (const IndexFile& f : files)
-    for (const auto& p : f.packs) index_.AddPack(p.id, p.blobs);
-  index_files_ = ids;
+  index_.Compact();
 }
 
 Bytes Repository::DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,

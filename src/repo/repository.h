@@ -89,6 +89,9 @@ class Repository {
   // Loads every index file into the master index (in parallel).
   void LoadIndex();
   const Index& index() const { return index_; }
+  // Merges blobs added since the load into the index's sorted runs (Index::Compact), so
+  // that index positions cover every blob. Not concurrently with SaveBlob.
+  void CompactIndex();
   // Ids of the index files loaded and the packs each listed.
   const std::vector<FileId>& index_files() const { return index_files_; }
 

@@ -1,0 +1,40 @@
+// A generator of large synthetic repositories for benchmarks and tests (`haven debug
+// gen-repo`): real restic trees with real file nodes, small random data blobs, many
+// snapshots, all written through Repository's packers and index writer, so restic reads
+// the result like any other repository.
+//
+// Shape: snapshot 0 holds `dirs` leaf directories (under two levels of 64-way fan-out
+// parents), each with `files` files of `blobs_per_file` data blobs of `blob_size` random
+// bytes. Every later snapshot gives one file in each of `changed_dirs` leaf directories
+// new content (new data blobs, a new leaf tree and new parents). Everything logical
+// (blob ids, tree ids, snapshot content) is a function of `seed`; only the encryption
+// nonces, hence pack and index file names, differ between runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "repo/repository.h"
+
+namespace haven {
+
+struct GenRepoOptions {
+  uint64_t seed = 1;
+  uint32_t dirs = 200000;
+  uint32_t files = 5;
+  uint32_t blobs_per_file = 5;
+  uint32_t blob_size = 48;
+  uint32_t snapshots = 10;
+  uint32_t changed_dirs = 5000;  // per snapshot after the first
+  int threads = 0;               // 0: repo.threads()
+  std::function<void(const std::string&)> progress;
+};
+
+struct GenRepoResult {
+  uint64_t data_blobs = 0, tree_blobs = 0, snapshots = 0;
+};
+
+GenRepoResult GenerateRepository(Repository& repo, const GenRepoOptions& opts);
+
+}  // namespace haven

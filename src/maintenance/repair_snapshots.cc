@@ -1,0 +1,150 @@
+#include "maintenance/repair_snapshots.h"
+
+#include <optional>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "repo/node.h"
+
+namespace haven {
+
+namespace {
+
+class Rewriter {
+ public:
+  Rewriter(Repository& repo, const RepairSnapshotsOptions& o) : repo_(repo), o_(o) {}
+
+  // The repaired id of tree `id` at `path`; nullopt when the root cannot be loaded.
+  std::optional<BlobId> Rewrite(const BlobId& id, const std::string& path) {
+    if (auto it = done_.find(id); it != done_.end()) return it->second;
+    std::vector<Node> nodes;
+    try {
+      nodes = repo_.LoadTree(id);
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kIo) throw;  // transport errors are not damage
+      if (path == "/") {
+        Say("  dir \"/\": not readable");
+        return std::nullopt;
+      }
+      Say("  dir \"" + path + "\": replaced with empty directory");
+      return Empty();
+    }
+    bool changed = false;
+    for (Node& n : nodes) {
+      const std::string child = (path == "/" ? "/" : path + "/") + n.name;
+      if (n.type == NodeType::kFile) {
+        std::vector<BlobId> kept;
+        uint64_t size = 0;
+        bool missing = false;
+        for (const BlobId& b : n.content) {
+          auto locs = repo_.index().Lookup(BlobType::kData, b);
+          if (locs.empty()) {
+            missing = true;
+            continue;
+          }
+          kept.push_back(b);
+          size += locs.front().PlainLength();
+        }
+        if (missing) {
+          Say("  file \"" + child + "\": removed missing content");
+        } else if (size != n.size) {
+          Say("  file \"" + child + "\": fixed incorrect size");
+        }
+        if (missing || size != n.size) {
+          n.content = std::move(kept);
+          n.size = size;
+          changed = true;
+        }
+      } else if (n.type == NodeType::kDir) {
+        BlobId sub;
+        if (!n.subtree) {
+          Say("  dir \"" + child + "\": replaced with empty directory");
+          sub = Empty();
+        } else {
+          sub = *Rewrite(*n.subtree, child);  // only the root may come back empty
+        }
+        if (!n.subtree || sub != *n.subtree) {
+          n.subtree = sub;
+          changed = true;
+        }
+      }
+    }
+    BlobId out = changed ? Save(nodes) : id;
+    done_[id] = out;
+    return out;
+  }
+
+ private:
+  void Say(const std::string& s) {
+    if (o_.progress) o_.progress(s);
+  }
+  BlobId Save(const std::vector<Node>& nodes) {
+    std::string t = EncodeTree(nodes);
+    BlobId id(Sha256(AsBytes(t)));
+    if (!o_.dry_run) repo_.SaveBlob(BlobType::kTree, id, AsBytes(t));
+    return id;
+  }
+  BlobId Empty() { return Save({}); }
+
+  Repository& repo_;
+  const RepairSnapshotsOptions& o_;
+  std::unordered_map<BlobId, BlobId, IdHash> done_;
+};
+
+}  // namespace
+
+RepairSnapshotsResult RepairSnapshots(Repository& repo,
+                                      const std::vector<std::pair<FileId, Snapshot>>& snapshots,
+                                      const RepairSnapshotsOptions& opts) {
+  RepairSnapshotsResult res;
+  Rewriter rw(repo, opts);
+  auto say = [&](const std::string& s) {
+    if (opts.progress) opts.progress(s);
+  };
+  for (const auto& [id, snap] : snapshots) {
+    std::string paths;
+    for (const auto& p : snap.paths) paths += (paths.empty() ? "" : " ") + p;
+    say("\nsnapshot " + id.Short() + " of [" + paths + "] at " +
+        gojson::FormatTime(snap.time) + ")");
+    std::optional<BlobId> tree = rw.Rewrite(snap.tree, "/");
+    if (!opts.dry_run) repo.Flush();  // trees before the snapshot that needs them
+    if (!tree) {
+      if (opts.dry_run) {
+        say("would delete empty snapshot");
+      } else {
+        repo.backend().Remove({FileType::kSnapshot, id.Hex()});
+        say("removed empty snapshot " + id.Short());
+      }
+      res.modified++;
+      continue;
+    }
+    if (*tree == snap.tree) continue;
+    res.modified++;
+    if (opts.dry_run) {
+      say("would save new snapshot");
+      if (opts.forget) say("would remove old snapshot");
+      continue;
+    }
+    Snapshot fresh = snap;
+    fresh.original = id;
+    fresh.tree = *tree;
+    if (!opts.forget && !fresh.HasTag("repaired")) fresh.tags.push_back("repaired");
+    FileId nid = repo.SaveJson(FileType::kSnapshot, fresh.ToJson());
+    res.written.push_back(nid);
+    say("saved new snapshot " + nid.Short());
+    if (opts.forget) {
+      repo.backend().Remove({FileType::kSnapshot, id.Hex()});
+      say("removed old snapshot " + id.Short());
+    }
+  }
+  say("");
+  if (res.modified == 0) {
+    say(opts.dry_run ? "no snapshots would be modified" : "no snapshots were modified");
+  } else {
+    say(std::string(opts.dry_run ? "would modify " : "modified ") + std::to_string(res.modified) +
+        " snapshots");
+  }
+  return res;
+}
+
+}  // namespace haven
