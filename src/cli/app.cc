@@ -49,6 +49,7 @@ int Main(int argc, char** argv) {
   RegisterPrune(app);
   RegisterRepair(app);
   RegisterVersion(app);
+  RegisterScan(app);
 
   try {
     app.parse(argc, argv);
