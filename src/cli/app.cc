@@ -50,6 +50,9 @@ int Main(int argc, char** argv) {
   RegisterRepair(app);
   RegisterVersion(app);
   RegisterScan(app);
+  RegisterCapture(app);
+  RegisterApply(app);
+  RegisterPackages(app);
 
   try {
     app.parse(argc, argv);
