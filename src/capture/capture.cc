@@ -347,6 +347,20 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
   };
   res.backup = RunBackup(repo, bo, false);
   res.files_read = reads + res.backup->stats.files_read;
+  try {  // (a dry run has no trees to read back: no home_tree then)
+    std::optional<BlobId> cur = res.backup->tree;
+    for (const std::string& c : TargetComponents(opts.home)) {
+      const Node* found = nullptr;
+      std::vector<Node> nodes = repo.LoadTree(*cur);
+      for (const Node& n : nodes)
+        if (n.name == c) found = &n;
+      cur = found && found->type == NodeType::kDir ? found->subtree : std::nullopt;
+      if (!cur) break;
+    }
+    res.home_tree = cur;
+  } catch (const Error&) {
+    res.home_tree.reset();
+  }
   std::sort(res.findings.begin(), res.findings.end(), FindingLess);
   flush_warnings();
   for (const auto& w : archiver_warnings)

@@ -51,6 +51,9 @@ struct CaptureResult {
   uint64_t files_read = 0;     // every read of file contents (scan, verify, archiver)
   uint64_t verify_mismatches = 0;
   std::vector<std::string> package_files;  // stored under /.haven/packages/
+  // The tree id of the home directory inside the snapshot: equal for equal homes, unlike
+  // the root tree, which also holds the metadata of the home's parent directories.
+  std::optional<BlobId> home_tree;
 };
 
 // "haven-scan:<kScanVersion>/<8 hex of the allowlists and mode>".

@@ -77,8 +77,14 @@ void RegisterCapture(CLI::App& app) {
     capture::CaptureResult r = capture::RunCapture(*repo, scanner, opts);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("capture", secs);
-    for (const auto& w : warnings) Warn("warning: " + w);
     const bool json = Globals().json;
+    // Warnings follow the report, so a blocked capture's first line names the file.
+    struct PrintWarnings {
+      std::vector<std::string>& w;
+      ~PrintWarnings() {
+        for (const auto& x : w) Warn("warning: " + x);
+      }
+    } print_warnings{warnings};
 
     if (r.blocked) {
       // Stable bytes: no times, no ids; the same tree gives the same report.
@@ -105,11 +111,12 @@ void RegisterCapture(CLI::App& app) {
       pk += "]";
       for (const auto& f : r.findings) std::printf("%s\n", f.Json().c_str());
       std::printf(
-          "{\"message_type\":\"summary\",\"snapshot_id\":\"%s\",\"tree\":\"%s\","
+          "{\"message_type\":\"summary\",\"snapshot_id\":\"%s\",\"tree\":\"%s\",\"home_tree\":\"%s\","
           "\"parent\":\"%s\",\"parent_trusted\":%s,\"scan_tag\":%s,\"files\":%llu,"
           "\"files_scanned\":%llu,\"files_verified\":%llu,\"files_read\":%llu,"
           "\"findings\":%zu,\"packages\":%s,\"dry_run\":%s,\"total_duration\":%.6f}\n",
           dry_run ? "" : b.snapshot_id.Hex().c_str(), b.tree.Hex().c_str(),
+          r.home_tree ? r.home_tree->Hex().c_str() : "",
           r.parent ? r.parent->Hex().c_str() : "", r.parent_trusted ? "true" : "false",
           JsonString(capture::ScanTag(opts.profile)).c_str(), (unsigned long long)r.files,
           (unsigned long long)r.files_scanned, (unsigned long long)r.files_verified,
