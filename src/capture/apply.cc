@@ -9,6 +9,7 @@
 #include <map>
 
 #include "capture/capture.h"
+#include "capture/fs.h"
 #include "chunker/chunker.h"
 #include "core/error.h"
 #include "restorer/restorer.h"
@@ -27,18 +28,6 @@ struct timespec Ts(const gojson::Timestamp& t) {
   ts.tv_sec = t.sec;
   ts.tv_nsec = t.nsec;
   return ts;
-}
-
-std::vector<std::string> Split(const std::string& p) {
-  std::vector<std::string> out;
-  size_t s = 0;
-  while (s <= p.size()) {
-    size_t e = p.find('/', s);
-    if (e == std::string::npos) e = p.size();
-    if (e > s) out.push_back(p.substr(s, e - s));
-    s = e + 1;
-  }
-  return out;
 }
 
 class Apply {
@@ -141,7 +130,7 @@ class Apply {
   void Entry(const Node& n, const std::string& snap_path) {
     std::string dest = Dest(snap_path);
     std::string shown = (o_.target == "/" ? "" : o_.target) + dest;
-    auto comps = Split(dest);
+    auto comps = SplitPath(dest);
     if (comps.empty()) return;
     for (const auto& c : comps)
       if (!SafeName(c)) {

@@ -1,7 +1,5 @@
 #include "capture/capture.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <unordered_map>
 
 #include "archiver/fs_node.h"
+#include "capture/fs.h"
 #include "capture/packages.h"
 #include "capture/rules.h"
 #include "chunker/chunker.h"
@@ -74,35 +73,6 @@ struct Planned {
   const Node* parent = nullptr;  // trusted parent node when unchanged
 };
 
-// The files the archiver will see: the same walk (sorted names, excludes, no symlinks).
-void Walk(const std::string& path, const PatternList& excludes, std::vector<Planned>& files,
-          std::vector<std::pair<std::string, std::string>>& warnings) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) {
-    warnings.emplace_back(path, "lstat " + path + ": " + strerror(errno));
-    return;
-  }
-  if (S_ISREG(st.st_mode)) {
-    files.push_back(Planned{path, st, nullptr});
-    return;
-  }
-  if (!S_ISDIR(st.st_mode)) return;
-  DIR* d = opendir(path.c_str());
-  if (!d) return;  // the archiver reports it
-  std::vector<std::string> names;
-  while (struct dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string child = path == "/" ? "/" + n : path + "/" + n;
-    if (!excludes.empty() && excludes.Matches(child)) continue;
-    Walk(child, excludes, files, warnings);
-  }
-}
-
 std::vector<BlobId> ContentIds(const Repository& repo, std::string_view bytes) {
   std::vector<BlobId> ids;
   size_t off = 0;
@@ -111,26 +81,6 @@ std::vector<BlobId> ContentIds(const Repository& repo, std::string_view bytes) {
     off += n;
   }
   return ids;
-}
-
-std::string ReadAll(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
-  std::string s;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      Fail(ErrorCode::kIo, "read " + path + ": " + strerror(e));
-    }
-    if (n == 0) break;
-    s.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  return s;
 }
 
 bool SameStat(const struct stat& a, const struct stat& b) {
@@ -206,7 +156,12 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
   // 3. Plan and scan.
   PatternList excludes(prof.exclude);
   std::vector<Planned> files;
-  for (const auto& t : targets) Walk(t, excludes, files, warnings);
+  // The files the archiver will see (it reports what cannot be listed or stat'ed).
+  for (const auto& t : targets)
+    WalkRegularFiles(
+        t, &excludes,
+        [&](const std::string& p, const struct stat& st) { files.push_back(Planned{p, st, nullptr}); },
+        [](const std::string&, const std::string&) {});
   res.files = files.size();
   ParentTree parent(repo, res.parent_trusted ? parent_root : std::nullopt);
   std::vector<const Planned*> to_verify;
@@ -256,7 +211,7 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
       done.push_back(pool.Submit([&, f] {
         std::string bytes;
         try {
-          bytes = ReadAll(f->path);
+          bytes = ReadWholeFile(f->path);
         } catch (const Error&) {
           std::lock_guard lock(mu);
           must_read.insert(f->path);  // the archiver reads it and reports the error

@@ -1,6 +1,5 @@
 #include "capture/scan_paths.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,47 +8,20 @@
 #include <future>
 #include <mutex>
 
+#include "capture/fs.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
 namespace haven::capture {
 
-namespace {
-
-void Walk(const std::string& path, std::vector<std::string>& files,
-          std::vector<std::string>& errors) {
-  struct stat st;
-  if (lstat(path.c_str(), &st) != 0) {
-    errors.push_back("lstat " + path + ": " + strerror(errno));
-    return;
-  }
-  if (S_ISREG(st.st_mode)) {
-    files.push_back(path);
-    return;
-  }
-  if (!S_ISDIR(st.st_mode)) return;
-  DIR* d = opendir(path.c_str());
-  if (!d) {
-    errors.push_back("open directory " + path + ": " + strerror(errno));
-    return;
-  }
-  std::vector<std::string> names;
-  while (struct dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) Walk(path.back() == '/' ? path + n : path + "/" + n, files, errors);
-}
-
-}  // namespace
-
 ScanReport ScanPaths(const Scanner& scanner, const std::vector<std::string>& paths, int jobs,
                      const ScanAllow& allow) {
   ScanReport rep;
   std::vector<std::string> files;
-  for (const auto& p : paths) Walk(p, files, rep.errors);
+  for (const auto& p : paths)
+    WalkRegularFiles(
+        p, nullptr, [&](const std::string& f, const struct stat&) { files.push_back(f); },
+        [&](const std::string&, const std::string& msg) { rep.errors.push_back(msg); });
   rep.files = files.size();
   std::mutex mu;
   {

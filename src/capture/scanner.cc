@@ -18,6 +18,7 @@
 #include <regex>
 #include <unordered_map>
 
+#include "capture/fs.h"
 #include "capture/rules.h"
 #include "core/bytes.h"
 #include "core/error.h"
@@ -42,21 +43,9 @@ std::string_view Basename(std::string_view p) {
   return s == std::string_view::npos ? p : p.substr(s + 1);
 }
 
-std::vector<std::string> Components(std::string_view p) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find('/', start);
-    if (end == std::string_view::npos) end = p.size();
-    if (end > start) out.emplace_back(p.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 // The glob's components match the path's last components.
 bool TailMatches(std::string_view glob, std::string_view path) {
-  auto g = Components(glob), p = Components(path);
+  auto g = SplitPath(glob), p = SplitPath(path);
   if (g.empty() || g.size() > p.size()) return false;
   size_t off = p.size() - g.size();
   for (size_t i = 0; i < g.size(); ++i)
@@ -613,24 +602,7 @@ std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view conte
 }
 
 std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content) const {
-  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
-  std::string buf;
-  struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) buf.reserve(static_cast<size_t>(st.st_size));
-  char tmp[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, tmp, sizeof(tmp));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      close(fd);
-      Fail(ErrorCode::kIo, "read " + path + ": " + strerror(e));
-    }
-    if (n == 0) break;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  close(fd);
+  std::string buf = ReadWholeFile(path);
   auto findings = Scan(path, buf);
   if (content) *content = std::move(buf);
   return findings;
