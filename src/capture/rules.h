@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 1;
+inline constexpr int kScanVersion = 2;
 
 struct ContentRule {
   const char* id;

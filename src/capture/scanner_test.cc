@@ -138,6 +138,14 @@ std::vector<Case> Cases(Gen& g) {
                "SG." + g.Of(kUrlSafe, 10) + "\n"});
   c.push_back({"huggingface-token", "hf_" + g.Of(kUpper + kLower, 34) + "\n", "hf_" + g.Of(kLower, 8) + "\n"});
   c.push_back({"digitalocean-token", "dop_v1_" + g.Of(kHexLower, 64) + "\n", "dop_v1_" + g.Of(kHexLower, 10) + "\n"});
+  c.push_back({"azure-ad-client-secret", "AZURE_CLIENT_SECRET_VALUE " + g.Of(kAlnum, 3) + "8Q~" + g.Of(kAlnum + "_~.-", 34) + "\n",
+               "AZURE " + g.Of(kAlnum, 3) + "8Q~" + g.Of(kAlnum, 10) + "\n"});
+  c.push_back({"putty-private-key", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: x\n",
+               "PuTTY-User-Key-File: docs mention only\n"});
+  c.push_back({"netrc-credentials", "machine api.host.test login me password " + g.Of(kAlnum, 16) + "\n",
+               "machine api.host.test login me password changeme\n"});
+  c.push_back({"secret-xml-element", "<settings><password>" + g.Of(kAlnum, 18) + "</password></settings>\n",
+               "<password>${env.PASS}</password>\n"});
   c.push_back({"secret-assignment", "DB_PASSWORD=\"" + g.Of(kAlnum, 20) + "\"\n",
                "DB_PASSWORD=\"changeme\"\n"});
   c.push_back({"secret-assignment", "client_secret: " + g.Of(kAlnum + "!@#%^", 24) + "\n",
@@ -185,6 +193,7 @@ TEST(ScanRules, FamilyVariants) {
   EXPECT_TRUE(Has(RulesFound("VAULT_TOKEN=hvs." + g.Of(kUrlSafe, 95) + "\n"), "vault-token"));
   EXPECT_TRUE(Has(RulesFound("shpat_" + g.Of(kHexLower, 32) + "\n"), "shopify-token"));
   EXPECT_TRUE(Has(RulesFound("dckr_pat_" + g.Of(kUrlSafe, 27) + "\n"), "dockerhub-token"));
+  EXPECT_TRUE(Has(RulesFound("xoxe.xoxp-1-" + g.Of(kAlnum, 40) + "\n"), "slack-token"));
   EXPECT_TRUE(Has(RulesFound("bot" + g.Of(kDigits, 10) + ":AA" + g.Of(kUrlSafe, 33) + "\n"),
                   "telegram-bot-token"));
 }
@@ -295,6 +304,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   };
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
+      {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
