@@ -125,6 +125,12 @@ class Backup {
   std::vector<Node> ParentChildren(const Node* parent);
   // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path);
+  // Chunks and stores bytes held in memory.
+  std::vector<BlobId> SaveBytes(std::string_view bytes);
+  // The tree node of opts_.extra_files' directory `dir` ("" = the root's entries).
+  std::vector<Node> ExtraNodes(const std::map<std::string, std::string>& files,
+                               const std::string& dir);
+  const VirtualDir* root_virt_ = nullptr;
   BlobId SaveTree(const std::vector<Node>& nodes);
   bool Excluded(const std::string& path) const {
     return !opts_.excludes.empty() && opts_.excludes.Matches(path);
@@ -169,8 +175,61 @@ std::vector<Node> Backup::ParentChildren(const Node* parent) {
   }
 }
 
+std::vector<BlobId> Backup::SaveBytes(std::string_view bytes) {
+  std::vector<BlobId> ids;
+  size_t off = 0;
+  for (size_t n : chunker::ChunkLengths(repo_.chunker_tables(), AsBytes(bytes))) {
+    ByteView blob = AsBytes(bytes.substr(off, n));
+    BlobId id(Sha256(blob));
+    repo_.SaveBlob(BlobType::kData, id, blob);
+    ids.push_back(id);
+    off += n;
+  }
+  return ids;
+}
+
+std::vector<Node> Backup::ExtraNodes(const std::map<std::string, std::string>& files,
+                                     const std::string& dir) {
+  // files: relative path -> bytes, sorted, so one directory's entries are contiguous.
+  std::map<std::string, Node> out;
+  const std::string prefix = dir.empty() ? "" : dir + "/";
+  for (auto it = files.lower_bound(prefix); it != files.end() && it->first.starts_with(prefix);
+       ++it) {
+    std::string rest = it->first.substr(prefix.size());
+    size_t slash = rest.find('/');
+    std::string name = rest.substr(0, slash);
+    if (name.empty() || out.count(name)) continue;
+    Node n;
+    n.name = name;
+    n.uid = getuid();
+    n.gid = getgid();
+    n.user = UserNameOf(n.uid);
+    n.group = GroupNameOf(n.gid);
+    if (slash == std::string::npos) {
+      n.type = NodeType::kFile;
+      n.mode = 0644;
+      n.size = it->second.size();
+      n.content = SaveBytes(it->second);
+      stats_.total_files++;
+      stats_.total_bytes += n.size;
+    } else {
+      n.type = NodeType::kDir;
+      n.mode = gomode::kDir | 0755;
+      n.subtree = SaveTree(ExtraNodes(files, prefix + name));
+    }
+    out.emplace(name, std::move(n));
+  }
+  std::vector<Node> nodes;
+  for (auto& [name, n] : out) nodes.push_back(std::move(n));
+  return nodes;
+}
+
 FileResult Backup::SaveFile(const std::string& path) {
   FileResult r;
+  {
+    std::lock_guard lock(warn_mu_);
+    stats_.files_read++;
+  }
   int fd = path == "-" ? dup(STDIN_FILENO)
                        : open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
@@ -309,12 +368,8 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     if (p.node.type == NodeType::kFile) {
       local.total_files++;
       local.total_bytes += p.node.size;
-      bool unchanged = !opts_.force && pnode && pnode->type == NodeType::kFile &&
-                       pnode->mtime.sec == p.node.mtime.sec &&
-                       pnode->mtime.nsec == p.node.mtime.nsec &&
-                       pnode->ctime.sec == p.node.ctime.sec &&
-                       pnode->ctime.nsec == p.node.ctime.nsec && pnode->size == p.node.size &&
-                       pnode->inode == p.node.inode;
+      bool unchanged = !opts_.force && pnode && SameFileVersion(*pnode, cst);
+      if (unchanged && opts_.may_reuse && !opts_.may_reuse(child_path)) unchanged = false;
       if (unchanged) {
         for (const BlobId& b : pnode->content)
           if (!repo_.HasBlob(BlobType::kData, b)) {
@@ -335,7 +390,22 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
         } else {
           local.files_new++;
         }
-        p.content = pool_.Submit([this, child_path] { return SaveFile(child_path); });
+        p.content = pool_.Submit([this, child_path, cst] {
+          if (opts_.content_for) {
+            FileResult r;
+            try {
+              if (auto bytes = opts_.content_for(child_path, cst)) {
+                r.size = bytes->size();
+                r.content = SaveBytes(*bytes);
+                return r;
+              }
+            } catch (const Error& e) {
+              r.error = e.what();
+              return r;
+            }
+          }
+          return SaveFile(child_path);
+        });
         p.has_future = true;
       }
     }
@@ -425,6 +495,18 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     stats_.dirs_unmodified += local.dirs_unmodified;
     stats_.total_files += local.total_files;
     stats_.total_bytes += local.total_bytes;
+  }
+  if (virt && virt == root_virt_ && opts_.extra_files) {
+    auto list = opts_.extra_files();
+    std::map<std::string, std::string> files(list.begin(), list.end());
+    for (Node& n : ExtraNodes(files, "")) {
+      for (const Node& have : nodes)
+        if (have.name == n.name)
+          Fail(ErrorCode::kFatal, "in-memory entry /" + n.name + " collides with a tracked path");
+      nodes.push_back(std::move(n));
+    }
+    std::sort(nodes.begin(), nodes.end(),
+              [](const Node& a, const Node& b) { return a.name < b.name; });
   }
   return SaveTree(nodes);
 }
@@ -523,6 +605,7 @@ BackupResult Backup::Run() {
       fake.subtree = ps.tree;
       parent_root = ParentChildren(&fake);
     }
+    root_virt_ = &top;
     res.tree = SaveChildren("/", &top, parent_root);
   }
   snap.tree = res.tree;

@@ -5,8 +5,11 @@
 // tree ids do not depend on the number of workers.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +39,21 @@ struct BackupOptions {
   ProgressCounters* progress = nullptr;
   // Optional time override (for tests); default now.
   std::optional<gojson::Timestamp> time;
+
+  // ---- Hooks for `capture` (all optional) ----
+  // A file that is unchanged against its parent node is reused without reading only when
+  // this returns true for its path (a capture re-reads files it could not vouch for).
+  std::function<bool(const std::string& path)> may_reuse;
+  // The bytes to store for a changed file instead of reading it (a capture stores exactly
+  // what it scanned). Called on a worker thread with the walk's lstat; nullptr = read the
+  // file. A haven::Error leaves the file out with a warning (incomplete snapshot).
+  std::function<std::shared_ptr<const std::string>(const std::string& path,
+                                                   const struct stat& st)>
+      content_for;
+  // In-memory files added to the root tree, as {relative path, bytes}, e.g.
+  // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
+  // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.
+  std::function<std::vector<std::pair<std::string, std::string>>()> extra_files;
 };
 
 struct BackupStats {
@@ -43,6 +61,7 @@ struct BackupStats {
   uint64_t dirs_new = 0, dirs_changed = 0, dirs_unmodified = 0;
   uint64_t total_files = 0, total_bytes = 0;
   uint64_t errors = 0;
+  uint64_t files_read = 0;  // files whose contents were read from disk
 };
 
 struct BackupResult {

@@ -119,4 +119,13 @@ Node NodeFromStat(const std::string& path, const std::string& name, const struct
   return n;
 }
 
+bool SameFileVersion(const Node& old_node, const struct stat& st) {
+  if (old_node.type != NodeType::kFile || !S_ISREG(st.st_mode)) return false;
+  gojson::Timestamp m = StatTime(st.st_mtim), c = StatTime(st.st_ctim);
+  return old_node.mtime.sec == m.sec && old_node.mtime.nsec == m.nsec &&
+         old_node.ctime.sec == c.sec && old_node.ctime.nsec == c.nsec &&
+         old_node.size == static_cast<uint64_t>(st.st_size) &&
+         old_node.inode == static_cast<uint64_t>(st.st_ino);
+}
+
 }  // namespace haven

@@ -19,4 +19,9 @@ Node NodeFromStat(const std::string& path, const std::string& name, const struct
 
 gojson::Timestamp StatTime(const struct timespec& ts);
 
+// The change test of backup and capture: `old_node` is a file node whose mtime, ctime,
+// size and inode equal the lstat result `st` (a regular file), so its content can be
+// reused without reading (given that its blobs are still in the repository).
+bool SameFileVersion(const Node& old_node, const struct stat& st);
+
 }  // namespace haven

@@ -56,6 +56,10 @@ int Main(int argc, char** argv) {
   RegisterRepair(app);
   RegisterVersion(app);
   RegisterDebug(app);
+  RegisterScan(app);
+  RegisterCapture(app);
+  RegisterApply(app);
+  RegisterPackages(app);
 
   try {
     app.parse(argc, argv);

@@ -209,6 +209,12 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache) {
   return repo;
 }
 
+std::string ScannerCacheDir() {
+  if (Globals().no_cache) return "";
+  std::string base = CacheBaseDir();
+  return base.empty() ? "" : base + "/scanner";
+}
+
 std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive) {
   if (Globals().no_lock) return nullptr;
   return Lock::Acquire(repo, exclusive);

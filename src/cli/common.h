@@ -49,6 +49,10 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache = true);
 // ($XDG_CACHE_HOME/haven or ~/.cache/haven); "" when none can be determined.
 std::string CacheBaseDir();
 
+// Where the secret scanner keeps its compiled rule databases: CacheBaseDir()/scanner, or
+// "" (compile every time) with --no-cache or no cache base.
+std::string ScannerCacheDir();
+
 // A repository lock unless --no-lock; nullptr when not taken.
 std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);
 
@@ -75,6 +79,10 @@ void RegisterPrune(CLI::App& app);
 void RegisterRepair(CLI::App& app);
 void RegisterVersion(CLI::App& app);
 void RegisterDebug(CLI::App& app);  // hidden: gen-repo, used-blobs
+void RegisterScan(CLI::App& app);
+void RegisterCapture(CLI::App& app);
+void RegisterApply(CLI::App& app);
+void RegisterPackages(CLI::App& app);
 
 // Exit code set by a command that finished with a partial result (e.g. 3 for backup).
 extern int g_exit_code;

@@ -8,6 +8,7 @@ int ExitCodeFor(ErrorCode code) {
     case ErrorCode::kLocked: return 11;
     case ErrorCode::kWrongPassword: return 12;
     case ErrorCode::kInterrupted: return 130;
+    case ErrorCode::kSecretsFound: return 4;
     default: return 1;
   }
 }

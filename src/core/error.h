@@ -20,6 +20,7 @@ enum class ErrorCode {
   kWrongPassword,       // no key could be opened (exit 12)
   kUnsupported,         // unknown repository version or feature
   kInterrupted,         // SIGINT (exit 130)
+  kSecretsFound,        // scan/capture found secrets (exit 4)
 };
 
 class Error : public std::runtime_error {

@@ -1,0 +1,81 @@
+#include "capture/fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace haven::capture {
+
+void WalkRegularFiles(const std::string& path, const PatternList* excludes,
+                      const std::function<void(const std::string&, const struct stat&)>& on_file,
+                      const std::function<void(const std::string&, const std::string&)>& on_error) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    on_error(path, "lstat " + path + ": " + strerror(errno));
+    return;
+  }
+  if (S_ISREG(st.st_mode)) {
+    on_file(path, st);
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) return;
+  DIR* d = opendir(path.c_str());
+  if (!d) {
+    on_error(path, "open directory " + path + ": " + strerror(errno));
+    return;
+  }
+  std::vector<std::string> names;
+  while (struct dirent* de = readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) {
+    std::string child = path.back() == '/' ? path + n : path + "/" + n;
+    if (excludes && !excludes->empty() && excludes->Matches(child)) continue;
+    WalkRegularFiles(child, excludes, on_file, on_error);
+  }
+}
+
+std::string ReadWholeFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
+  std::string buf;
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) buf.reserve(static_cast<size_t>(st.st_size));
+  char tmp[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, tmp, sizeof(tmp));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      close(fd);
+      Fail(ErrorCode::kIo, "read " + path + ": " + strerror(e));
+    }
+    if (n == 0) break;
+    buf.append(tmp, static_cast<size_t>(n));
+  }
+  close(fd);
+  return buf;
+}
+
+std::vector<std::string> SplitPath(std::string_view p) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find('/', start);
+    if (end == std::string_view::npos) end = p.size();
+    if (end > start) out.emplace_back(p.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace haven::capture

@@ -1,0 +1,30 @@
+// `haven packages diff`: a capture's recorded package lists against what the managers
+// report here, per list file: packages missing here, packages extra here (by name), and
+// the command that would install the missing ones.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "capture/packages.h"
+#include "repo/repository.h"
+#include "repo/snapshot.h"
+
+namespace haven::capture {
+
+// The list files under /.haven/packages/ of a snapshot: file name -> bytes.
+std::map<std::string, std::string> LoadPackageFiles(Repository& repo, const Snapshot& snap);
+
+struct PackageDiff {
+  std::string file;
+  std::vector<std::string> missing_here, extra_here;  // list lines, sorted
+  std::string install;                               // "" when nothing is missing
+  bool not_listed_here = false;  // the manager is missing here or failed
+};
+
+// Compares by package name (the first field); versions are shown, not compared.
+PackageDiff DiffPackageList(const std::string& file, const std::vector<std::string>& recorded,
+                            const std::vector<std::string>& here);
+
+}  // namespace haven::capture

@@ -1,0 +1,46 @@
+// The secret-scan rule table: content rules (one Hyperscan database, one pass per file)
+// and path rules (file names that are secrets by themselves). kScanVersion names this
+// table; a capture records it in its snapshot and trusts a parent capture's unread files
+// only when the parent was scanned with the same version (rules_test.cc pins the table's
+// digest to the version, so a rule change without a version bump fails the build's tests).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace haven::capture {
+
+// Bump whenever a rule, a threshold, the example list or the matching logic changes.
+inline constexpr int kScanVersion = 2;
+
+struct ContentRule {
+  const char* id;
+  // One regular expression in the common subset of Hyperscan and ECMAScript (std::regex),
+  // so the same text drives the one-pass scan and the extraction of the secret.
+  const char* pattern;
+  bool caseless;
+  int secret_group;    // capture group holding the secret; 0 = the whole match
+  double min_entropy;  // Shannon bits per byte the secret needs; 0 = no check
+  bool generic;        // keyword rules: placeholder values (paths, variables...) do not count
+  bool binary;         // also applied to binary files (key blocks only)
+};
+
+struct PathRule {
+  const char* id;
+  const char* glob;          // matched against the last components of the path (fnmatch)
+  const char* unless_glob;   // file name glob that exempts a match ("" = none)
+  const char* content_need;  // substring the content must hold to count ("" = none)
+};
+
+std::span<const ContentRule> ContentRules();
+std::span<const PathRule> PathRules();
+// Published example credentials (documentation keys): never a finding.
+std::span<const char* const> ExampleSecrets();
+// Prefixes that mark a file as already encrypted (after leading whitespace).
+std::span<const char* const> EncryptedMarkers();
+
+// SHA-256 (hex) over every field of the tables above and kScanVersion.
+std::string RuleTableDigest();
+
+}  // namespace haven::capture

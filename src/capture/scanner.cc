@@ -1,0 +1,611 @@
+#include "capture/scanner.h"
+
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <hs.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <array>
+#include <cerrno>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <regex>
+#include <unordered_map>
+
+#include "capture/fs.h"
+#include "capture/rules.h"
+#include "core/bytes.h"
+#include "core/error.h"
+#include "core/id.h"
+
+namespace haven::capture {
+
+namespace {
+
+constexpr size_t kBinaryProbe = 8192;
+constexpr size_t kMaxRawMatches = 1 << 20;  // bound on the match table of one file
+
+std::string Hex16(std::string_view a, std::string_view b) {
+  std::string in(a);
+  in.push_back('\0');
+  in.append(b);
+  return Sha256(AsBytes(in)).Hex().substr(0, 16);
+}
+
+std::string_view Basename(std::string_view p) {
+  size_t s = p.rfind('/');
+  return s == std::string_view::npos ? p : p.substr(s + 1);
+}
+
+// The glob's components match the path's last components.
+bool TailMatches(std::string_view glob, std::string_view path) {
+  auto g = SplitPath(glob), p = SplitPath(path);
+  if (g.empty() || g.size() > p.size()) return false;
+  size_t off = p.size() - g.size();
+  for (size_t i = 0; i < g.size(); ++i)
+    if (fnmatch(g[i].c_str(), p[off + i].c_str(), 0) != 0) return false;
+  return true;
+}
+
+bool ContainsCaseless(std::string_view hay, std::string_view needle) {
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != hay.end();
+}
+
+bool IsExample(std::string_view secret) {
+  if (ContainsCaseless(secret, "example")) return true;
+  for (const char* e : ExampleSecrets())
+    if (secret.find(e) != std::string_view::npos) return true;
+  return false;
+}
+
+// Values of keyword rules that are not secrets: references, paths, identifiers, words.
+bool LooksPlaceholder(std::string_view v) {
+  if (v.empty()) return true;
+  static constexpr std::string_view kStarts = "$/~%.&*#^+@!";
+  if (kStarts.find(v[0]) != std::string_view::npos) return true;
+  for (std::string_view s : {"${", "{{", "$(", "%(", "%s", "://", "xxxx", "XXXX", "****", "...",
+                             "----", "____"})
+    if (v.find(s) != std::string_view::npos) return true;
+  {
+    // An expression over a constant (SCRAMBLE_LENGTH*2+1, ERROR_BASE+185).
+    size_t k = 0;
+    while (k < v.size() && (std::isupper(static_cast<unsigned char>(v[k])) ||
+                            std::isdigit(static_cast<unsigned char>(v[k])) || v[k] == '_'))
+      ++k;
+    if (k >= 4 && k < v.size() && v.substr(0, k).find('_') != std::string_view::npos &&
+        std::string_view("+-*/|").find(v[k]) != std::string_view::npos)
+      return true;
+  }
+  if (v.find('%') != std::string_view::npos) {
+    // Percent-escaped (URLs): judge the decoded length.
+    size_t n = 0;
+    for (size_t k = 0; k < v.size(); ++k, ++n)
+      if (v[k] == '%' && k + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[k + 1])) &&
+          std::isxdigit(static_cast<unsigned char>(v[k + 2])))
+        k += 2;
+    if (n < 8) return true;
+  }
+  std::string leet(v);  // p4ssw0rd is a placeholder too
+  for (char& c : leet) {
+    static constexpr std::string_view kFrom = "4@0315$7", kTo = "aaoiesst";
+    size_t k = kFrom.find(c);
+    if (k != std::string_view::npos) c = kTo[k];
+  }
+  for (std::string_view w : {"changeme", "change_me", "change-me", "password", "passwd", "secret",
+                             "your", "placeholder", "dummy", "redacted", "sample", "insert",
+                             "replace", "token", "hunter2", "foobar", "notreal", "fake"})
+    if (ContainsCaseless(leet, w)) return true;
+  while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
+  if (v.find('=') != std::string_view::npos && v.find_first_of("0123456789") == std::string_view::npos)
+    return true;  // a=b lists of words
+  bool digit = false, upper = false, lower = false, other = false;
+  int upper_n = 0, lower_n = 0, switches = 0, prev = 0;
+  for (char c : v) {
+    int cls = 0;
+    if (c >= '0' && c <= '9') {
+      digit = true;
+    } else if (c >= 'A' && c <= 'Z') {
+      upper = true, upper_n++, cls = 1;
+    } else if (c >= 'a' && c <= 'z') {
+      lower = true, lower_n++, cls = 2;
+    } else if (c != '_' && c != '-' && c != '.') {
+      other = true;
+    }
+    if (cls && prev && cls != prev) switches++;
+    if (cls) prev = cls;
+  }
+  if (!upper && !other) {
+    // lower-case words joined by - _ . with digits (scram-sha-256, aes-256-cbc): a setting.
+    size_t seg = 0, longest = 0, parts = 1;
+    for (char c : v) {
+      if (c == '-' || c == '_' || c == '.') {
+        parts++, seg = 0;
+      } else {
+        longest = std::max(longest, ++seg);
+      }
+    }
+    if (parts >= 2 && longest <= 8) return true;
+  }
+  if (upper && !lower && !other && v.find('_') != std::string_view::npos) return true;  // CONST_NAME
+  if (!digit && !other) {
+    // CamelCase words: most letters sit in "Xyyy" runs (an upper case letter, then 2+ lower).
+    size_t in_words = 0;
+    for (size_t i = 0; i < v.size();) {
+      size_t j = i + 1;
+      if (std::isupper(static_cast<unsigned char>(v[i])))
+        while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+      if (j - i >= 3) in_words += j - i;
+      i = j;
+    }
+    if (in_words * 2 >= v.size()) return true;
+  }
+  if (digit || other) return false;
+  // Letters only (and _ - .): a word or identifier unless the case changes like random text.
+  if (!(upper && lower)) return true;
+  return upper_n < 3 || lower_n < 3 || switches * 3 < static_cast<int>(v.size());
+}
+
+void AppendRedacted(std::string& out, std::string_view secret) {
+  size_t keep = std::min<size_t>(4, secret.size() / 4);
+  out.append(secret.substr(0, keep));
+  out.append("****");
+}
+
+bool IsEncrypted(std::string_view content) {
+  size_t i = 0;
+  while (i < content.size() && i < 4096 &&
+         (content[i] == ' ' || content[i] == '\n' || content[i] == '\r' || content[i] == '\t'))
+    ++i;
+  std::string_view head = content.substr(i);
+  for (const char* m : EncryptedMarkers())
+    if (head.starts_with(m)) return true;
+  return false;
+}
+
+struct RawMatch {
+  unsigned rule;
+  unsigned long long from, to;                // the whole match
+  unsigned long long secret_from, secret_to;  // the secret inside it
+};
+
+}  // namespace
+
+double Entropy(std::string_view s) {
+  if (s.empty()) return 0;
+  std::array<uint32_t, 256> counts{};
+  for (unsigned char c : s) counts[c]++;
+  double h = 0, n = static_cast<double>(s.size());
+  for (uint32_t c : counts)
+    if (c) {
+      double p = c / n;
+      h -= p * std::log2(p);
+    }
+  return h;
+}
+
+bool LooksBinary(std::string_view content) {
+  return std::memchr(content.data(), 0, std::min(content.size(), kBinaryProbe)) != nullptr;
+}
+
+std::string SanitizeForTerminal(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  return out;
+}
+
+namespace {
+void AppendJsonString(std::string& out, std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(static_cast<char>(c));
+    } else if (c < 0x20 || c >= 0x7f) {
+      // Bytes outside ASCII are escaped one by one (\u00XX), so any path round-trips as
+      // Latin-1 code points and the output is always valid UTF-8.
+      out += "\\u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  out.push_back('"');
+}
+}  // namespace
+
+std::string Finding::Text() const {
+  return SanitizeForTerminal(path) + ":" + std::to_string(line) + ":" + std::to_string(column) +
+         ": " + rule + ": " + excerpt;
+}
+
+std::string Finding::Json() const {
+  std::string out = "{\"path\":";
+  AppendJsonString(out, path);
+  out += ",\"line\":" + std::to_string(line) + ",\"column\":" + std::to_string(column) +
+         ",\"rule\":";
+  AppendJsonString(out, rule);
+  out += ",\"fingerprint\":";
+  AppendJsonString(out, fingerprint);
+  out += ",\"excerpt\":";
+  AppendJsonString(out, excerpt);
+  out += "}";
+  return out;
+}
+
+bool FindingLess(const Finding& a, const Finding& b) {
+  if (a.path != b.path) return a.path < b.path;
+  if (a.line != b.line) return a.line < b.line;
+  if (a.column != b.column) return a.column < b.column;
+  if (a.rule != b.rule) return a.rule < b.rule;
+  return a.fingerprint < b.fingerprint;
+}
+
+bool ScanAllow::Allows(const Finding& f) const {
+  for (const auto& r : rules)
+    if (r == f.rule) return true;
+  for (const auto& fp : fingerprints)
+    if (fp == f.fingerprint) return true;
+  for (const auto& g : path_globs)
+    if (fnmatch(g.c_str(), f.path.c_str(), 0) == 0 || TailMatches(g, f.path)) return true;
+  return false;
+}
+
+std::string ScanAllow::Digest() const {
+  std::string all;
+  for (const auto* list : {&path_globs, &rules, &fingerprints}) {
+    std::vector<std::string> v = *list;
+    std::sort(v.begin(), v.end());
+    for (const auto& s : v) all += s + '\0';
+    all += '\n';
+  }
+  return Sha256(AsBytes(all)).Hex().substr(0, 8);
+}
+
+struct Scanner::Impl {
+  hs_database_t* text_db = nullptr;
+  hs_database_t* binary_db = nullptr;
+  hs_scratch_t* proto = nullptr;
+  // Compiled on first use (all of them take ~25 ms; most scans need none).
+  mutable std::vector<std::regex> regex;
+  std::unique_ptr<std::once_flag[]> regex_once;
+  const std::regex& Regex(unsigned rule) const {
+    std::call_once(regex_once[rule], [&] {
+      const ContentRule& r = ContentRules()[rule];
+      auto flags = std::regex::ECMAScript | std::regex::optimize;
+      if (r.caseless) flags |= std::regex::icase;
+      regex[rule] = std::regex(r.pattern, flags);
+    });
+    return regex[rule];
+  }
+  std::mutex mu;  // guards free_scratch
+  mutable std::vector<hs_scratch_t*> free_scratch;
+
+  ~Impl() {
+    for (hs_scratch_t* s : free_scratch) hs_free_scratch(s);
+    if (proto) hs_free_scratch(proto);
+    if (text_db) hs_free_database(text_db);
+    if (binary_db) hs_free_database(binary_db);
+  }
+
+  static hs_database_t* Compile(bool binary_only) {
+    std::vector<const char*> exprs;
+    std::vector<unsigned> flags, ids;
+    auto rules = ContentRules();
+    for (unsigned i = 0; i < rules.size(); ++i) {
+      if (binary_only && !rules[i].binary) continue;
+      exprs.push_back(rules[i].pattern);
+      flags.push_back(rules[i].caseless ? HS_FLAG_CASELESS : 0u);
+      ids.push_back(i);
+    }
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* err = nullptr;
+    if (hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                         static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr, &db,
+                         &err) != HS_SUCCESS) {
+      std::string msg = "hyperscan: cannot compile secret rules";
+      if (err) {
+        msg += std::string(": ") + (err->message ? err->message : "?");
+        if (err->expression >= 0) msg += std::string(" (rule ") + rules[ids[err->expression]].id + ")";
+        hs_free_compile_error(err);
+      }
+      Fail(ErrorCode::kFatal, msg);
+    }
+    return db;
+  }
+
+  hs_scratch_t* Take() {
+    std::lock_guard lock(mu);
+    if (!free_scratch.empty()) {
+      hs_scratch_t* s = free_scratch.back();
+      free_scratch.pop_back();
+      return s;
+    }
+    hs_scratch_t* s = nullptr;
+    if (hs_clone_scratch(proto, &s) != HS_SUCCESS) Fail(ErrorCode::kFatal, "hyperscan: no scratch");
+    return s;
+  }
+  void Give(hs_scratch_t* s) {
+    std::lock_guard lock(mu);
+    free_scratch.push_back(s);
+  }
+
+  // Hyperscan reports only where matches end. Ends of one rule that follow each other
+  // byte by byte are one match growing (e.g. a value of 10..200 characters): the last end
+  // of such a run is searched back with the rule's std::regex over its line (key blocks,
+  // which span lines: over the 4 KiB before it), which yields the start and the secret.
+  std::vector<RawMatch> Match(std::string_view content, bool binary) const {
+    std::vector<std::pair<unsigned, unsigned long long>> ends;
+    auto on_match = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
+                       void* p) -> int {
+      auto* e = static_cast<std::vector<std::pair<unsigned, unsigned long long>>*>(p);
+      e->emplace_back(id, to);
+      return e->size() >= kMaxRawMatches ? 1 : 0;
+    };
+    hs_scratch_t* s = const_cast<Impl*>(this)->Take();
+    hs_error_t rc = HS_SUCCESS;
+    // hs_scan takes an unsigned length: huge buffers go in 1 GiB windows overlapping by
+    // 64 KiB (matches longer than the overlap are not found across a window edge).
+    const size_t kWindow = size_t{1} << 30, kOverlap = 64 << 10;
+    for (size_t off = 0;;) {
+      size_t len = std::min(kWindow, content.size() - off);
+      size_t before = ends.size();
+      rc = hs_scan(binary ? binary_db : text_db, content.data() + off, static_cast<unsigned>(len),
+                   0, s, on_match, &ends);
+      for (size_t i = before; i < ends.size(); ++i) ends[i].second += off;
+      if (rc != HS_SUCCESS || off + len >= content.size()) break;
+      off += len - kOverlap;
+    }
+    const_cast<Impl*>(this)->Give(s);
+    if (rc != HS_SUCCESS && rc != HS_SCAN_TERMINATED)
+      Fail(ErrorCode::kFatal, "hyperscan: scan failed (" + std::to_string(rc) + ")");
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+
+    auto rules = ContentRules();
+    std::vector<RawMatch> out;
+    size_t i = 0;
+    unsigned long long covered = 0;  // of the current rule
+    unsigned cur_rule = ~0u;
+    while (i < ends.size()) {
+      unsigned rule = ends[i].first;
+      if (rule != cur_rule) cur_rule = rule, covered = 0;
+      size_t j = i;
+      while (j + 1 < ends.size() && ends[j + 1].first == rule &&
+             ends[j + 1].second == ends[j].second + 1)
+        ++j;
+      unsigned long long last = ends[j].second;
+      i = j + 1;
+      if (last <= covered) continue;
+      size_t ws;
+      if (rules[rule].binary) {
+        ws = last > 4096 ? last - 4096 : 0;
+      } else {
+        size_t nl = last > 0 ? content.rfind('\n', last - 1) : std::string_view::npos;
+        ws = nl == std::string_view::npos ? 0 : nl;  // the newline itself: "not a word char"
+        if (last - ws > 16384) ws = last - 16384;
+      }
+      ws = std::max<size_t>(ws, covered);
+      auto flags = ws > 0 ? std::regex_constants::match_prev_avail
+                          : std::regex_constants::match_default;
+      const char* b = content.data();
+      bool found = false;
+      for (std::cregex_iterator it(b + ws, b + last, Regex(rule), flags), e; it != e; ++it) {
+        const std::cmatch& m = *it;
+        if (m.length(0) == 0) continue;
+        RawMatch r;
+        r.rule = rule;
+        r.from = static_cast<unsigned long long>(m[0].first - b);
+        r.to = static_cast<unsigned long long>(m[0].second - b);
+        int g = rules[rule].secret_group;
+        if (m[g].matched) {
+          r.secret_from = static_cast<unsigned long long>(m[g].first - b);
+          r.secret_to = static_cast<unsigned long long>(m[g].second - b);
+        } else {
+          r.secret_from = r.from, r.secret_to = r.to;
+        }
+        out.push_back(r);
+        found = true;
+      }
+      if (!found) {
+        // The two engines disagree on this text: keep the match (never lose a finding),
+        // taking the line up to the end as its text.
+        size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
+        out.push_back(RawMatch{rule, from, last, from, last});
+      }
+      covered = last;
+    }
+    std::sort(out.begin(), out.end(), [](const RawMatch& a, const RawMatch& b) {
+      return a.from != b.from ? a.from < b.from : a.rule < b.rule;
+    });
+    return out;
+  }
+};
+
+namespace {
+
+// Cache file: "HVSC" + SHA-256(rest) + u32 length of the text database + both databases
+// (hs_serialize_database). A file that fails its hash or does not deserialize is ignored.
+std::string CacheFile(const std::string& dir) {
+  std::string key = RuleTableDigest() + "\n" + hs_version();
+  return dir + "/scan-v" + std::to_string(kScanVersion) + "-" +
+         Sha256(AsBytes(key)).Hex().substr(0, 16) + ".hsdb";
+}
+
+bool LoadCached(const std::string& file, hs_database_t** text, hs_database_t** binary) {
+  int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string data;
+  char buf[1 << 16];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) data.append(buf, static_cast<size_t>(n));
+  close(fd);
+  if (n < 0 || data.size() < 40 || data.compare(0, 4, "HVSC") != 0) return false;
+  std::string_view rest(data.data() + 36, data.size() - 36);
+  if (std::memcmp(Sha256(AsBytes(rest)).bytes.data(), data.data() + 4, 32) != 0) return false;
+  uint32_t tlen;
+  std::memcpy(&tlen, rest.data(), 4);
+  if (tlen > rest.size() - 4) return false;
+  if (hs_deserialize_database(rest.data() + 4, tlen, text) != HS_SUCCESS) return false;
+  if (hs_deserialize_database(rest.data() + 4 + tlen, rest.size() - 4 - tlen, binary) !=
+      HS_SUCCESS) {
+    hs_free_database(*text);
+    *text = nullptr;
+    return false;
+  }
+  return true;
+}
+
+void StoreCached(const std::string& dir, const std::string& file, hs_database_t* text,
+                 hs_database_t* binary) {
+  char *t = nullptr, *b = nullptr;
+  size_t tn = 0, bn = 0;
+  if (hs_serialize_database(text, &t, &tn) != HS_SUCCESS) return;
+  if (hs_serialize_database(binary, &b, &bn) != HS_SUCCESS) {
+    free(t);
+    return;
+  }
+  std::string rest(4, '\0');
+  uint32_t tlen = static_cast<uint32_t>(tn);
+  std::memcpy(rest.data(), &tlen, 4);
+  rest.append(t, tn);
+  rest.append(b, bn);
+  free(t);
+  free(b);
+  auto h = Sha256(AsBytes(rest));
+  std::string data = "HVSC" + std::string(reinterpret_cast<const char*>(h.bytes.data()), 32) + rest;
+  std::error_code ec;  // the cache base may not exist yet; a failure shows in open()
+  std::filesystem::create_directories(dir, ec);
+  std::string tmp = file + ".tmp-" + std::to_string(getpid());
+  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the cache is an optimisation: a read-only home still scans
+  bool ok = write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size());
+  ok = close(fd) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), file.c_str()) != 0) unlink(tmp.c_str());
+}
+
+}  // namespace
+
+Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>()) {
+  std::string file = cache_dir.empty() ? "" : CacheFile(cache_dir);
+  if (file.empty() || !LoadCached(file, &impl_->text_db, &impl_->binary_db)) {
+    impl_->text_db = Impl::Compile(false);
+    impl_->binary_db = Impl::Compile(true);
+    if (!file.empty()) StoreCached(cache_dir, file, impl_->text_db, impl_->binary_db);
+  }
+  if (hs_alloc_scratch(impl_->text_db, &impl_->proto) != HS_SUCCESS ||
+      hs_alloc_scratch(impl_->binary_db, &impl_->proto) != HS_SUCCESS)
+    Fail(ErrorCode::kFatal, "hyperscan: cannot allocate scratch");
+  impl_->regex.resize(ContentRules().size());
+  impl_->regex_once = std::make_unique<std::once_flag[]>(ContentRules().size());
+}
+
+Scanner::~Scanner() = default;
+
+uint64_t Scanner::CountMatches(std::string_view content, bool binary) const {
+  return impl_->Match(content, binary).size();
+}
+
+std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view content) const {
+  std::vector<Finding> out;
+  std::string_view base = Basename(path);
+  for (const PathRule& r : PathRules()) {
+    if (!TailMatches(r.glob, path)) continue;
+    if (*r.unless_glob && fnmatch(r.unless_glob, std::string(base).c_str(), 0) == 0) continue;
+    if (*r.content_need && content.find(r.content_need) == std::string_view::npos) continue;
+    Finding f;
+    f.path = std::string(path);
+    f.line = f.column = 1;
+    f.rule = r.id;
+    f.fingerprint = Hex16(r.id, content);
+    f.excerpt = "(credential file)";
+    out.push_back(std::move(f));
+  }
+  if (IsEncrypted(content)) return out;
+
+  const bool binary = LooksBinary(content);
+  std::vector<RawMatch> matches = impl_->Match(content, binary);
+  // Rules whose text starts with "the character before" report where the key starts.
+  for (RawMatch& m : matches)
+    while (m.from < m.secret_from && m.from + 1 < m.to &&
+           !std::isalnum(static_cast<unsigned char>(content[m.from])) && content[m.from] != '-' &&
+           content[m.from] != '_')
+      ++m.from;
+  auto rules = ContentRules();
+  // A keyword rule yields to a specific rule whose secret overlaps its own.
+  std::vector<std::pair<unsigned long long, unsigned long long>> specific;
+  for (const RawMatch& m : matches)
+    if (!rules[m.rule].generic) specific.emplace_back(m.secret_from, m.secret_to);
+  auto overlaps_specific = [&](const RawMatch& m) {
+    for (const auto& [a, b] : specific)
+      if (a < m.secret_to && m.secret_from < b) return true;
+    return false;
+  };
+  uint64_t line = 1;
+  size_t line_start = 0, counted = 0;
+  for (const RawMatch& m : matches) {
+    const ContentRule& rule = rules[m.rule];
+    std::string_view span = content.substr(m.from, m.to - m.from);
+    std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
+    size_t secret_off = m.secret_from - m.from;
+    if (IsExample(secret)) continue;
+    if (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) continue;
+    if (rule.generic && (LooksPlaceholder(secret) || overlaps_specific(m))) continue;
+    // Line and column of the match start (matches arrive in offset order).
+    for (size_t i = counted; i < m.from; ++i)
+      if (content[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    counted = m.from;
+    size_t line_end = content.find('\n', m.from);
+    if (line_end == std::string_view::npos) line_end = content.size();
+    std::string_view line_text = content.substr(line_start, line_end - line_start);
+    if (line_text.find("haven:allow") != std::string_view::npos) continue;
+
+    Finding f;
+    f.path = std::string(path);
+    f.line = line;
+    f.column = m.from - line_start + 1;
+    f.rule = rule.id;
+    f.fingerprint = Hex16(rule.id, secret);
+    std::string ex(span.substr(0, secret_off));
+    if (ex.size() > 60) ex = ex.substr(0, 28) + "..." + ex.substr(ex.size() - 28);
+    AppendRedacted(ex, secret);
+    for (char& c : ex)
+      if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    f.excerpt = SanitizeForTerminal(ex);
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(), FindingLess);
+  return out;
+}
+
+std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content) const {
+  std::string buf = ReadWholeFile(path);
+  auto findings = Scan(path, buf);
+  if (content) *content = std::move(buf);
+  return findings;
+}
+
+}  // namespace haven::capture

@@ -1,0 +1,74 @@
+// `haven packages diff [SNAPSHOT]`: a capture's package lists against this machine.
+// `haven packages list`: what the managers report here (the text a capture stores).
+#include <cstdio>
+#include <set>
+
+#include "capture/package_diff.h"
+#include "capture/packages.h"
+#include "cli/common.h"
+#include "core/error.h"
+
+namespace haven::cli {
+
+std::pair<FileId, Snapshot> ResolveCapture(Repository& repo, const std::string& arg,
+                                           const std::string& host);
+
+void RegisterPackages(CLI::App& app) {
+  static std::string snapshot, host;
+  static int timeout_s = 120;
+  auto* cmd = app.add_subcommand("packages", "package lists of captures");
+  cmd->require_subcommand(1);
+  auto* diff = cmd->add_subcommand("diff", "packages missing or extra here, per manager");
+  diff->add_option("snapshot", snapshot, "capture snapshot (default: the newest of this host)");
+  diff->add_option("-H,--host", host, "host whose newest capture is used");
+  diff->add_option("--timeout", timeout_s, "seconds per package manager")->check(CLI::Range(1, 3600));
+  diff->callback([] {
+    auto repo = OpenRepository();
+    auto lock = LockRepository(*repo, false);
+    auto [id, snap] = ResolveCapture(*repo, snapshot, host);
+    repo->LoadIndex();
+    auto recorded = capture::LoadPackageFiles(*repo, snap);
+    std::set<std::string> managers;
+    for (const auto& [file, bytes] : recorded) {
+      std::string m = capture::ManagerOfFile(file);
+      if (!m.empty()) managers.insert(m);
+    }
+    capture::DiscoveryOptions d;
+    d.managers = std::vector<std::string>(managers.begin(), managers.end());
+    d.timeout_ms = timeout_s * 1000;
+    capture::DiscoveryResult here = capture::DiscoverPackages(d);
+    for (const auto& w : here.warnings) Warn("warning: " + w);
+    Print("capture " + id.Short() + " vs. this machine:");
+    for (const auto& [file, bytes] : recorded) {
+      const capture::PackageList* now = nullptr;
+      for (const auto& l : here.lists)
+        if (l.file == file) now = &l;
+      auto rec = capture::ParsePackageList(bytes);
+      if (!now) {
+        Print(file + ": not available here (manager missing or failed); " +
+              std::to_string(rec.size()) + " recorded");
+        continue;
+      }
+      capture::PackageDiff pd = capture::DiffPackageList(file, rec, now->lines);
+      Print(file + ": " + std::to_string(pd.missing_here.size()) + " missing here, " +
+            std::to_string(pd.extra_here.size()) + " extra here");
+      for (const auto& l : pd.missing_here) Print("  - " + l);
+      for (const auto& l : pd.extra_here) Print("  + " + l);
+      if (!pd.install.empty()) Print("  install: " + pd.install);
+    }
+  });
+  auto* list = cmd->add_subcommand("list", "what the package managers report here");
+  list->add_option("--timeout", timeout_s, "seconds per package manager")->check(CLI::Range(1, 3600));
+  list->callback([] {
+    capture::DiscoveryOptions d;
+    d.timeout_ms = timeout_s * 1000;
+    capture::DiscoveryResult here = capture::DiscoverPackages(d);
+    for (const auto& w : here.warnings) Warn("warning: " + w);
+    for (const auto& l : here.lists) {
+      std::printf("# %s (%zu)\n%s", l.file.c_str(), l.lines.size(),
+                  capture::RenderPackageList(l.lines).c_str());
+    }
+  });
+}
+
+}  // namespace haven::cli
