@@ -446,8 +446,13 @@ namespace {
 
 // Cache file: "HVSC" + SHA-256(rest) + u32 length of the text database + both databases
 // (hs_serialize_database). A file that fails its hash or does not deserialize is ignored.
+// The name covers everything a compiled database depends on: the rules, the Hyperscan
+// version and this CPU's features (a home directory may be shared between machines).
 std::string CacheFile(const std::string& dir) {
-  std::string key = RuleTableDigest() + "\n" + hs_version();
+  hs_platform_info_t plat{};
+  hs_populate_platform(&plat);
+  std::string key = RuleTableDigest() + "\n" + hs_version() + "\n" +
+                    std::to_string(plat.tune) + "/" + std::to_string(plat.cpu_features);
   return dir + "/scan-v" + std::to_string(kScanVersion) + "-" +
          Sha256(AsBytes(key)).Hex().substr(0, 16) + ".hsdb";
 }
