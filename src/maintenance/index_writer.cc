@@ -90,26 +90,29 @@ IndexPackView::IndexPackView(const Index& index) : index_(index) {
     entries_[fill[slot_of[no]]++] =
         static_cast<uint32_t>(pos) | (t == BlobType::kTree ? kTreeBit : 0);
   });
-  // Each pack by offset, exact duplicates (one pack in several index files) dropped.
-  std::vector<std::pair<PackedBlob, uint32_t>> tmp;
+  // Each pack by offset, exact duplicates (one pack in several index files) dropped. The
+  // sort keys are 8 bytes (offset, entry); only entries at equal offsets are compared whole.
+  auto entry = [&](uint32_t e) {
+    return index.EntryAt(e & kTreeBit ? BlobType::kTree : BlobType::kData, e & ~kTreeBit, nullptr);
+  };
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id, b.uncompressed_length);
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> tmp;  // (offset, entry)
   size_t out = 0;
   std::vector<uint32_t> new_start(ids_.size() + 1, 0);
   for (size_t i = 0; i < ids_.size(); ++i) {
     tmp.clear();
-    for (uint32_t k = start_[i]; k < start_[i + 1]; ++k) {
-      uint32_t e = entries_[k];
-      BlobType t = e & kTreeBit ? BlobType::kTree : BlobType::kData;
-      tmp.push_back({index.EntryAt(t, e & ~kTreeBit, nullptr), e});
-    }
-    auto key = [](const PackedBlob& b) {
-      return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
-                             b.uncompressed_length);
-    };
-    std::sort(tmp.begin(), tmp.end(),
-              [&](const auto& a, const auto& b) { return key(a.first) < key(b.first); });
+    for (uint32_t k = start_[i]; k < start_[i + 1]; ++k)
+      tmp.push_back({entry(entries_[k]).offset, entries_[k]});
+    std::sort(tmp.begin(), tmp.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return key(entry(a.second)) < key(entry(b.second));
+    });
     new_start[i] = static_cast<uint32_t>(out);
     for (size_t k = 0; k < tmp.size(); ++k) {
-      if (k > 0 && key(tmp[k].first) == key(tmp[k - 1].first)) {
+      if (k > 0 && tmp[k].first == tmp[k - 1].first &&
+          key(entry(tmp[k].second)) == key(entry(tmp[k - 1].second))) {
         had_duplicates_ = true;
         continue;
       }

@@ -58,8 +58,11 @@ Bytes ZstdCompress(ByteView data, int level) {
   return out;
 }
 
-Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
-                     std::string_view what) {
+namespace {
+
+// Bytes or std::string: both hold bytes contiguously.
+template <typename Out>
+Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::string_view what) {
   thread_local DCtx d;
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR)
@@ -76,8 +79,8 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
     cap = 0;
   }
   if (cap > 0 || declared == 0) {
-    Bytes out(cap);
-    size_t n = ZSTD_decompressDCtx(d.ctx, out.data(), out.size(), frame.data(), frame.size());
+    Out out(cap, 0);
+    size_t n = ZSTD_decompressDCtx(d.ctx, reinterpret_cast<uint8_t*>(out.data()), out.size(), frame.data(), frame.size());
     if (ZSTD_isError(n))
       Fail(ErrorCode::kCorrupt,
            std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(n));
@@ -87,7 +90,7 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
     return out;
   }
   // Unknown content size: stream with a growing buffer, bounded by max_size.
-  Bytes out;
+  Out out;
   ZSTD_DCtx_reset(d.ctx, ZSTD_reset_session_only);
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   size_t chunk = ZSTD_DStreamOutSize();
@@ -96,7 +99,7 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
     if (old + chunk > max_size + chunk)
       Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
     out.resize(old + chunk);
-    ZSTD_outBuffer ob{out.data() + old, chunk, 0};
+    ZSTD_outBuffer ob{reinterpret_cast<uint8_t*>(out.data()) + old, chunk, 0};
     size_t r = ZSTD_decompressStream(d.ctx, &ob, &in);
     if (ZSTD_isError(r))
       Fail(ErrorCode::kCorrupt,
@@ -109,6 +112,17 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
   if (out.size() > max_size)
     Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
   return out;
+}
+
+}  // namespace
+
+Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
+                     std::string_view what) {
+  return Decompress<Bytes>(frame, expected_size, max_size, what);
+}
+
+std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what) {
+  return Decompress<std::string>(frame, 0, max_size, what);
 }
 
 bool LooksIncompressible(ByteView data) {

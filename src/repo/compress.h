@@ -2,6 +2,9 @@
 // thread. Levels: restic "auto" ~ zstd 3, "max" ~ zstd 11, "off" = no data compression.
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "core/bytes.h"
 
 namespace haven {
@@ -19,6 +22,8 @@ Bytes ZstdCompress(ByteView data, int level);
 // is bounded by max_size to defend against hostile frames. Throws kCorrupt naming `what`.
 Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
                      std::string_view what);
+// The same into a string (JSON files: no second copy of a large index file).
+std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what);
 
 // True when a cheap sample suggests the data will not compress (random, already
 // compressed). Used to store such blobs uncompressed, which the format allows.

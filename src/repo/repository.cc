@@ -115,10 +115,7 @@ std::string Repository::DecodeUnpacked(ByteView stored, const std::string& what)
   if (!plain) Fail(ErrorCode::kCorrupt, what + ": ciphertext verification failed");
   if (config_.version >= 2 && !plain->empty()) {
     uint8_t b = (*plain)[0];
-    if (b == 2) {
-      Bytes out = ZstdDecompress(ByteView(*plain).subspan(1), 0, kMaxUnpackedSize, what);
-      return std::string(out.begin(), out.end());
-    }
+    if (b == 2) return ZstdDecompressToString(ByteView(*plain).subspan(1), kMaxUnpackedSize, what);
     if (b != '{' && b != '[')
       Fail(ErrorCode::kCorrupt, what + ": unsupported encoding format " + std::to_string(b));
   }
