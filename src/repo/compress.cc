@@ -43,6 +43,12 @@ struct DCtx {
 }  // namespace
 
 Bytes ZstdCompress(ByteView data, int level) {
+  Bytes out;
+  out.resize(ZstdCompressInto(data, level, out));
+  return out;
+}
+
+size_t ZstdCompressInto(ByteView data, int level, Bytes& out) {
   thread_local CCtx c;
   if (c.level != level) {
     ZSTD_CCtx_reset(c.ctx, ZSTD_reset_session_and_parameters);
@@ -51,11 +57,11 @@ Bytes ZstdCompress(ByteView data, int level) {
     ZSTD_CCtx_setParameter(c.ctx, ZSTD_c_contentSizeFlag, 1);
     c.level = level;
   }
-  Bytes out(ZSTD_compressBound(data.size()));
-  size_t n = ZSTD_compress2(c.ctx, out.data(), out.size(), data.data(), data.size());
+  size_t bound = ZSTD_compressBound(data.size());
+  if (out.size() < bound) out.resize(bound);  // grow only: no zero-fill when reused
+  size_t n = ZSTD_compress2(c.ctx, out.data(), bound, data.data(), data.size());
   if (ZSTD_isError(n)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(n));
-  out.resize(n);
-  return out;
+  return n;
 }
 
 namespace {

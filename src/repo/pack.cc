@@ -12,6 +12,8 @@ const char* BlobTypeName(BlobType t) { return t == BlobType::kTree ? "tree" : "d
 void PackWriter::Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length) {
   PackedBlob b{type_, id, static_cast<uint32_t>(data_.size()),
                static_cast<uint32_t>(sealed.size()), uncompressed_length};
+  // Room for a whole pack at once: growing by doubling copied every pack ~twice.
+  if (data_.capacity() == 0) data_.reserve(reserve_);
   data_.insert(data_.end(), sealed.begin(), sealed.end());
   blobs_.push_back(b);
 }

@@ -35,7 +35,8 @@ constexpr size_t kEntrySizeCompressed = 41;
 
 class PackWriter {
  public:
-  explicit PackWriter(BlobType type) : type_(type) {}
+  // reserve: bytes to allocate at the first Add (the expected pack size; 0 = grow).
+  explicit PackWriter(BlobType type, size_t reserve = 0) : type_(type), reserve_(reserve) {}
   BlobType type() const { return type_; }
   // Appends an already sealed blob; `uncompressed_length` is 0 for uncompressed blobs.
   void Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length);
@@ -47,6 +48,7 @@ class PackWriter {
 
  private:
   BlobType type_;
+  size_t reserve_;
   Bytes data_;
   std::vector<PackedBlob> blobs_;
 };

@@ -267,7 +267,7 @@ bool Repository::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
     if (!in_flight_[ti].insert(id).second) return false;
   }
   uint32_t ulen = 0;
-  Bytes sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+  ByteView sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
   AppendSealed(t, id, sealed, ulen, plain.size());
   return true;
 }
@@ -279,18 +279,16 @@ bool Repository::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, Byte
     std::lock_guard lock(save_mu_);
     if (!in_flight_[ti].insert(id).second) return false;
   }
-  Bytes fresh;
   bool compress_now = config_.version >= 2 && uncompressed_length == 0 && !plain.empty() &&
                       (t == BlobType::kTree || compression_ != Compression::kOff);
   if (sealed.empty() || compress_now) {
-    fresh = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
-    sealed = fresh;
+    sealed = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
   }
   AppendSealed(t, id, sealed, uncompressed_length, plain.size());
   return true;
 }
 
-Bytes Repository::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
+ByteView Repository::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
                            uint32_t* uncompressed_length) {
   // v2 compresses trees always and data unless compression is off (or, for new data,
   // the sample says it will not shrink); compression and sealing run in the caller.
@@ -298,20 +296,23 @@ Bytes Repository::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
                   (t == BlobType::kTree ||
                    (compression_ != Compression::kOff &&
                     !(skip_incompressible && LooksIncompressible(plain))));
-  Bytes payload;
+  // Per-thread buffers that only grow: no allocation or zero-fill per blob.
+  thread_local Bytes payload, sealed;
   *uncompressed_length = 0;
+  ByteView body = plain;
   if (compress) {
     int level = t == BlobType::kTree ? std::max(3, ZstdLevel(compression_))
                                      : ZstdLevel(compression_);
     ScopedTimer timer(Stage::kCompress);
-    payload = ZstdCompress(plain, level);
+    const size_t n = ZstdCompressInto(plain, level, payload);  // may reallocate payload
+    body = ByteView(payload).first(n);
     *uncompressed_length = static_cast<uint32_t>(plain.size());
   }
-  ByteView body = compress ? ByteView(payload) : plain;
-  Bytes sealed(body.size() + crypto::kOverhead);
+  const size_t n = body.size() + crypto::kOverhead;
+  if (sealed.size() < n) sealed.resize(n);
   ScopedTimer timer(Stage::kSeal);
   crypto::SealInto(key_, body, sealed.data());
-  return sealed;
+  return ByteView(sealed).first(n);
 }
 
 void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
@@ -328,7 +329,8 @@ void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
   {
     std::lock_guard lock(save_mu_);
     auto& pw = packers_[static_cast<int>(t)];
-    if (!pw) pw = std::make_unique<PackWriter>(t);
+    // A pack closes once it reaches kPackSize, so it ends below kPackSize + one blob.
+    if (!pw) pw = std::make_unique<PackWriter>(t, kPackSize + chunker::kMaxSize + 4096);
     pw->Add(id, sealed, uncompressed_length);
     if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
       full = pw->Finish(key_, &blobs);

@@ -126,7 +126,8 @@ class Repository {
   Repository() = default;
   void UploadPack(Bytes pack, std::vector<PackedBlob> blobs);
   // Compresses (v2, per the compression mode) and seals one blob's plaintext.
-  Bytes SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
+  // The result lives in a per-thread buffer: valid until this thread's next SealBlob.
+  ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
                  uint32_t* uncompressed_length);
   // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
   void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
