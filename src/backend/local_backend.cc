@@ -16,10 +16,18 @@
 #include <utility>
 #include <vector>
 
+#include "backend/posix_io.h"
 #include "core/error.h"
 
 namespace haven {
 namespace {
+
+using posix::Fd;
+using posix::FsyncNoIntr;
+using posix::OpenNoIntr;
+using posix::RandomSuffix;
+using posix::ReadAt;
+using posix::WriteAll;
 
 constexpr mode_t kDirMode = 0700;
 constexpr mode_t kTempFileMode = 0600;
@@ -64,57 +72,9 @@ bool IsPermanentErrno(int err) {
   Fail(ErrorCode::kNotFound, "local backend: " + path + " does not exist");
 }
 
-int OpenNoIntr(const std::string& path, int flags, mode_t mode = 0) {
-  int fd;
-  do {
-    fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
 
-int FsyncNoIntr(int fd) {
-  int rc;
-  do {
-    rc = ::fsync(fd);
-  } while (rc != 0 && errno == EINTR);
-  return rc;
-}
 
-// Returns 0 or the errno of the failed write.
-int WriteAll(int fd, ByteView data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EIO;  // no progress and no error: do not spin
-    done += static_cast<size_t>(n);
-  }
-  return 0;
-}
 
-// Owns a file descriptor; Close() reports the close error, the destructor ignores it.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Returns 0 or errno. Linux releases the descriptor even when close fails: no retry.
-  int Close() {
-    int rc = ::close(fd_);
-    fd_ = -1;
-    return rc == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
 
 // A temp file that is unlinked on destruction unless Release()d (after the rename).
 class TempFile {
@@ -179,24 +139,6 @@ void MakeDirs(const std::string& path) {
   MakeDir(path);
 }
 
-std::string RandomSuffix() {
-  uint8_t buf[8];
-  size_t got = 0;
-  while (got < sizeof(buf)) {
-    ssize_t n = ::getrandom(buf + got, sizeof(buf) - got, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  if (got < sizeof(buf)) {
-    // getrandom unavailable: O_EXCL still guarantees uniqueness, this only avoids retries.
-    static std::atomic<uint64_t> counter{0};
-    uint64_t v = counter.fetch_add(1) ^ (uint64_t(::getpid()) << 40) ^
-                 uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-    for (size_t i = 0; i < sizeof(buf); ++i) buf[i] = static_cast<uint8_t>(v >> (8 * i));
-  }
-  return HexEncode(ByteView(buf, sizeof(buf)));
-}
 
 bool IsLowerHexDigit(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
 

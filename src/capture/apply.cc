@@ -18,18 +18,6 @@ namespace haven::capture {
 
 namespace {
 
-bool SafeName(const std::string& n) {
-  return !n.empty() && n != "." && n != ".." && n.find('/') == std::string::npos &&
-         n.find('\0') == std::string::npos;
-}
-
-struct timespec Ts(const gojson::Timestamp& t) {
-  struct timespec ts;
-  ts.tv_sec = t.sec;
-  ts.tv_nsec = t.nsec;
-  return ts;
-}
-
 class Apply {
  public:
   Apply(Repository& repo, const ApplyOptions& o, std::string captured_home)
@@ -73,7 +61,7 @@ class Apply {
     *missing = false;
     for (size_t i = 0; i < n; ++i) {
       const std::string& c = comps[i];
-      if (!SafeName(c)) {
+      if (!SafeNodeName(c)) {
         close(fd);
         *why = "unsafe path component \"" + c + "\"";
         return -1;
@@ -112,7 +100,7 @@ class Apply {
   void Tree(const BlobId& id, const std::string& snap_dir) {
     for (const Node& n : repo_.LoadTree(id)) {
       std::string snap_path = snap_dir + "/" + n.name;
-      if (!SafeName(n.name)) {
+      if (!SafeNodeName(n.name)) {
         Problem("apply: refusing unsafe name in " + (snap_dir.empty() ? "/" : snap_dir), true);
         continue;
       }
@@ -133,7 +121,7 @@ class Apply {
     auto comps = SplitPath(dest);
     if (comps.empty()) return;
     for (const auto& c : comps)
-      if (!SafeName(c)) {
+      if (!SafeNodeName(c)) {
         Problem("apply: refusing " + shown + ": unsafe path component", true);
         return;
       }
@@ -208,7 +196,7 @@ class Apply {
       if (symlinkat(n.linktarget.c_str(), dfd, tmp.c_str()) != 0)
         Fail(ErrorCode::kIo, std::string("symlink: ") + strerror(errno));
       (void)fchownat(dfd, tmp.c_str(), n.uid, n.gid, AT_SYMLINK_NOFOLLOW);  // EPERM unless root
-      struct timespec ts[2] = {Ts(n.atime), Ts(n.mtime)};
+      struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
       utimensat(dfd, tmp.c_str(), ts, AT_SYMLINK_NOFOLLOW);
     } else {
       int fd = openat(dfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -222,7 +210,7 @@ class Apply {
       }
       (void)fchown(fd, n.uid, n.gid);  // EPERM unless root: the caller's owner stays
       fchmod(fd, PosixPermFromGoMode(n.mode));
-      struct timespec ts[2] = {Ts(n.atime), Ts(n.mtime)};
+      struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
       futimens(fd, ts);
       bool ok = fsync(fd) == 0;
       ok = close(fd) == 0 && ok;

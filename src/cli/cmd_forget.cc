@@ -170,19 +170,6 @@ std::string GroupHeader(const forget::SnapshotGroup& g) {
 
 // ---- JSON ---------------------------------------------------------------------------------
 
-void AppendStrings(std::string& out, const std::optional<std::vector<std::string>>& v) {
-  if (!v) {
-    out += "null";
-    return;
-  }
-  out += '[';
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (i) out += ',';
-    gojson::AppendString(out, (*v)[i]);
-  }
-  out += ']';
-}
-
 void AppendSnapshotList(std::string& out, const std::vector<SnapshotEntry>& list) {
   if (list.empty()) {
     out += "null";  // a nil slice in restic's ForgetGroup
@@ -199,11 +186,11 @@ void AppendSnapshotList(std::string& out, const std::vector<SnapshotEntry>& list
 // One element of restic's ForgetGroup array.
 std::string GroupJson(const forget::SnapshotGroup& g, const forget::PolicyResult& r) {
   std::string out = "{\"tags\":";
-  AppendStrings(out, g.tags);
+  gojson::AppendStringList(out, g.tags);
   out += ",\"host\":";
   gojson::AppendString(out, g.hostname);
   out += ",\"paths\":";
-  AppendStrings(out, g.paths);
+  gojson::AppendStringList(out, g.paths);
   out += ",\"keep\":";
   AppendSnapshotList(out, r.keep);
   out += ",\"remove\":";
@@ -217,7 +204,7 @@ std::string GroupJson(const forget::SnapshotGroup& g, const forget::PolicyResult
       const auto& k = r.reasons[i];
       if (i) out += ',';
       out += "{\"snapshot\":" + k.snapshot.ToJson() + ",\"matches\":";
-      AppendStrings(out, k.matches);
+      gojson::AppendStringList(out, k.matches);
       out += ",\"counters\":{";
       bool first = true;
       auto counter = [&](const char* name, int v) {

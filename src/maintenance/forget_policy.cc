@@ -70,20 +70,6 @@ std::string TrimSpace(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
-// Go's json.Marshal of a []string, nil as null.
-void AppendStringList(std::string& out, const std::optional<std::vector<std::string>>& v) {
-  if (!v) {
-    out += "null";
-    return;
-  }
-  out += '[';
-  for (size_t i = 0; i < v->size(); ++i) {
-    if (i) out += ',';
-    gojson::AppendString(out, (*v)[i]);
-  }
-  out += ']';
-}
-
 }  // namespace
 
 // ---- Durations -----------------------------------------------------------------------------
@@ -494,9 +480,9 @@ std::vector<SnapshotGroup> GroupSnapshots(std::vector<SnapshotEntry> list, const
     std::string key = "{\"hostname\":";
     gojson::AppendString(key, host);
     key += ",\"paths\":";
-    AppendStringList(key, paths);
+    gojson::AppendStringList(key, paths);
     key += ",\"tags\":";
-    AppendStringList(key, tags);
+    gojson::AppendStringList(key, tags);
     key += '}';
     auto [it, inserted] = groups.try_emplace(key);
     if (inserted) {

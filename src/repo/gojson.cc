@@ -630,4 +630,21 @@ Timestamp LocalTime(int64_t sec, int32_t nsec) {
   return Timestamp{sec, nsec, offset};
 }
 
+void AppendStringList(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    AppendString(out, v[i]);
+  }
+  out += ']';
+}
+
+void AppendStringList(std::string& out, const std::optional<std::vector<std::string>>& v) {
+  if (v) {
+    AppendStringList(out, *v);
+  } else {
+    out += "null";
+  }
+}
+
 }  // namespace haven::gojson

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace haven::gojson {
@@ -50,6 +52,9 @@ std::optional<std::string> UnquoteName(std::string_view quoted);
 // as \u003c \u003e \u0026, U+2028/U+2029 as \u2028/\u2029, each invalid UTF-8 byte as \ufffd,
 // everything else (including 0x7f) raw.
 void AppendString(std::string& out, std::string_view s);
+// json.Marshal of a []string; the optional form writes null for nil (absent).
+void AppendStringList(std::string& out, const std::vector<std::string>& v);
+void AppendStringList(std::string& out, const std::optional<std::vector<std::string>>& v);
 
 // AppendString(out, QuoteName(raw)) without the intermediate string: a node's "name" value.
 void AppendNameString(std::string& out, std::string_view raw);
@@ -62,6 +67,13 @@ struct Timestamp {
   int32_t offset = 0;  // Seconds east of UTC used for display.
 
   friend bool operator==(const Timestamp&, const Timestamp&) = default;
+  // For utimensat/futimens.
+  struct timespec ToTimespec() const {
+    struct timespec ts;
+    ts.tv_sec = sec;
+    ts.tv_nsec = nsec;
+    return ts;
+  }
 };
 
 // RFC 3339 with nanoseconds as Go's time.Time MarshalJSON, without quotes:

@@ -556,5 +556,17 @@ TEST(GoJsonTime, LocalTimeUsesProcessZone) {
   }
 }
 
+TEST(GoJsonStringList, NilIsNullEmptyIsBracketsAndElementsAreQuoted) {
+  std::string out;
+  AppendStringList(out, std::optional<std::vector<std::string>>());
+  EXPECT_EQ(out, "null");
+  out.clear();
+  AppendStringList(out, std::optional<std::vector<std::string>>(std::vector<std::string>{}));
+  EXPECT_EQ(out, "[]");
+  out.clear();
+  AppendStringList(out, std::vector<std::string>{"a", "b\"c", "<"});
+  EXPECT_EQ(out, "[\"a\",\"b\\\"c\",\"\\u003c\"]");
+}
+
 }  // namespace
 }  // namespace haven::gojson

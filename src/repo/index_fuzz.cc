@@ -6,18 +6,10 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/fuzz_check.h"
 #include "core/error.h"
 #include "repo/index.h"
 
-namespace {
-#define FUZZ_CHECK(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                             \
-    }                                                                           \
-  } while (0)
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace haven;

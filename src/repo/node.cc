@@ -157,6 +157,11 @@ void AppendNodeJson(std::string& out, const Node& n) {
   out += '}';
 }
 
+bool SafeNodeName(std::string_view name) {
+  return !name.empty() && name != "." && name != ".." &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
+}
+
 std::string EncodeTree(const std::vector<Node>& nodes) {
   std::string out = "{\"nodes\":[";
   out.reserve(nodes.size() * 400 + 16);

@@ -58,6 +58,9 @@ void AppendNodeJson(std::string& out, const Node& n);
 // Tree bytes for nodes that are already sorted by name (checked; throws kFatal on
 // unsorted or duplicate names).
 std::string EncodeTree(const std::vector<Node>& nodes);
+// A node name that stays inside its directory when joined to a path: not empty, not "."
+// or "..", no '/' and no NUL (restore and apply refuse any other).
+bool SafeNodeName(std::string_view name);
 // Parses a tree blob; throws kCorrupt naming `what` on invalid content.
 std::vector<Node> DecodeTree(std::string_view json, std::string_view what);
 

@@ -590,3 +590,17 @@ TEST(NodeTypeNames, RoundTrip) {
 
 }  // namespace
 }  // namespace haven
+
+namespace haven {
+namespace {
+
+TEST(SafeNodeName, RefusesNamesThatLeaveTheDirectory) {
+  for (const char* ok : {"a", ".a", "..a", "a..", "x y", "\xff"}) EXPECT_TRUE(SafeNodeName(ok)) << ok;
+  for (std::string_view bad : {std::string_view(""), std::string_view("."), std::string_view(".."),
+                               std::string_view("a/b"), std::string_view("/"),
+                               std::string_view("a\0b", 3)})
+    EXPECT_FALSE(SafeNodeName(bad)) << bad;
+}
+
+}  // namespace
+}  // namespace haven

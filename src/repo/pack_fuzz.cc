@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/fuzz_check.h"
 #include "core/error.h"
 #include "crypto/crypto_key.h"
 #include "crypto/seal.h"
@@ -17,13 +18,6 @@ namespace {
 
 using namespace haven;
 
-#define FUZZ_CHECK(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                             \
-    }                                                                           \
-  } while (0)
 
 const crypto::CryptoKey& FixedKey() {
   static const crypto::CryptoKey key = [] {

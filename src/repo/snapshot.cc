@@ -8,16 +8,6 @@
 
 namespace haven {
 
-namespace {
-void AppendStrings(std::string& out, const std::vector<std::string>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    gojson::AppendString(out, v[i]);
-  }
-  out += ']';
-}
-}  // namespace
 
 std::string Snapshot::ToJson() const {
   std::string out = "{\"time\":\"";
@@ -28,7 +18,7 @@ std::string Snapshot::ToJson() const {
   if (paths.empty()) {
     out += "null";  // Go encodes a nil slice as null
   } else {
-    AppendStrings(out, paths);
+    gojson::AppendStringList(out, paths);
   }
   if (!hostname.empty()) {
     out += ",\"hostname\":";
@@ -42,11 +32,11 @@ std::string Snapshot::ToJson() const {
   if (gid) out += ",\"gid\":" + std::to_string(gid);
   if (!excludes.empty()) {
     out += ",\"excludes\":";
-    AppendStrings(out, excludes);
+    gojson::AppendStringList(out, excludes);
   }
   if (!tags.empty()) {
     out += ",\"tags\":";
-    AppendStrings(out, tags);
+    gojson::AppendStringList(out, tags);
   }
   if (original) out += ",\"original\":\"" + original->Hex() + "\"";
   if (!program_version.empty()) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/fuzz_check.h"
 #include "core/error.h"
 #include "crypto/crypto_key.h"
 #include "crypto/seal.h"
@@ -19,13 +20,6 @@ namespace {
 
 using namespace haven;
 
-#define FUZZ_CHECK(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                             \
-    }                                                                           \
-  } while (0)
 
 constexpr size_t kMaxOut = size_t{1} << 20;  // the fuzz stand-in for the 4 GiB limit
 

@@ -34,18 +34,6 @@ bool AllZero(const uint8_t* p, size_t n) {
   return std::memcmp(p, kZero, n) == 0;
 }
 
-bool SafeName(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\0') == std::string::npos;
-}
-
-struct timespec ToTimespec(const gojson::Timestamp& t) {
-  struct timespec ts;
-  ts.tv_sec = t.sec;
-  ts.tv_nsec = t.nsec;
-  return ts;
-}
-
 }  // namespace
 
 void WriteBlobAt(int fd, ByteView b, uint64_t off) {
@@ -86,9 +74,7 @@ uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& c
       b = repo.LoadBlob(BlobType::kData, id);
     }
     ScopedTimer wt(Stage::kWrite);
-    if (ftruncate(fd, static_cast<off_t>(off + b.size())) != 0)
-      Fail(ErrorCode::kIo, std::string("truncate: ") + strerror(errno));
-    WriteBlobAt(fd, b, off);
+    WriteBlobAt(fd, b, off);  // holes are sized by the ftruncate below
     off += b.size();
   }
   if (ftruncate(fd, static_cast<off_t>(off)) != 0)
@@ -98,8 +84,8 @@ uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& c
 
 namespace {
 
-// Restore in two phases. The walk (this thread) creates directories, special files and
-// empty, pre-sized regular files, and plans every content blob by the pack that holds it.
+// Restore in two phases. The walk (this thread) creates directories and special files
+// and plans every content blob by the pack that holds it.
 // Then each pack is read once (contiguous ranges, in order of first use) on the worker
 // pool, its blobs are decoded once and written with positional writes to every file and
 // offset that uses them; the job that writes a file's last blob sets its metadata.
@@ -187,7 +173,7 @@ class Restore {
       return;
     }
     for (Node& n : nodes) {
-      if (!SafeName(n.name)) {
+      if (!SafeNodeName(n.name)) {
         Warn(snap_dir, "refusing node with unsafe name \"" + gojson::QuoteName(n.name) +
                            "\" in " + (snap_dir.empty() ? "/" : snap_dir));
         continue;
@@ -444,7 +430,7 @@ class Restore {
       if (chmod(path.c_str(), PosixPermFromGoMode(n.mode)) != 0)
         Warn(path, "chmod " + path + ": " + strerror(errno));
     }
-    struct timespec ts[2] = {ToTimespec(n.atime), ToTimespec(n.mtime)};
+    struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
     if (utimensat(AT_FDCWD, path.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0)
       Warn(path, "utimes " + path + ": " + strerror(errno));
   }
