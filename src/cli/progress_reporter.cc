@@ -41,7 +41,7 @@ double FpsFromEnv(double fallback) {
 
 }  // namespace
 
-std::string ProgressReporter::StatusLine(const char* kind, double elapsed, uint64_t files,
+std::string ProgressReporter::StatusLine(double elapsed, uint64_t files,
                                          uint64_t bytes, uint64_t total_files,
                                          uint64_t total_bytes, uint64_t errors,
                                          bool totals_final) {
@@ -56,7 +56,6 @@ std::string ProgressReporter::StatusLine(const char* kind, double elapsed, uint6
   if (elapsed > 0.5) line += ", " + FormatBytes(uint64_t(double(bytes) / elapsed)) + "/s";
   line += ", " + std::to_string(errors) + " errors";
   if (totals_final && f > 0.01 && f < 1) line += " ETA " + Clock(elapsed / f - elapsed);
-  (void)kind;
   return line;
 }
 
@@ -130,7 +129,7 @@ void ProgressReporter::PrintOnce() {
     std::string s = StatusJson(kind_, elapsed, files, bytes, tf, tb, errors, final_totals);
     std::fputs((s + "\n").c_str(), stdout);
   } else {
-    std::string s = StatusLine(kind_, elapsed, files, bytes, tf, tb, errors, final_totals);
+    std::string s = StatusLine(elapsed, files, bytes, tf, tb, errors, final_totals);
     std::fputs(("\r\033[K" + s).c_str(), stdout);
   }
   std::fflush(stdout);

@@ -29,7 +29,7 @@ class ProgressReporter {
   void Stop();
 
   // "[0:42] 12.34%  1234 files 1.234 GiB, total 5678 files 9.9 GiB, 0 errors ETA 1:23"
-  static std::string StatusLine(const char* kind, double elapsed, uint64_t files,
+  static std::string StatusLine(double elapsed, uint64_t files,
                                 uint64_t bytes, uint64_t total_files, uint64_t total_bytes,
                                 uint64_t errors, bool totals_final);
   static std::string StatusJson(const char* kind, double elapsed, uint64_t files,
