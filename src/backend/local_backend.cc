@@ -22,12 +22,7 @@
 namespace haven {
 namespace {
 
-using posix::Fd;
-using posix::FsyncNoIntr;
-using posix::OpenNoIntr;
-using posix::RandomSuffix;
-using posix::ReadAt;
-using posix::WriteAll;
+using namespace posix;  // NOLINT(google-build-using-namespace): this file is its user
 
 constexpr mode_t kDirMode = 0700;
 constexpr mode_t kTempFileMode = 0600;
