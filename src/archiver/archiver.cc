@@ -358,6 +358,10 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
   std::vector<std::string> node_warnings;
   Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime);
   for (const auto& w : node_warnings) Warn(path, w);
+  if (opts_.stable_intermediate_dirs && virt && !virt->target) {
+    dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
+    dir.inode = dir.device_id = 0;
+  }
   dir.subtree = SaveChildren(path, virt, ParentChildren(parent));
   return dir;
 }

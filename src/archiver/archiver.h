@@ -54,6 +54,11 @@ struct BackupOptions {
   // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
   // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.
   std::function<std::vector<std::pair<std::string, std::string>>()> extra_files;
+  // Directories above the targets (e.g. /, /home, ~ for a tracked ~/.bashrc) keep their
+  // name, mode and owner but get zero times, inode and device: their mtime moves with
+  // every unrelated file created beside a target, and a capture of an unchanged tracked
+  // set must give the same tree.
+  bool stable_intermediate_dirs = false;
 };
 
 struct BackupStats {

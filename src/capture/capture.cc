@@ -261,6 +261,7 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
   bo.jobs = opts.jobs;
   bo.program_version = opts.program_version;
   bo.time = opts.time;
+  bo.stable_intermediate_dirs = true;
   std::vector<std::string> archiver_warnings;
   bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
   bo.may_reuse = [&](const std::string& path) {

@@ -4,6 +4,7 @@
 #include "capture/capture.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -182,6 +183,22 @@ TEST_F(CaptureTest, ScanVersionGatesReuse) {
   WriteFile(home_ / ".config" / "app0" / "f3", "changed\n");
   auto one = Capture(p, 2);
   EXPECT_EQ(one.files_read, 1u);
+}
+
+TEST_F(CaptureTest, UnrelatedChangesBesideTheTrackedSetKeepTheTree) {
+  MakeTree(5);
+  auto p = MakeProfile();
+  auto first = Capture(p, 2);
+  // Files created beside the tracked paths change the mtime of the home, of its parent
+  // and of the tracked paths' other ancestors; none of them is tracked.
+  WriteFile(home_ / ".bash_history", "ls\n");
+  WriteFile(root_ / "elsewhere", "x");
+  fs::create_directories(home_ / ".cache" / "tool");
+  struct timespec old_times[2] = {{1, 0}, {1, 0}};
+  utimensat(AT_FDCWD, home_.c_str(), old_times, 0);
+  auto second = Capture(p, 2);
+  EXPECT_EQ(second.backup->tree, first.backup->tree);
+  EXPECT_EQ(second.files_read, 0u);
 }
 
 TEST_F(CaptureTest, VerifyContentRereadsWithoutStoring) {
