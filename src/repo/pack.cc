@@ -13,7 +13,7 @@ void PackWriter::Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_le
   PackedBlob b{type_, id, static_cast<uint32_t>(data_.size()),
                static_cast<uint32_t>(sealed.size()), uncompressed_length};
   // Room for a whole pack at once: growing by doubling copied every pack ~twice.
-  if (data_.capacity() == 0) data_.reserve(reserve_);
+  if (data_.capacity() < reserve_) data_.reserve(reserve_);
   data_.insert(data_.end(), sealed.begin(), sealed.end());
   blobs_.push_back(b);
 }

@@ -36,7 +36,11 @@ constexpr size_t kEntrySizeCompressed = 41;
 class PackWriter {
  public:
   // reserve: bytes to allocate at the first Add (the expected pack size; 0 = grow).
-  explicit PackWriter(BlobType type, size_t reserve = 0) : type_(type), reserve_(reserve) {}
+  // buffer: an emptied pack buffer to reuse (its capacity is kept).
+  explicit PackWriter(BlobType type, size_t reserve = 0, Bytes buffer = {})
+      : type_(type), reserve_(reserve), data_(std::move(buffer)) {
+    data_.clear();
+  }
   BlobType type() const { return type_; }
   // Appends an already sealed blob; `uncompressed_length` is 0 for uncompressed blobs.
   void Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length);

@@ -47,6 +47,7 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
   std::unique_ptr<Repository> repo(new Repository());
   repo->backend_ = be;
   repo->threads_ = std::max(1, threads);
+  repo->upload_pool_ = std::make_unique<ThreadPool>(kMaxUploads, 1);
   std::vector<FileInfo> keys;
   be->List(FileType::kKey, [&](const FileInfo& fi) { keys.push_back(fi); });
   std::sort(keys.begin(), keys.end(),
@@ -330,15 +331,63 @@ void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
     std::lock_guard lock(save_mu_);
     auto& pw = packers_[static_cast<int>(t)];
     // A pack closes once it reaches kPackSize, so it ends below kPackSize + one blob.
-    if (!pw) pw = std::make_unique<PackWriter>(t, kPackSize + chunker::kMaxSize + 4096);
+    if (!pw) {
+      Bytes buffer;
+      {
+        std::lock_guard ul(upload_mu_);
+        if (!free_packs_.empty()) {
+          buffer = std::move(free_packs_.back());
+          free_packs_.pop_back();
+        }
+      }
+      pw = std::make_unique<PackWriter>(t, kPackSize + chunker::kMaxSize + 4096, std::move(buffer));
+    }
     pw->Add(id, sealed, uncompressed_length);
-    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs)
+    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs) {
       full = pw->Finish(key_, &blobs);
+      pw.reset();  // the next writer takes a recycled buffer
+    }
   }
   if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
 }
 
+Repository::~Repository() = default;
+
+void Repository::ThrowUploadError() {
+  std::lock_guard lock(upload_mu_);
+  if (upload_error_) std::rethrow_exception(upload_error_);
+}
+
 void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {
+  ThrowUploadError();
+  {
+    std::unique_lock lock(upload_mu_);
+    uploads_done_.wait(lock, [&] { return uploads_pending_ < static_cast<size_t>(kMaxUploads) || upload_error_; });
+    if (upload_error_) std::rethrow_exception(upload_error_);
+    uploads_pending_++;
+  }
+  auto job = [this, pack = std::move(pack), blobs = std::move(blobs)]() mutable {
+    std::exception_ptr err;
+    try {
+      SavePack(std::move(pack), std::move(blobs));
+    } catch (...) {
+      err = std::current_exception();
+    }
+    std::lock_guard lock(upload_mu_);
+    if (err && !upload_error_) upload_error_ = err;
+    --uploads_pending_;
+    uploads_done_.notify_all();
+  };
+  upload_pool_->Submit(std::move(job));
+}
+
+void Repository::WaitUploads() {
+  std::unique_lock lock(upload_mu_);
+  uploads_done_.wait(lock, [&] { return uploads_pending_ == 0; });
+  if (upload_error_) std::rethrow_exception(upload_error_);
+}
+
+void Repository::SavePack(Bytes pack, std::vector<PackedBlob> blobs) {
   PackId pid(Sha256(pack));
   if (on_tree_pack_ && !blobs.empty() && blobs.front().type == BlobType::kTree)
     on_tree_pack_(pid.Hex());
@@ -350,11 +399,16 @@ void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {
     std::unique_lock lock(index_mu_);
     index_.AddPack(pid, blobs);
   }
-  std::unique_lock lock(save_mu_);
-  for (const PackedBlob& b : blobs) in_flight_[static_cast<int>(b.type)].erase(b.id);
-  pending_index_blobs_ += blobs.size();
-  pending_index_.packs.push_back({pid, std::move(blobs)});
-  if (pending_index_blobs_ >= kIndexFlushBlobs) WriteIndexLocked(lock);
+  {
+    std::unique_lock lock(save_mu_);
+    for (const PackedBlob& b : blobs) in_flight_[static_cast<int>(b.type)].erase(b.id);
+    pending_index_blobs_ += blobs.size();
+    pending_index_.packs.push_back({pid, std::move(blobs)});
+    if (pending_index_blobs_ >= kIndexFlushBlobs) WriteIndexLocked(lock);
+  }
+  pack.clear();
+  std::lock_guard lock(upload_mu_);
+  if (free_packs_.size() < 2) free_packs_.push_back(std::move(pack));
 }
 
 void Repository::WriteIndexLocked(std::unique_lock<std::mutex>& lock) {
@@ -385,6 +439,7 @@ void Repository::Flush() {
     }
     if (!blobs.empty()) UploadPack(std::move(full), std::move(blobs));
   }
+  WaitUploads();  // the index lists only packs that are saved
   std::unique_lock lock(save_mu_);
   WriteIndexLocked(lock);
 }

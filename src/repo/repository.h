@@ -7,6 +7,8 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +30,8 @@
 
 namespace haven {
 
+class ThreadPool;
+
 struct SaveStats {
   std::atomic<uint64_t> data_blobs{0}, tree_blobs{0}, data_added{0}, data_added_packed{0};
 };
@@ -38,6 +42,11 @@ class Repository {
   static constexpr size_t kIndexFlushBlobs = 50000;
   // Keeps a pack's header (<= 41 bytes per blob) well below the 16 MiB header limit.
   static constexpr size_t kMaxPackBlobs = 200000;
+  // Full packs are hashed, saved and indexed on an upload thread, so the worker that
+  // filled one goes back to compressing during the backend's write and fsync. At most
+  // kMaxUploads packs are uploading at once; the next full pack waits (back-pressure), so
+  // memory stays at about (kMaxUploads + open packs) * kPackSize.
+  static constexpr int kMaxUploads = 1;
   static constexpr int kMaxKeysTried = 20;
 
   // Creates the layout, a master key, one key file for `password` and the config.
@@ -114,8 +123,10 @@ class Repository {
   // is compressed and sealed afresh.
   bool SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
                     uint32_t uncompressed_length);
-  // Writes out open packs and the index file describing all packs not yet indexed.
+  // Writes out open packs, waits for every pack upload, then writes the index file
+  // describing all packs not yet indexed. Rethrows the first failed upload.
   void Flush();
+  ~Repository();
 
   const SaveStats& stats() const { return stats_; }
 
@@ -124,7 +135,13 @@ class Repository {
 
  private:
   Repository() = default;
+  // Hands a full pack to the upload thread (see kMaxUploads); returns once it is taken.
   void UploadPack(Bytes pack, std::vector<PackedBlob> blobs);
+  // Hashes, saves and indexes one pack (on an upload thread), then recycles its buffer.
+  void SavePack(Bytes pack, std::vector<PackedBlob> blobs);
+  // Waits until no upload is queued or running; rethrows the first upload error.
+  void WaitUploads();
+  void ThrowUploadError();
   // Compresses (v2, per the compression mode) and seals one blob's plaintext.
   // The result lives in a per-thread buffer: valid until this thread's next SealBlob.
   ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
@@ -155,6 +172,14 @@ class Repository {
 
   SaveStats stats_;
   std::function<void(const std::string&)> on_tree_pack_;
+
+  std::mutex upload_mu_;  // guards the four below
+  std::condition_variable uploads_done_;
+  size_t uploads_pending_ = 0;
+  std::exception_ptr upload_error_;
+  std::vector<Bytes> free_packs_;  // emptied pack buffers for the next PackWriter
+  // Declared last: destroyed (queued uploads finished, threads joined) first.
+  std::unique_ptr<ThreadPool> upload_pool_;
 };
 
 }  // namespace haven

@@ -2,13 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "backend/fault_backend.h"
 #include "backend/mem_backend.h"
 #include "core/error.h"
 #include "core/id.h"
@@ -486,6 +489,55 @@ TEST(Repository, ManyBlobsSeveralPacksAndIndexFiles) {
   EXPECT_EQ(r2->index_files().size(), 3u);
   for (const auto& [id, b] : blobs) ASSERT_EQ(r2->LoadBlob(BlobType::kData, id), b);
   for (const auto& [id, t] : trees) ASSERT_EQ(r2->LoadBlob(BlobType::kTree, id), t);
+}
+
+// Full packs are saved on the upload thread: a failed pack save surfaces in a later
+// SaveBlob or in Flush, and the index never lists a pack that was not saved.
+TEST(Repository, FailedPackUploadFailsFlushAndIndexesNothing) {
+  auto mem = NewRepo(2);
+  auto fault = std::make_shared<FaultBackend>(mem);
+  auto repo = Repository::Open(fault, "secret", 2);
+  fault->FailNext(FaultBackend::Op::kSave, FaultBackend::kAlways, /*retryable=*/false,
+                  ErrorCode::kIo, FileType::kPack);
+  bool failed = false;
+  try {
+    for (int i = 0; i < 40; ++i) {
+      Bytes b = RandomBytes(1 << 20);
+      repo->SaveBlob(BlobType::kData, BlobId(Sha256(b)), b);
+    }
+    repo->Flush();
+  } catch (const Error& e) {
+    failed = true;
+    EXPECT_NE(std::string(e.what()).find("injected fault"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(failed);
+  EXPECT_TRUE(Names(*mem, FileType::kPack).empty());
+  EXPECT_TRUE(Names(*mem, FileType::kIndex).empty());
+}
+
+// Several threads fill packs while the upload thread saves them: every blob is stored
+// once and the index written by Flush lists exactly the saved packs.
+TEST(Repository, ConcurrentSaversWithBackgroundUploads) {
+  auto be = NewRepo(2);
+  auto repo = Repository::Open(be, "secret", 3);
+  std::vector<Bytes> data;
+  for (int i = 0; i < 60; ++i) data.push_back(RandomBytes((1 << 20) + 7 * i));
+  std::atomic<int> added{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&] {
+      for (const Bytes& b : data)  // every thread offers every blob: dedup in flight
+        if (repo->SaveBlob(BlobType::kData, BlobId(Sha256(b)), b)) added++;
+    });
+  }
+  for (auto& t : threads) t.join();
+  repo->Flush();
+  EXPECT_EQ(added.load(), 60);
+  auto r2 = Repository::Open(be, "secret", 2);
+  r2->LoadIndex();
+  EXPECT_EQ(r2->index().BlobCount(), 60u);
+  EXPECT_EQ(r2->index().PackCount(), Names(*be, FileType::kPack).size());
+  for (const Bytes& b : data) ASSERT_EQ(r2->LoadBlob(BlobType::kData, BlobId(Sha256(b))), b);
 }
 
 TEST(Repository, FlippedPackByteIsCorruptNamingPack) {
