@@ -77,7 +77,11 @@ Node NodeFromStat(const std::string& path, const std::string& name, const struct
   }
   n.mtime = StatTime(st.st_mtim);
   n.atime = with_atime ? StatTime(st.st_atim) : n.mtime;
-  n.ctime = StatTime(st.st_ctim);
+  // The zone offset follows from the second: no second localtime_r when both share it.
+  n.ctime = st.st_ctim.tv_sec == st.st_mtim.tv_sec
+                ? gojson::Timestamp{n.mtime.sec, static_cast<int32_t>(st.st_ctim.tv_nsec),
+                                    n.mtime.offset}
+                : StatTime(st.st_ctim);
   n.uid = st.st_uid;
   n.gid = st.st_gid;
   n.user = UserNameOf(st.st_uid);
