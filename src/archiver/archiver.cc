@@ -84,6 +84,14 @@ struct Pending {
   std::string path;
 };
 
+// A directory of the parent snapshot: its nodes, and the tree blob they were decoded
+// from (verified against its id when loaded).
+struct ParentDir {
+  std::vector<Node> nodes;
+  Bytes raw;
+  std::optional<BlobId> id;
+};
+
 struct VirtualDir {
   std::map<std::string, VirtualDir> children;
   std::string fs_path;
@@ -120,9 +128,8 @@ class Backup {
                      const VirtualDir* virt, const Node* parent);
   // Saves the tree of a directory's children: all entries of a target directory (minus
   // excludes), or only the listed children of an intermediate directory of a target.
-  BlobId SaveChildren(const std::string& path, const VirtualDir* virt,
-                      const std::vector<Node>& parent_nodes);
-  std::vector<Node> ParentChildren(const Node* parent);
+  BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent);
+  ParentDir ParentChildren(const Node* parent);
   // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path);
   // Chunks and stores bytes held in memory.
@@ -131,7 +138,9 @@ class Backup {
   std::vector<Node> ExtraNodes(const std::map<std::string, std::string>& files,
                                const std::string& dir);
   const VirtualDir* root_virt_ = nullptr;
-  BlobId SaveTree(const std::vector<Node>& nodes);
+  // Encodes and stores a tree; when its bytes equal the parent directory's tree, that
+  // tree's id is returned without hashing or storing (it is indexed already).
+  BlobId SaveTree(const std::vector<Node>& nodes, const ParentDir* parent = nullptr);
   bool Excluded(const std::string& path) const {
     return !opts_.excludes.empty() && opts_.excludes.Matches(path);
   }
@@ -187,21 +196,29 @@ class Backup {
   std::vector<std::pair<std::string, std::string>> warnings_;
 };
 
-BlobId Backup::SaveTree(const std::vector<Node>& nodes) {
+BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent) {
   std::string bytes = EncodeTree(nodes);
+  // Same bytes, same id: the parent's bytes hashed to its id when they were loaded.
+  if (parent && parent->id && parent->raw.size() == bytes.size() &&
+      std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
+    return *parent->id;
   BlobId id(Sha256(AsBytes(bytes)));
   repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes));
   return id;
 }
 
-std::vector<Node> Backup::ParentChildren(const Node* parent) {
-  if (!parent || parent->type != NodeType::kDir || !parent->subtree) return {};
+ParentDir Backup::ParentChildren(const Node* parent) {
+  ParentDir d;
+  if (!parent || parent->type != NodeType::kDir || !parent->subtree) return d;
   try {
-    return repo_.LoadTree(*parent->subtree);
+    d.raw = repo_.LoadBlob(BlobType::kTree, *parent->subtree);
+    d.nodes = DecodeTree(AsChars(d.raw), parent->subtree->Hex());
+    d.id = parent->subtree;
   } catch (const Error& e) {
     Warn("", std::string("cannot load parent tree, files are re-read: ") + e.what());
     return {};
   }
+  return d;
 }
 
 std::vector<BlobId> Backup::SaveBytes(std::string_view bytes) {
@@ -356,7 +373,7 @@ FileResult Backup::SaveFile(const std::string& path) {
 Node Backup::SaveDirectory(const std::string& path, const std::string& name,
                            const struct stat& st, const VirtualDir* virt, const Node* parent) {
   std::vector<std::string> node_warnings;
-  Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime);
+  Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime, parent);
   for (const auto& w : node_warnings) Warn(path, w);
   if (opts_.stable_intermediate_dirs && virt && !virt->target) {
     dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
@@ -367,7 +384,8 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
 }
 
 BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
-                            const std::vector<Node>& parent_nodes) {
+                            const ParentDir& parent) {
+  const std::vector<Node>& parent_nodes = parent.nodes;
   auto find_parent = [&](const std::string& child) -> const Node* {
     auto it = std::lower_bound(parent_nodes.begin(), parent_nodes.end(), child,
                                [](const Node& n, const std::string& s) { return n.name < s; });
@@ -400,7 +418,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       return;
     }
     std::vector<std::string> w;
-    p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime);
+    p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime, pnode);
     for (const auto& msg : w) Warn(child_path, msg);
     if (p.node.type == NodeType::kFile) {
       local.total_files++;
@@ -453,7 +471,9 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     // An intermediate directory of a target: only the listed children.
     for (const auto& [child_name, child] : virt->children) {
       struct stat cst;
-      if (lstat(child.fs_path.c_str(), &cst) != 0) {
+      if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child.fs_path) : nullptr) {
+        cst = *known;
+      } else if (lstat(child.fs_path.c_str(), &cst) != 0) {
         SourceError(child.fs_path, std::string("lstat ") + child.fs_path + ": " + strerror(errno));
         continue;
       }
@@ -482,8 +502,10 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
         std::string child_path = path == "/" ? "/" + n : path + "/" + n;
         if (Excluded(child_path)) continue;
         struct stat cst;
-        int rc;
-        {
+        int rc = 0;
+        if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child_path) : nullptr) {
+          cst = *known;
+        } else {
           ScopedTimer t(Stage::kWalk);
           rc = fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW);
         }
@@ -545,7 +567,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     std::sort(nodes.begin(), nodes.end(),
               [](const Node& a, const Node& b) { return a.name < b.name; });
   }
-  return SaveTree(nodes);
+  return SaveTree(nodes, &parent);
 }
 
 std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_paths,
@@ -633,7 +655,7 @@ BackupResult Backup::Run() {
     } else if (!opts_.force) {
       res.parent = FindParent(abs_paths, snap.hostname);
     }
-    std::vector<Node> parent_root;
+    ParentDir parent_root;
     if (res.parent) {
       Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, *res.parent),
                                     res.parent->Hex());

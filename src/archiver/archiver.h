@@ -44,6 +44,10 @@ struct BackupOptions {
   // A file that is unchanged against its parent node is reused without reading only when
   // this returns true for its path (a capture re-reads files it could not vouch for).
   std::function<bool(const std::string& path)> may_reuse;
+  // The lstat result the caller already took for `path` (a capture's planning walk), or
+  // nullptr. When set, the entry is not stat'ed again: its node and the change test use
+  // this result. A capture gives it only for the regular files it planned as unchanged.
+  std::function<const struct stat*(const std::string& path)> known_stat;
   // The bytes to store for a changed file instead of reading it (a capture stores exactly
   // what it scanned). Called on a worker thread with the walk's lstat; nullptr = read the
   // file. A haven::Error leaves the file out with a warning (incomplete snapshot).

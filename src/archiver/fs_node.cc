@@ -61,7 +61,7 @@ void ReadXattrs(const std::string& path, Node& n, std::vector<std::string>* warn
 }  // namespace
 
 Node NodeFromStat(const std::string& path, const std::string& name, const struct stat& st,
-                  std::vector<std::string>* warnings, bool with_atime) {
+                  std::vector<std::string>* warnings, bool with_atime, const Node* same_object) {
   Node n;
   n.name = name;
   n.mode = GoModeFromPosix(st.st_mode);
@@ -77,7 +77,11 @@ Node NodeFromStat(const std::string& path, const std::string& name, const struct
   }
   n.mtime = StatTime(st.st_mtim);
   n.atime = with_atime ? StatTime(st.st_atim) : n.mtime;
-  n.ctime = StatTime(st.st_ctim);
+  // The zone offset follows from the second: no second localtime_r when both share it.
+  n.ctime = st.st_ctim.tv_sec == st.st_mtim.tv_sec
+                ? gojson::Timestamp{n.mtime.sec, static_cast<int32_t>(st.st_ctim.tv_nsec),
+                                    n.mtime.offset}
+                : StatTime(st.st_ctim);
   n.uid = st.st_uid;
   n.gid = st.st_gid;
   n.user = UserNameOf(st.st_uid);
@@ -115,17 +119,54 @@ Node NodeFromStat(const std::string& path, const std::string& name, const struct
       break;
     default: break;
   }
-  if (n.type != NodeType::kSymlink) ReadXattrs(path, n, warnings);
+  if (n.type != NodeType::kSymlink) {
+    if (same_object && SameObjectVersion(*same_object, st)) {
+      n.xattrs = same_object->xattrs;
+    } else {
+      ReadXattrs(path, n, warnings);
+    }
+  }
   return n;
 }
 
+namespace {
+
+bool SameTime(const gojson::Timestamp& t, const struct timespec& ts) {
+  // The zone offset is not compared: it follows from the seconds in one process.
+  return t.sec == static_cast<int64_t>(ts.tv_sec) && t.nsec == static_cast<int32_t>(ts.tv_nsec);
+}
+
+}  // namespace
+
 bool SameFileVersion(const Node& old_node, const struct stat& st) {
   if (old_node.type != NodeType::kFile || !S_ISREG(st.st_mode)) return false;
-  gojson::Timestamp m = StatTime(st.st_mtim), c = StatTime(st.st_ctim);
-  return old_node.mtime.sec == m.sec && old_node.mtime.nsec == m.nsec &&
-         old_node.ctime.sec == c.sec && old_node.ctime.nsec == c.nsec &&
+  return SameTime(old_node.mtime, st.st_mtim) && SameTime(old_node.ctime, st.st_ctim) &&
          old_node.size == static_cast<uint64_t>(st.st_size) &&
          old_node.inode == static_cast<uint64_t>(st.st_ino);
+}
+
+bool SameObjectVersion(const Node& old_node, const struct stat& st) {
+  NodeType t;
+  if (S_ISREG(st.st_mode)) {
+    t = NodeType::kFile;
+    if (old_node.size != static_cast<uint64_t>(st.st_size)) return false;
+  } else if (S_ISDIR(st.st_mode)) {
+    t = NodeType::kDir;
+  } else if (S_ISBLK(st.st_mode)) {
+    t = NodeType::kDev;
+  } else if (S_ISCHR(st.st_mode)) {
+    t = NodeType::kCharDev;
+  } else if (S_ISFIFO(st.st_mode)) {
+    t = NodeType::kFifo;
+  } else if (S_ISSOCK(st.st_mode)) {
+    t = NodeType::kSocket;
+  } else {
+    return false;  // symlinks (no xattrs) and anything irregular
+  }
+  return old_node.type == t && old_node.inode != 0 &&
+         old_node.inode == static_cast<uint64_t>(st.st_ino) &&
+         old_node.device_id == static_cast<uint64_t>(st.st_dev) &&
+         SameTime(old_node.mtime, st.st_mtim) && SameTime(old_node.ctime, st.st_ctim);
 }
 
 }  // namespace haven

@@ -264,9 +264,18 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
   bo.stable_intermediate_dirs = true;
   std::vector<std::string> archiver_warnings;
   bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
-  bo.may_reuse = [&](const std::string& path) {
-    std::lock_guard lock(mu);
-    return !must_read.count(path);
+  // must_read is complete here (every scan has finished) and only read from now on.
+  bo.may_reuse = [&](const std::string& path) { return !must_read.count(path); };
+  // The planning walk's lstat of each file planned as unchanged: the archiver does not
+  // stat it again (the snapshot records it as planned; a change after planning is seen
+  // by the next capture, as one after the archiver's own lstat would be).
+  std::unordered_map<std::string, const struct stat*> planned_unchanged;
+  planned_unchanged.reserve(files.size());
+  for (const Planned& f : files)
+    if (f.parent && !must_read.count(f.path)) planned_unchanged.emplace(f.path, &f.st);
+  bo.known_stat = [&](const std::string& path) -> const struct stat* {
+    auto it = planned_unchanged.find(path);
+    return it == planned_unchanged.end() ? nullptr : it->second;
   };
   bo.content_for = [&](const std::string& path,
                        const struct stat& st) -> std::shared_ptr<const std::string> {

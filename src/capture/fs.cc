@@ -12,6 +12,52 @@
 
 namespace haven::capture {
 
+namespace {
+
+using OnFile = std::function<void(const std::string&, const struct stat&)>;
+using OnError = std::function<void(const std::string&, const std::string&)>;
+
+// Walks the open directory `fd` (closed here) of `path`: entries are stat'ed and opened
+// relative to it, so the kernel resolves one name per entry instead of the whole path.
+void WalkDirectory(int fd, const std::string& path, const PatternList* excludes,
+                   const OnFile& on_file, const OnError& on_error) {
+  DIR* d = fdopendir(fd);
+  if (!d) {
+    on_error(path, "open directory " + path + ": " + strerror(errno));
+    close(fd);
+    return;
+  }
+  std::vector<std::string> names;
+  while (struct dirent* de = readdir(d)) {
+    std::string n = de->d_name;
+    if (n != "." && n != "..") names.push_back(std::move(n));
+  }
+  std::sort(names.begin(), names.end());
+  const int dfd = dirfd(d);
+  for (const auto& n : names) {
+    std::string child = path.back() == '/' ? path + n : path + "/" + n;
+    if (excludes && !excludes->empty() && excludes->Matches(child)) continue;
+    struct stat st;
+    if (fstatat(dfd, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      on_error(child, "lstat " + child + ": " + strerror(errno));
+      continue;
+    }
+    if (S_ISREG(st.st_mode)) {
+      on_file(child, st);
+    } else if (S_ISDIR(st.st_mode)) {
+      int cfd = openat(dfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (cfd < 0) {
+        on_error(child, "open directory " + child + ": " + strerror(errno));
+        continue;
+      }
+      WalkDirectory(cfd, child, excludes, on_file, on_error);
+    }
+  }
+  closedir(d);
+}
+
+}  // namespace
+
 void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       const std::function<void(const std::string&, const struct stat&)>& on_file,
                       const std::function<void(const std::string&, const std::string&)>& on_error) {
@@ -25,23 +71,12 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
     return;
   }
   if (!S_ISDIR(st.st_mode)) return;
-  DIR* d = opendir(path.c_str());
-  if (!d) {
+  int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
     on_error(path, "open directory " + path + ": " + strerror(errno));
     return;
   }
-  std::vector<std::string> names;
-  while (struct dirent* de = readdir(d)) {
-    std::string n = de->d_name;
-    if (n != "." && n != "..") names.push_back(std::move(n));
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    std::string child = path.back() == '/' ? path + n : path + "/" + n;
-    if (excludes && !excludes->empty() && excludes->Matches(child)) continue;
-    WalkRegularFiles(child, excludes, on_file, on_error);
-  }
+  WalkDirectory(fd, path, excludes, on_file, on_error);
 }
 
 std::string ReadWholeFile(const std::string& path) {

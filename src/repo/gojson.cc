@@ -251,18 +251,6 @@ Civil CivilFromDays(int64_t days) {
   return {year_of_era + era * 400 + (month <= 2), month, day};
 }
 
-void AppendDecimal(std::string& out, int64_t v, int width) {
-  char buf[24];
-  int n = 0;
-  do {
-    buf[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0);
-  for (; n < width; ++n) buf[n] = '0';
-  std::reverse(buf, buf + n);
-  out.append(buf, n);
-}
-
 // Parses exactly n decimal digits at s[pos...]; -1 if any is not a digit.
 int64_t ParseDigits(std::string_view s, size_t pos, size_t n) {
   if (pos + n > s.size()) return -1;
@@ -527,40 +515,56 @@ void AppendTime(std::string& out, const Timestamp& t) {
     }
   }
 
-  AppendDecimal(out, date.year, 4);
-  out += '-';
-  AppendDecimal(out, date.month, 2);
-  out += '-';
-  AppendDecimal(out, date.day, 2);
-  out += 'T';
-  AppendDecimal(out, second_of_day / 3600, 2);
-  out += ':';
-  AppendDecimal(out, second_of_day / 60 % 60, 2);
-  out += ':';
-  AppendDecimal(out, second_of_day % 60, 2);
+  // Formatted into a local buffer and appended once (trees hold three stamps per node).
+  // Widths: year 4 (0..9999), the rest 2; the zone hours fit 2 digits as in Go.
+  char buf[48];
+  size_t n = 0;
+  auto digits = [&](int64_t v, int width) {
+    char tmp[24];
+    int k = 0;
+    do {
+      tmp[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v > 0);
+    for (; k < width; ++k) tmp[k] = '0';
+    while (k > 0) buf[n++] = tmp[--k];
+  };
+  digits(date.year, 4);
+  buf[n++] = '-';
+  digits(date.month, 2);
+  buf[n++] = '-';
+  digits(date.day, 2);
+  buf[n++] = 'T';
+  digits(second_of_day / 3600, 2);
+  buf[n++] = ':';
+  digits(second_of_day / 60 % 60, 2);
+  buf[n++] = ':';
+  digits(second_of_day % 60, 2);
   if (nsec != 0) {
     char frac[9];
     int64_t v = nsec;
     for (int i = 8; i >= 0; --i, v /= 10) frac[i] = static_cast<char>('0' + v % 10);
     int len = 9;
     while (frac[len - 1] == '0') --len;
-    out += '.';
-    out.append(frac, len);
+    buf[n++] = '.';
+    for (int i = 0; i < len; ++i) buf[n++] = frac[i];
   }
   if (t.offset == 0) {
-    out += 'Z';
+    buf[n++] = 'Z';
+    out.append(buf, n);
     return;
   }
   int64_t zone_minutes = t.offset / 60;  // Truncates toward zero, as Go does.
   if (zone_minutes < 0) {
-    out += '-';
+    buf[n++] = '-';
     zone_minutes = -zone_minutes;
   } else {
-    out += '+';
+    buf[n++] = '+';
   }
-  AppendDecimal(out, zone_minutes / 60, 2);
-  out += ':';
-  AppendDecimal(out, zone_minutes % 60, 2);
+  digits(zone_minutes / 60, 2);
+  buf[n++] = ':';
+  digits(zone_minutes % 60, 2);
+  out.append(buf, n);
 }
 
 std::string FormatTime(const Timestamp& t) {

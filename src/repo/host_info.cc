@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace haven {
@@ -29,9 +30,8 @@ gojson::Timestamp NowLocal() {
 namespace {
 std::mutex g_mu;
 std::map<uint32_t, std::string> g_users, g_groups;
-}  // namespace
 
-std::string UserNameOf(uint32_t uid) {
+std::string UserNameUncached(uint32_t uid) {
   std::lock_guard lock(g_mu);
   auto it = g_users.find(uid);
   if (it != g_users.end()) return it->second;
@@ -43,7 +43,7 @@ std::string UserNameOf(uint32_t uid) {
   return name;
 }
 
-std::string GroupNameOf(uint32_t gid) {
+std::string GroupNameUncached(uint32_t gid) {
   std::lock_guard lock(g_mu);
   auto it = g_groups.find(gid);
   if (it != g_groups.end()) return it->second;
@@ -54,6 +54,27 @@ std::string GroupNameOf(uint32_t gid) {
   g_groups[gid] = name;
   return name;
 }
+
+}  // namespace
+
+// Each thread remembers its last answer: an entry of g_users/g_groups never changes once
+// made, so this is the global cache's answer without its lock (a backup asks per entry).
+std::string UserNameOf(uint32_t uid) {
+  thread_local std::optional<std::pair<uint32_t, std::string>> last;
+  if (last && last->first == uid) return last->second;
+  std::string name = UserNameUncached(uid);
+  last.emplace(uid, name);
+  return name;
+}
+
+std::string GroupNameOf(uint32_t gid) {
+  thread_local std::optional<std::pair<uint32_t, std::string>> last;
+  if (last && last->first == gid) return last->second;
+  std::string name = GroupNameUncached(gid);
+  last.emplace(gid, name);
+  return name;
+}
+
 
 std::optional<uint32_t> UidOf(const std::string& name) {
   struct passwd pw, *res = nullptr;

@@ -492,6 +492,50 @@ TEST(NodeDecode, AcceptsUnknownFieldsAndKeys) {
   EXPECT_EQ(nodes[0].mtime.offset, 3600);
 }
 
+TEST(NodeDecode, FieldsInAnyOrderAndTheFirstOfARepeatedKeyWins) {
+  // The decoder reads each node in one pass over its fields; a repeated key keeps its
+  // first value (what a lookup by key gives), whatever the field order.
+  const std::string id = std::string(64, 'b');
+  const std::string tree =
+      R"({"nodes":[{"content":[")" + id + R"("],"size":7,"uid":5,"size":9,"type":"file",)"
+      R"("user":"u1","name":"f","user":"u2","inode":3,"mtime":"2024-01-02T03:04:06Z",)"
+      R"("device_id":4,"links":2,"gid":6,"group":"g","ctime":"2024-01-02T03:04:07Z",)"
+      R"("atime":"2024-01-02T03:04:05Z","mode":420,"extended_attributes":[{"name":"user.k",)"
+      R"("value":"dg=="}],"error":"e","name":"other"},{"subtree":")" + id +
+      R"(","type":"dir","name":"g","linktarget":"t","device":11}]})";
+  auto nodes = DecodeTree(tree, "t");
+  ASSERT_EQ(nodes.size(), 2u);
+  const Node& f = nodes[0];
+  EXPECT_EQ(f.name, "f");
+  EXPECT_EQ(f.type, NodeType::kFile);
+  EXPECT_EQ(f.size, 7u);
+  EXPECT_EQ(f.user, "u1");
+  EXPECT_EQ(f.group, "g");
+  EXPECT_EQ(f.uid, 5u);
+  EXPECT_EQ(f.gid, 6u);
+  EXPECT_EQ(f.inode, 3u);
+  EXPECT_EQ(f.device_id, 4u);
+  EXPECT_EQ(f.links, 2u);
+  EXPECT_EQ(f.mode, 420u);
+  EXPECT_EQ(f.mtime.sec, 1704164646);
+  EXPECT_EQ(f.ctime.sec, 1704164647);
+  EXPECT_EQ(f.atime.sec, 1704164645);
+  ASSERT_EQ(f.xattrs.size(), 1u);
+  EXPECT_EQ(f.xattrs[0].name, "user.k");
+  EXPECT_EQ(f.xattrs[0].value, std::optional<std::string>("v"));
+  EXPECT_EQ(f.error, "e");
+  ASSERT_EQ(f.content.size(), 1u);
+  EXPECT_EQ(f.content[0].Hex(), id);
+  const Node& g = nodes[1];
+  EXPECT_EQ(g.name, "g");
+  EXPECT_EQ(g.type, NodeType::kDir);
+  ASSERT_TRUE(g.subtree);
+  EXPECT_EQ(g.subtree->Hex(), id);
+  EXPECT_EQ(g.linktarget, "t");
+  EXPECT_EQ(g.device, 11u);
+  EXPECT_TRUE(g.content.empty());
+}
+
 TEST(NodeDecode, RusticNameEscapes) {
   // rustic leaves control characters raw (JSON \u0001) and escapes invalid bytes as \xNN.
   auto nodes = DecodeTree(R"({"nodes":[{"name":"a\u0001b\\xffc","type":"file"}]})", "t");

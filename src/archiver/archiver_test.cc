@@ -1,0 +1,171 @@
+// Archiver tests for the unchanged path: a backup against a parent reuses the parent's
+// extended attributes and unchanged trees, and must give exactly the trees a backup
+// without a parent (every file read, every xattr listed) gives.
+#include "archiver/archiver.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "backend/mem_backend.h"
+#include "core/error.h"
+
+namespace haven {
+namespace {
+
+namespace fs = std::filesystem;
+
+void WriteFile(const fs::path& p, const std::string& s) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << s;
+}
+
+struct timespec Ctime(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(lstat(p.c_str(), &st), 0);
+  return st.st_ctim;
+}
+
+bool SameTs(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+class ArchiverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/haven-archiver-test.XXXXXX";
+    root_ = mkdtemp(tmpl);
+    be_ = std::make_shared<MemBackend>();
+    Repository::Init(*be_, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+    repo_ = Repository::Open(be_, "pw", 2);
+    repo_->LoadIndex();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A backup of root_/src; `parent` false = no parent (everything read and listed).
+  BackupResult Backup(bool parent, int jobs = 2) {
+    BackupOptions o;
+    o.targets = {(root_ / "src").string()};
+    o.host = "h";
+    o.jobs = jobs;
+    o.force = !parent;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    return RunBackup(*repo_, o, false);
+  }
+  // The node at `rel` (below src) in the snapshot tree `root`.
+  Node Find(const BlobId& root, const std::string& rel) {
+    std::vector<std::string> parts;
+    for (const auto& c : fs::path(root_ / "src").relative_path()) parts.push_back(c.string());
+    for (const auto& c : fs::path(rel)) parts.push_back(c.string());
+    BlobId cur = root;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      bool found = false;
+      for (Node& n : repo_->LoadTree(cur)) {
+        if (n.name != parts[i]) continue;
+        if (i + 1 == parts.size()) return n;
+        EXPECT_TRUE(n.subtree) << parts[i];
+        cur = *n.subtree;
+        found = true;
+        break;
+      }
+      if (!found) ADD_FAILURE() << "no " << parts[i] << " in the tree";
+      if (!found) return {};
+    }
+    return {};
+  }
+  // The tree of src itself: the directories above it (/tmp) may change under parallel tests.
+  BlobId Src(const BackupResult& r) {
+    std::optional<BlobId> t = Find(r.tree, "").subtree;
+    EXPECT_TRUE(t);
+    return t ? *t : BlobId();
+  }
+  // Sets user.k on `p` and waits until that moved its ctime (the kernel clock is coarse).
+  bool SetXattr(const fs::path& p, const std::string& value) {
+    struct timespec before = Ctime(p);
+    for (int i = 0; i < 100; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (setxattr(p.c_str(), "user.k", value.data(), value.size(), 0) != 0) return false;
+      if (!SameTs(Ctime(p), before)) return true;
+    }
+    ADD_FAILURE() << "ctime of " << p << " did not move";
+    return true;
+  }
+
+  fs::path root_;
+  std::shared_ptr<MemBackend> be_;
+  std::unique_ptr<Repository> repo_;
+  int runs_ = 0;
+};
+
+TEST_F(ArchiverTest, XattrsOfUnchangedFilesAreReusedAndChangesAreSeen) {
+  WriteFile(root_ / "src/d/f", "hello");
+  WriteFile(root_ / "src/d/g", "world");
+  if (!SetXattr(root_ / "src/d/f", "v1")) GTEST_SKIP() << "no user xattrs here";
+  ASSERT_TRUE(SetXattr(root_ / "src/d", "dir"));
+
+  BackupResult first = Backup(false);
+  ASSERT_EQ(Find(first.tree, "d/f").xattrs.size(), 1u);
+  EXPECT_EQ(Find(first.tree, "d/f").xattrs[0].value, std::optional<std::string>("v1"));
+  EXPECT_EQ(Find(first.tree, "d").xattrs.at(0).value, std::optional<std::string>("dir"));
+
+  // Unchanged: the same tree as the first backup, nothing read.
+  BackupResult second = Backup(true);
+  EXPECT_EQ(Src(second), Src(first));
+  EXPECT_EQ(second.stats.files_read, 0u);
+  EXPECT_EQ(second.stats.files_unmodified, 2u);
+
+  // A changed xattr moves the ctime: the new value is stored, the content is reused.
+  ASSERT_TRUE(SetXattr(root_ / "src/d/f", "v2"));
+  BackupResult third = Backup(true);
+  EXPECT_NE(Src(third), Src(first));
+  Node f = Find(third.tree, "d/f");
+  ASSERT_EQ(f.xattrs.size(), 1u);
+  EXPECT_EQ(f.xattrs[0].value, std::optional<std::string>("v2"));
+  EXPECT_EQ(f.content, Find(first.tree, "d/f").content);
+  EXPECT_EQ(Src(third), Src(Backup(false))) << "same tree as with every xattr listed";
+
+  // A removed xattr, on the directory this time.
+  struct timespec before = Ctime(root_ / "src/d");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(removexattr((root_ / "src/d").c_str(), "user.k"), 0);
+  ASSERT_FALSE(SameTs(Ctime(root_ / "src/d"), before));
+  BackupResult fourth = Backup(true);
+  EXPECT_TRUE(Find(fourth.tree, "d").xattrs.empty());
+  EXPECT_EQ(Find(fourth.tree, "d/f").xattrs.size(), 1u);
+  EXPECT_EQ(Src(fourth), Src(Backup(false)));
+}
+
+TEST_F(ArchiverTest, ReusedParentTreesGiveTheTreesOfAFullBackup) {
+  for (int d = 0; d < 3; ++d)
+    for (int i = 0; i < 40; ++i)
+      WriteFile(root_ / "src" / ("d" + std::to_string(d)) / ("sub" + std::to_string(i % 3)) /
+                    ("f" + std::to_string(i)),
+                std::string(100 + i, static_cast<char>('a' + d)));
+  ASSERT_EQ(symlink("d0/sub0/f0", (root_ / "src/link").c_str()), 0);
+
+  BackupResult full = Backup(false);
+  BackupResult warm1 = Backup(true, 1);
+  BackupResult warm3 = Backup(true, 3);
+  EXPECT_EQ(Src(warm1), Src(full));
+  EXPECT_EQ(Src(warm3), Src(full));
+  EXPECT_EQ(warm1.stats.files_read, 0u);
+
+  // One changed file: only its directories change, and the result equals a full backup.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteFile(root_ / "src/d1/sub2/f5", "changed");
+  BackupResult changed = Backup(true, 2);
+  EXPECT_NE(Src(changed), Src(full));
+  EXPECT_EQ(changed.stats.files_read, 1u);
+  EXPECT_EQ(Src(changed), Src(Backup(false, 2)));
+  EXPECT_EQ(Find(changed.tree, "d0").subtree, Find(full.tree, "d0").subtree);
+  EXPECT_NE(Find(changed.tree, "d1").subtree, Find(full.tree, "d1").subtree);
+}
+
+}  // namespace
+}  // namespace haven
