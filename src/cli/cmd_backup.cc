@@ -134,7 +134,7 @@ void RegisterBackup(CLI::App& app) {
     }
     stop_scan = true;
     if (scanner.joinable()) scanner.join();
-    reporter.Stop();
+    reporter.Finish();
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("backup", secs);

@@ -70,7 +70,7 @@ void RegisterRestore(CLI::App& app) {
     opts.progress = &progress;
     ProgressReporter reporter("restore", progress);
     RestoreResult r = RunRestore(*repo, tree, opts);
-    reporter.Stop();
+    reporter.Finish();
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("restore", secs);

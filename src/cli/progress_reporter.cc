@@ -113,6 +113,27 @@ void ProgressReporter::Stop() {
   }
 }
 
+void ProgressReporter::Finish() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_) return;
+  }
+  if (mode_ == Mode::kJson) {
+    Stop();
+    auto done = [](std::atomic<uint64_t>& total, const std::atomic<uint64_t>& d) {
+      total.store(d.load());
+    };
+    if (!c_.totals_final) {  // a restore knows its totals; a backup's scanner may lag
+      done(c_.total_files, c_.files_done);
+      done(c_.total_bytes, c_.bytes_done);
+      c_.totals_final = true;
+    }
+    PrintOnce();
+    return;
+  }
+  Stop();
+}
+
 void ProgressReporter::Loop() {
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) PrintOnce();

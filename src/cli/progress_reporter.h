@@ -27,6 +27,10 @@ class ProgressReporter {
   bool enabled() const { return mode_ != Mode::kOff; }
   // Stops the thread and clears the status line.
   void Stop();
+  // The work is done: stops like Stop(), but with --json first prints one last status
+  // line (totals not known yet are the counts done: the scanner may lag), so every
+  // JSON run ends with the final counters before its summary, however short it was.
+  void Finish();
 
   // "[0:42] 12.34%  1234 files 1.234 GiB, total 5678 files 9.9 GiB, 0 errors ETA 1:23"
   static std::string StatusLine(double elapsed, uint64_t files,

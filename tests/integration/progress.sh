@@ -35,6 +35,9 @@ for s in status:
     assert 0 <= s["percent_done"] <= 1, s
 final = [s for s in status if s["total_files"] == 201]
 assert final, "the scanner never counted 201 files: %r" % status[-1]
+last = status[-1]  # printed when the backup is done, whatever the timing
+assert last["files_done"] == 201 and last["percent_done"] == 1, last
+assert last["bytes_done"] == last["total_bytes"], last
 assert final[-1]["total_bytes"] == (48 << 20) + sum(len("file %d\n" % i) for i in range(1, 201)), final[-1]
 print("%d status lines, last %r" % (len(status), status[-1]))
 PY
@@ -62,6 +65,7 @@ status = [s for s in status if s.get("message_type") == "status"]
 assert status, "no restore status line"
 for s in status:
     assert "files_restored" in s and "bytes_restored" in s and s["total_files"] == 201, s
+assert status[-1]["files_restored"] == 201 and status[-1]["percent_done"] == 1, status[-1]
 print("%d restore status lines, last %r" % (len(status), status[-1]))
 PY
 cmp "$W/src/big.bin" "$W/restored$W/src/big.bin"
