@@ -62,6 +62,12 @@ class Backend {
   // Reads `length` bytes at `offset`; length 0 means "to the end". A range that
   // extends past the end of the object throws kCorrupt (short read), naming the object.
   virtual Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) = 0;
+  // Load into `out` (resized to the bytes read), reusing its capacity: a caller that reads
+  // many ranges with one buffer causes no fresh allocation and page faults per read. Same
+  // contract as Load; on failure `out` holds unspecified bytes.
+  virtual void LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
+    out = Load(h, offset, length);
+  }
 
   // Size of the object, or nullopt if it does not exist.
   virtual std::optional<uint64_t> Stat(const Handle& h) = 0;

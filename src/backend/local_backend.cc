@@ -253,6 +253,12 @@ void LocalBackend::Save(const Handle& h, ByteView data) {
 }
 
 Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
+  Bytes out;
+  LoadInto(h, offset, length, out);
+  return out;
+}
+
+void LocalBackend::LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
   CheckHandle(h);
   const std::string path = PathOf(h);
   Fd fd(OpenNoIntr(path, O_RDONLY));
@@ -269,7 +275,7 @@ Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   const uint64_t want = length == 0 ? size - offset : length;
   if (want > size - offset) FailShortRead(path, offset, want, size);
 
-  Bytes out(want);
+  out.resize(want);
   uint64_t got = 0;
   while (got < want) {
     ssize_t n = ::pread(fd.get(), out.data() + got, want - got, static_cast<off_t>(offset + got));
@@ -280,7 +286,6 @@ Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
     if (n == 0) FailShortRead(path, offset, want, offset + got);  // shrank while reading
     got += static_cast<uint64_t>(n);
   }
-  return out;
 }
 
 std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {

@@ -1,8 +1,10 @@
 // `haven prune` with restic 0.14's flags and output.
+#include <chrono>
 #include <cstdio>
 
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/timings.h"
 #include "maintenance/prune.h"
 
 namespace haven::cli {
@@ -106,6 +108,7 @@ void RegisterPrune(CLI::App& app) {
     opts.jobs = Jobs();
     opts.progress = [](const std::string& s) { Print(s); };
     opts.warn = [](const std::string& s) { Warn(s); };
+    const auto start = std::chrono::steady_clock::now();
     PruneResult r = RunPrune(*repo, opts, [](const PrunePlan& plan) {
       PrintStats(plan.stats);
       if (opts.dry_run && Globals().verbose >= 2) {
@@ -115,6 +118,8 @@ void RegisterPrune(CLI::App& app) {
         PrintIds("Would have removed the following no longer used packs:", plan.remove);
       }
     });
+    Timings::PrintIfEnabled(
+        "prune", std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (r.remove_failures > 0)
       Warn("warning: " + std::to_string(r.remove_failures) +
            " file(s) could not be removed; a later prune removes them");

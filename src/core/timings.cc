@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace haven {
 
@@ -17,8 +18,11 @@ bool Timings::Enabled() {
 }
 
 std::string Timings::Report(const char* command, double wall_seconds) {
-  static const char* kNames[] = {"walk",  "read",  "chunk",    "hash", "compress", "seal",
-                                 "write", "index", "snapshot", "load", "decode"};
+  static const char* kNames[] = {"walk",       "read",   "chunk",       "hash",   "compress",
+                                 "seal",       "write",  "index",       "snapshot", "load",
+                                 "decode",     "index-load", "plan",    "repack", "index-write",
+                                 "delete"};
+  static_assert(std::size(kNames) == static_cast<size_t>(Stage::kCount));
   char buf[64];
   std::snprintf(buf, sizeof(buf), "timings %s: wall %.3fs | worker-s:", command, wall_seconds);
   std::string out = buf;

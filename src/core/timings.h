@@ -1,5 +1,5 @@
 // HAVEN_TIMINGS=1: accumulated seconds per pipeline stage, printed as one line on stderr
-// at the end of backup, restore and check. Worker stages run on several threads at
+// at the end of backup, restore, check and prune. Worker stages run on several threads at
 // once, so their sums are worker time (labelled "worker-s"), not wall time.
 #pragma once
 
@@ -11,7 +11,9 @@
 namespace haven {
 
 enum class Stage { kWalk, kRead, kChunk, kHash, kCompress, kSeal, kWrite, kIndex, kSnapshot,
-                   kLoad, kDecode, kCount };
+                   kLoad, kDecode,
+                   // prune's steps, one after another (each is wall time)
+                   kIndexLoad, kPlan, kRepack, kIndexWrite, kDelete, kCount };
 
 class Timings {
  public:

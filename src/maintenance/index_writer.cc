@@ -125,13 +125,16 @@ IndexPackView::IndexPackView(const Index& index) : index_(index) {
   start_ = std::move(new_start);
 }
 
-std::vector<PackedBlob> IndexPackView::blobs(size_t i) const {
+std::vector<PackedBlob> IndexPackView::blobs(size_t i, std::vector<size_t>* first) const {
   std::vector<PackedBlob> out;
   out.reserve(start_[i + 1] - start_[i]);
+  if (first) first->clear();
   for (uint32_t k = start_[i]; k < start_[i + 1]; ++k) {
     uint32_t e = entries_[k];
+    size_t f = 0;
     out.push_back(index_.EntryAt(e & kTreeBit ? BlobType::kTree : BlobType::kData,
-                                 e & ~kTreeBit, nullptr));
+                                 e & ~kTreeBit, nullptr, first ? &f : nullptr));
+    if (first) first->push_back(f);
   }
   return out;
 }

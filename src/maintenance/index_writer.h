@@ -56,8 +56,10 @@ class IndexPackView {
 
   size_t size() const { return ids_.size(); }
   const PackId& id(size_t i) const { return ids_[i]; }
-  // The pack's blobs by offset, exact duplicates dropped.
-  std::vector<PackedBlob> blobs(size_t i) const;
+  // The pack's blobs by offset, exact duplicates dropped. With `first`, also the index
+  // position Index::Find gives for each blob's id (where per-id state such as the used
+  // bitmap lives), without a lookup.
+  std::vector<PackedBlob> blobs(size_t i, std::vector<size_t>* first = nullptr) const;
   long Find(const PackId& pack) const;
   bool had_duplicates() const { return had_duplicates_; }
 

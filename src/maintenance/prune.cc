@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/timings.h"
 #include "maintenance/index_writer.h"
 
 namespace haven {
@@ -119,7 +121,10 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
 
   // The lock is exclusive, so the order of index and snapshots does not matter here.
   Progress(opts, "loading indexes...");
-  repo.LoadIndex();
+  {
+    ScopedTimer t(Stage::kIndexLoad);
+    repo.LoadIndex();
+  }
   Progress(opts, "loading all snapshots...");
   auto snaps = repo.LoadSnapshots();
   std::vector<UsedBlobsRoot> roots;
@@ -129,7 +134,13 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
                      " snapshots");
   UsedBlobsOptions uo;
   uo.threads = Threads(repo, opts);
-  UsedBlobs used = FindUsedBlobs(repo, roots, uo);
+  std::optional<UsedBlobs> found;
+  {
+    ScopedTimer t(Stage::kWalk);
+    found.emplace(FindUsedBlobs(repo, roots, uo));
+  }
+  const UsedBlobs& used = *found;
+  ScopedTimer plan_timer(Stage::kPlan);
 
   Progress(opts, "searching used packs...");
   IndexPackView packs(repo.index());  // 4 bytes per blob, not a copy of the index
@@ -140,9 +151,16 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   const Index& index = repo.index();
   std::vector<uint8_t> count[2] = {std::vector<uint8_t>(index.Positions(BlobType::kData)),
                                    std::vector<uint8_t>(index.Positions(BlobType::kTree))};
+  // The view gives each blob's index position (where its used bit lives): no lookups.
+  std::vector<size_t> first;
+  auto used_pos = [&](const PackedBlob& b, size_t first_pos) {
+    return used.UsedAt(b.type, first_pos) ? first_pos : UsedBlobs::npos;
+  };
   for (size_t i = 0; i < packs.size(); ++i) {
-    for (const PackedBlob& b : packs.blobs(i)) {
-      size_t pos = used.Find(b.type, b.id);
+    const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+    for (size_t k = 0; k < blobs.size(); ++k) {
+      const PackedBlob& b = blobs[k];
+      size_t pos = used_pos(b, first[k]);
       if (pos == UsedBlobs::npos) {
         st.size.unused += b.length;
         st.blobs.unused++;
@@ -185,12 +203,14 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   bool have_duplicates = st.blobs.duplicate > 0;
   for (size_t i = 0; i < packs.size(); ++i) {
     PackInfo& ip = info[i];
-    ip.used_size = PackHeaderSize(packs.blobs(i));
-    for (const PackedBlob& b : packs.blobs(i)) {
+    const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+    ip.used_size = PackHeaderSize(blobs);
+    for (size_t k = 0; k < blobs.size(); ++k) {
+      const PackedBlob& b = blobs[k];
       int t = TypeIndex(b.type);
       if (ip.type == kTypeUnset) ip.type = t;
       if (ip.type != t) ip.type = kTypeMixed;
-      size_t pos = used.Find(b.type, b.id);
+      size_t pos = used_pos(b, first[k]);
       if (pos != UsedBlobs::npos && count[t][pos] >= 2) {
         // duplicate: below
       } else if (pos != UsedBlobs::npos) {
@@ -209,9 +229,11 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
     std::vector<uint8_t> left[2] = {count[0], count[1]};
     for (size_t i = 0; i < packs.size(); ++i) {
       PackInfo& ip = info[i];
-      for (const PackedBlob& b : packs.blobs(i)) {
+      const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+      for (size_t k = 0; k < blobs.size(); ++k) {
+        const PackedBlob& b = blobs[k];
         int t = TypeIndex(b.type);
-        size_t pos = used.Find(b.type, b.id);
+        size_t pos = used_pos(b, first[k]);
         if (pos == UsedBlobs::npos || count[t][pos] < 2) continue;
         uint8_t& l = left[t][pos];
         if (l == 0) {
@@ -383,9 +405,10 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
                                       std::vector<char>(count[1].size())};
     for (size_t i = 0; i < packs.size(); ++i) {
       if (excluded[i]) continue;
-      for (const PackedBlob& b : packs.blobs(i)) {
-        size_t pos = used.Find(b.type, b.id);
-        if (pos != UsedBlobs::npos) elsewhere[TypeIndex(b.type)][pos] = 1;
+      const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+      for (size_t k = 0; k < blobs.size(); ++k) {
+        size_t pos = used_pos(blobs[k], first[k]);
+        if (pos != UsedBlobs::npos) elsewhere[TypeIndex(blobs[k].type)][pos] = 1;
       }
     }
     std::vector<BlobId> keep[2];
@@ -416,6 +439,7 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   // between writing a pack and its index).
   if (!plan.remove_first.empty()) {
     Progress(opts, "deleting unreferenced packs");
+    ScopedTimer t(Stage::kDelete);
     res.remove_failures +=
         RemoveFiles(repo, FileType::kPack, raw(plan.remove_first), threads, true, warn);
   }
@@ -424,6 +448,7 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   // and an index file for all new packs.
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
+    ScopedTimer t(Stage::kRepack);
     const size_t packs_before = repo.index().PackCount();
     PackTable packs = PackTable::FromIndex(repo.index());
     std::vector<std::atomic<bool>> claimed[2] = {
@@ -499,15 +524,20 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
     gone.insert(v->begin(), v->end());
   if (!gone.empty() || plan.rewrite_index) {
     Progress(opts, "rebuilding index");
-    PackTable all = PackTable::FromIndex(repo.index());
-    std::vector<FileId> fresh = WriteIndexFiles(
-        repo, all, [&](size_t i) { return !gone.contains(all.id(i)); }, threads);
+    std::vector<FileId> fresh;
+    {
+      ScopedTimer t(Stage::kIndexWrite);
+      PackTable all = PackTable::FromIndex(repo.index());
+      fresh = WriteIndexFiles(repo, all, [&](size_t i) { return !gone.contains(all.id(i)); },
+                              threads);
+    }
     res.index_files_written = fresh.size();
     std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
     std::vector<RawId> old;
     for (const FileId& f : repo.index_files())
       if (!fresh_set.contains(f)) old.push_back(f);
     Progress(opts, "deleting obsolete index files");
+    ScopedTimer t(Stage::kDelete);
     RemoveFiles(repo, FileType::kIndex, old, threads, false, warn);
     res.index_files_removed = old.size();
   }
@@ -517,6 +547,7 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   doomed.insert(doomed.end(), plan.repack.begin(), plan.repack.end());
   if (!doomed.empty()) {
     Progress(opts, "removing " + std::to_string(doomed.size()) + " old packs");
+    ScopedTimer t(Stage::kDelete);
     res.remove_failures += RemoveFiles(repo, FileType::kPack, doomed, threads, true, warn);
   }
   Progress(opts, "done");

@@ -49,28 +49,12 @@ void SortUnique(std::vector<BlobId>& v) {
   v.erase(std::unique(v.begin(), v.end(), kEq), v.end());
 }
 
-constexpr std::array<int8_t, 256> MakeHexTable() {
-  std::array<int8_t, 256> t{};
-  for (auto& x : t) x = -1;
-  for (int i = 0; i < 10; ++i) t['0' + i] = static_cast<int8_t>(i);
-  for (int i = 0; i < 6; ++i) {
-    t['a' + i] = static_cast<int8_t>(10 + i);
-    t['A' + i] = static_cast<int8_t>(10 + i);
-  }
-  return t;
-}
-constexpr std::array<int8_t, 256> kHex = MakeHexTable();
 
 // `p` points at the first character of a JSON string's content (after the quote), with
 // at least 65 readable bytes. True when it holds exactly 64 hex characters.
 bool ParseHexId(const uint8_t* p, BlobId* out) {
-  int bad = 0;
-  for (int i = 0; i < 32; ++i) {
-    int hi = kHex[p[2 * i]], lo = kHex[p[2 * i + 1]];
-    bad |= hi | lo;
-    out->bytes[i] = static_cast<uint8_t>((hi << 4) | (lo & 15));
-  }
-  return bad >= 0 && p[64] == '"';
+  return p[64] == '"' &&
+         HexDecodeInto(std::string_view(reinterpret_cast<const char*>(p), 64), out->bytes.data(), 32);
 }
 
 // A reusable buffer that is never zero-filled, with room for simdjson's padding.
@@ -385,6 +369,8 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
     const std::string no_context;  // the catch below names snapshot and tree
     std::vector<BlobId>& missing = missing_data[w];
     std::vector<BlobId> data, subs;
+    std::vector<size_t> positions;  // of data in the index
+    Bytes buf;                      // one run of trees read from a pack, reused
     std::vector<Item> batch, fresh;
     std::unique_lock lock(mu);
     for (;;) {
@@ -415,12 +401,13 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
           subs.clear();
           data.clear();
           scanner.ScanPadded(tree, len, decoder.capacity(), &data, &subs, no_context);
-          for (const BlobId& d : data) {
-            size_t pos = index.Find(BlobType::kData, d);
-            if (pos == Index::npos) {
-              missing.push_back(d);
+          positions.resize(data.size());
+          index.FindMany(BlobType::kData, data.data(), data.size(), positions.data());
+          for (size_t i = 0; i < data.size(); ++i) {
+            if (positions[i] == Index::npos) {
+              missing.push_back(data[i]);
             } else {
-              SetBit(data_bits, pos);
+              SetBit(data_bits, positions[i]);
             }
           }
           Item next;
@@ -449,10 +436,9 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
               hi = std::max(hi, end);
               ++last;
             }
-            Bytes buf;
             bool have = false;
             try {
-              buf = repo.backend().Load({FileType::kPack, pack}, lo, hi - lo);
+              repo.backend().LoadInto({FileType::kPack, pack}, lo, hi - lo, buf);
               have = true;
             } catch (const Error&) {
               // each tree of the run goes through LoadSlow, which reports the problem

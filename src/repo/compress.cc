@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include <cmath>
+#include <new>
 #include <string>
 
 #include "core/error.h"
@@ -129,6 +130,34 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
 
 std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what) {
   return Decompress<std::string>(frame, 0, max_size, what);
+}
+
+ZstdStreamReader::ZstdStreamReader(ByteView frame, size_t max_size, std::string_view what)
+    : ctx_(ZSTD_createDCtx()), frame_(frame), max_(max_size), what_(what) {
+  if (!ctx_) throw std::bad_alloc();
+}
+
+ZstdStreamReader::~ZstdStreamReader() { ZSTD_freeDCtx(static_cast<ZSTD_DCtx*>(ctx_)); }
+
+size_t ZstdStreamReader::Read(uint8_t* dst, size_t cap) {
+  if (done_ || cap == 0) return 0;
+  ZSTD_inBuffer in{frame_.data(), frame_.size(), pos_};
+  ZSTD_outBuffer out{dst, cap, 0};
+  while (out.pos == 0) {
+    size_t r = ZSTD_decompressStream(static_cast<ZSTD_DCtx*>(ctx_), &out, &in);
+    if (ZSTD_isError(r))
+      Fail(ErrorCode::kCorrupt, what_ + ": zstd decompression failed: " + ZSTD_getErrorName(r));
+    if (r == 0) {
+      done_ = true;
+      break;
+    }
+    if (in.pos == in.size && out.pos < out.size)
+      Fail(ErrorCode::kCorrupt, what_ + ": truncated zstd frame");
+  }
+  pos_ = in.pos;
+  total_ += out.pos;
+  if (total_ > max_) Fail(ErrorCode::kCorrupt, what_ + ": decompressed data exceeds limit");
+  return out.pos;
 }
 
 bool LooksIncompressible(ByteView data) {

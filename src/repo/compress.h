@@ -27,6 +27,28 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
 // The same into a string (JSON files: no second copy of a large index file).
 std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what);
 
+// Decompresses one frame in pieces into the caller's buffer (a large index file is read
+// through a small window instead of a buffer of its whole content). Read returns 0 at the
+// end of the frame, throws kCorrupt naming `what` on a damaged frame or once the output
+// exceeds max_size. clean() after the end: the frame ended exactly at the end of the
+// input (otherwise the caller should fall back to ZstdDecompress, which decides).
+class ZstdStreamReader {
+ public:
+  ZstdStreamReader(ByteView frame, size_t max_size, std::string_view what);
+  ~ZstdStreamReader();
+  ZstdStreamReader(const ZstdStreamReader&) = delete;
+  ZstdStreamReader& operator=(const ZstdStreamReader&) = delete;
+  size_t Read(uint8_t* dst, size_t cap);
+  bool clean() const { return done_ && pos_ == frame_.size(); }
+
+ private:
+  void* ctx_;  // ZSTD_DCtx
+  ByteView frame_;
+  size_t pos_ = 0, total_ = 0, max_;
+  bool done_ = false;
+  std::string what_;
+};
+
 // True when a cheap sample suggests the data will not compress (random, already
 // compressed). Used to store such blobs uncompressed, which the format allows.
 bool LooksIncompressible(ByteView data);

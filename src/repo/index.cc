@@ -1,6 +1,8 @@
 #include "repo/index.h"
 
 #include <simdjson.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "repo/index_scanner.h"
 
 namespace haven {
 
@@ -61,20 +64,60 @@ Rec MakeRec(const PackedBlob& b, uint32_t pack) {
 
 }  // namespace
 
+// Anonymous memory for the loaded shards, 2 MiB-aligned and advised for transparent huge
+// pages (a no-op where the kernel does not offer them); pages are touched as filled.
+class Index::HugeArena {
+ public:
+  explicit HugeArena(size_t bytes) {
+    constexpr size_t kHuge = size_t{2} << 20;
+    size_ = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = ::mmap(nullptr, size_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    // Trim to a 2 MiB-aligned start.
+    auto a = reinterpret_cast<uintptr_t>(p), start = (a + kHuge - 1) & ~(kHuge - 1);
+    if (start > a) ::munmap(p, start - a);
+    if (start + size_ < a + size_ + kHuge)
+      ::munmap(reinterpret_cast<void*>(start + size_), a + size_ + kHuge - (start + size_));
+    data_ = reinterpret_cast<void*>(start);
+    ::madvise(data_, size_, MADV_HUGEPAGE);
+  }
+  ~HugeArena() { ::munmap(data_, size_); }
+  HugeArena(const HugeArena&) = delete;
+  HugeArena& operator=(const HugeArena&) = delete;
+  void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Records in one allocation that grows by a quarter (little slack at any time): a sorted
 // run [0, sorted) with a table over the second id byte, then an unsorted tail.
 struct Index::Shard {
   Rec* recs = nullptr;
   size_t size = 0, cap = 0, sorted = 0;
   std::unique_ptr<uint32_t[]> sub;  // 257 positions in the sorted run, by id byte 1
-  std::mutex mu;                    // LoadParallel only
 
-  ~Shard() { std::free(recs); }
+  bool in_arena = false;  // recs lies in the index's arena (not malloc'ed)
+
+  ~Shard() {
+    if (!in_arena) std::free(recs);
+  }
   void Reserve(size_t n) {
     if (n <= cap) return;
-    void* p = std::realloc(recs, n * sizeof(Rec));
-    if (!p) throw std::bad_alloc();
-    recs = static_cast<Rec*>(p);
+    if (in_arena) {  // grows out of the arena into its own allocation
+      void* p = std::malloc(n * sizeof(Rec));
+      if (!p) throw std::bad_alloc();
+      if (size) std::memcpy(p, recs, size * sizeof(Rec));
+      recs = static_cast<Rec*>(p);
+      in_arena = false;
+    } else {
+      void* p = std::realloc(recs, n * sizeof(Rec));
+      if (!p) throw std::bad_alloc();
+      recs = static_cast<Rec*>(p);
+    }
     cap = n;
   }
   void Append(const Rec* r, size_t n) {
@@ -83,7 +126,7 @@ struct Index::Shard {
     size += n;
   }
   void Shrink() {
-    if (cap == size) return;
+    if (cap == size || in_arena) return;
     if (size == 0) {
       std::free(recs);
       recs = nullptr;
@@ -112,22 +155,62 @@ struct Index::Shard {
     sorted = size;
     BuildSub();
   }
+  // Where in the sorted run a tail is expected: ids are SHA-256, so within the run's
+  // bucket for tail[0] the next eight bytes are uniform and the position is about
+  // proportional to them (interpolation; off by ~sqrt(bucket size)/2 records on average).
+  const Rec* Guess(const uint8_t* tail) const {
+    const uint32_t a = sub[tail[0]], n = sub[tail[0] + 1] - a;
+    const uint64_t k = Key64(tail + 1);
+    return recs + a + static_cast<uint32_t>((static_cast<unsigned __int128>(k) * n) >> 64);
+  }
+  // The first record of the sorted run whose id tail is >= tail: from the interpolated
+  // guess, gallop towards the target, then a binary search in the bracket. A few
+  // neighbouring records for random ids (one or two cache misses), never worse than
+  // O(log n) compares whatever the ids are.
+  const Rec* LowerBound(const uint8_t* tail) const {
+    const Rec* lo = recs + sub[tail[0]];
+    const Rec* hi = recs + sub[tail[0] + 1];
+    if (lo == hi) return lo;
+    const Rec* g = Guess(tail);  // in [lo, hi)
+    if (CmpId(g->id, tail) < 0) {  // the answer is after g: (g, hi]
+      size_t step = 1;
+      for (lo = g + 1; static_cast<size_t>(hi - lo) > step; step *= 2) {
+        const Rec* q = lo + step - 1;
+        if (CmpId(q->id, tail) >= 0) {
+          hi = q;
+          break;
+        }
+        lo = q + 1;
+      }
+    } else {  // the answer is at or before g: [lo, g]
+      size_t step = 1;
+      for (hi = g; static_cast<size_t>(hi - lo) > step; step *= 2) {
+        const Rec* q = hi - step;
+        if (CmpId(q->id, tail) < 0) {
+          lo = q + 1;
+          break;
+        }
+        hi = q;
+      }
+    }
+    while (lo < hi) {
+      const Rec* mid = lo + (hi - lo) / 2;
+      if (CmpId(mid->id, tail) < 0) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    return lo;
+  }
   // Calls fn for every record with this id tail: the run's in pack-number order, then the
   // tail's.
   template <typename Fn>
   void Find(const uint8_t* tail, Fn fn) const {
     if (sorted) {
-      const Rec* lo = recs + sub[tail[0]];
-      const Rec* hi = recs + sub[tail[0] + 1];
-      while (lo < hi) {  // lower bound
-        const Rec* mid = lo + (hi - lo) / 2;
-        if (CmpId(mid->id, tail) < 0) {
-          lo = mid + 1;
-        } else {
-          hi = mid;
-        }
-      }
-      for (const Rec* end = recs + sorted; lo < end && CmpId(lo->id, tail) == 0; ++lo) fn(*lo);
+      for (const Rec* lo = LowerBound(tail), *end = recs + sorted;
+           lo < end && CmpId(lo->id, tail) == 0; ++lo)
+        fn(*lo);
     }
     const uint64_t k = Key64(tail);
     for (size_t i = sorted; i < size; ++i)
@@ -144,17 +227,18 @@ Index::Shard& Index::ShardOf(BlobType type, const BlobId& id) const {
   return shards_[ShardNo(type, id)];
 }
 
-uint32_t Index::RegisterPack(const PackId& pack, const std::vector<PackedBlob>& blobs) {
+uint32_t Index::RegisterPack(const PackId& pack, bool tree_pack) {
   if (packs_.size() >= 0xffffffffu) Fail(ErrorCode::kFatal, "index: too many packs");
   uint32_t p = static_cast<uint32_t>(packs_.size());
   packs_.push_back(pack);
   pack_pos_.try_emplace(pack, p);
-  if (!blobs.empty() && blobs.front().type == BlobType::kTree) tree_packs_.insert(pack);
+  if (tree_pack) tree_packs_.insert(pack);
   return p;
 }
 
 void Index::AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs) {
-  const uint32_t p = RegisterPack(pack, blobs);
+  const uint32_t p =
+      RegisterPack(pack, !blobs.empty() && blobs.front().type == BlobType::kTree);
   for (const PackedBlob& b : blobs) {
     Shard& s = ShardOf(b.type, b.id);
     Rec r = MakeRec(b, p);
@@ -165,47 +249,157 @@ void Index::AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs) {
   count_ += blobs.size();
 }
 
+namespace {
+
+// One index file parsed by LoadParallel: its records grouped by shard, pack numbers final.
+struct FileRecs {
+  Rec* recs = nullptr;           // malloc'ed, exact size
+  std::vector<uint32_t> start;   // kShards + 1 offsets into recs
+  ~FileRecs() { std::free(recs); }
+};
+
+// A loader thread's reusable state: the records of the file being parsed (pack numbers
+// local to the file until its packs are registered), their shards, and its packs.
+struct LoadScratch {
+  struct LocalPack {
+    PackId id;
+    int first_type = -1;  // of the pack's first blob
+  };
+  std::vector<Rec> recs;
+  std::vector<uint16_t> shard;
+  std::vector<LocalPack> packs;
+  void Clear() {
+    recs.clear();
+    shard.clear();
+    packs.clear();
+  }
+  // IndexScanner's visitor.
+  void Pack(const PackId& id) { packs.push_back({id, -1}); }
+  void Blob(const PackedBlob& b) {
+    if (packs.back().first_type < 0) packs.back().first_type = static_cast<int>(b.type);
+    recs.push_back(MakeRec(b, static_cast<uint32_t>(packs.size() - 1)));
+    shard.push_back(static_cast<uint16_t>(ShardNo(b.type, b.id)));
+  }
+  void Supersedes(const RawId&) {}
+};
+
+}  // namespace
+
 void Index::LoadParallel(size_t files, int threads,
-                         const std::function<void(size_t, const AddFn&)>& load) {
-  std::mutex pack_mu;
-  // Each worker collects one source's records, groups them by shard (counting sort) and
-  // appends each group under that shard's lock.
-  struct Local {
-    std::vector<Rec> recs, grouped;
-    std::vector<uint16_t> shard;
-  };
-  auto flush = [&](Local& l) {
-    size_t start[kShards + 1] = {};
-    for (uint16_t sh : l.shard) ++start[sh + 1];
-    for (size_t i = 0; i < kShards; ++i) start[i + 1] += start[i];
-    l.grouped.resize(l.recs.size());
-    size_t fill[kShards];
-    std::memcpy(fill, start, sizeof fill);
-    for (size_t i = 0; i < l.recs.size(); ++i) l.grouped[fill[l.shard[i]]++] = l.recs[i];
-    for (size_t sh = 0; sh < kShards; ++sh) {
-      if (start[sh] == start[sh + 1]) continue;
-      std::lock_guard lock(shards_[sh].mu);
-      shards_[sh].Append(l.grouped.data() + start[sh], start[sh + 1] - start[sh]);
-    }
-    l.recs.clear();
-    l.shard.clear();
-  };
-  ParallelFor(files, threads, [&](size_t i) {
-    Local l;
-    AddFn add = [&](const PackId& pack, const std::vector<PackedBlob>& blobs) {
-      uint32_t p;
+                         const std::function<void(size_t, const ParseFn&)>& open) {
+  std::vector<FileRecs> parsed(files);
+  {
+    std::mutex mu;  // pack registration and the scratch pool
+    std::vector<std::unique_ptr<LoadScratch>> pool;
+    ParallelFor(files, threads, [&](size_t i) {
+      std::unique_ptr<LoadScratch> sc;
       {
-        std::lock_guard lock(pack_mu);
-        p = RegisterPack(pack, blobs);
+        std::lock_guard lock(mu);
+        if (!pool.empty()) {
+          sc = std::move(pool.back());
+          pool.pop_back();
+        }
       }
-      for (const PackedBlob& b : blobs) {
-        l.recs.push_back(MakeRec(b, p));
-        l.shard.push_back(static_cast<uint16_t>(ShardNo(b.type, b.id)));
+      if (!sc) sc = std::make_unique<LoadScratch>();
+      bool done = false;
+      open(i, [&](FileText& text) {
+        if (done) Fail(ErrorCode::kFatal, "index: file " + text.name + " parsed twice");
+        done = true;
+        sc->Clear();
+        if (!IndexScanner(text.read).Run(*sc) || (text.complete && !text.complete())) {
+          // Not the compact layout (or damaged): the general parser decides.
+          sc->Clear();
+          IndexFile f = IndexFile::Parse(text.whole(), text.name);
+          for (const IndexFile::Pack& p : f.packs) {
+            sc->Pack(p.id);
+            for (const PackedBlob& b : p.blobs) sc->Blob(b);
+          }
+        }
+      });
+      if (!done) Fail(ErrorCode::kFatal, "index: file " + std::to_string(i) + " not parsed");
+      uint32_t first;
+      {
+        std::lock_guard lock(mu);
+        first = static_cast<uint32_t>(packs_.size());
+        for (const auto& p : sc->packs)
+          RegisterPack(p.id, p.first_type == static_cast<int>(BlobType::kTree));
       }
-    };
-    load(i, add);
-    flush(l);
-  });
+      // Group by shard (counting sort) into the file's exact-size array.
+      FileRecs& out = parsed[i];
+      out.start.assign(kShards + 1, 0);
+      for (uint16_t sh : sc->shard) ++out.start[sh + 1];
+      for (size_t k = 0; k < kShards; ++k) out.start[k + 1] += out.start[k];
+      const size_t n = sc->recs.size();
+      if (n) {
+        out.recs = static_cast<Rec*>(std::malloc(n * sizeof(Rec)));
+        if (!out.recs) throw std::bad_alloc();
+        std::vector<uint32_t> fill(out.start.begin(), out.start.end() - 1);
+        for (size_t k = 0; k < n; ++k) {
+          Rec& r = out.recs[fill[sc->shard[k]]++];
+          r = sc->recs[k];
+          Put32(r.pack, Get32(r.pack) + first);
+        }
+      }
+      std::lock_guard lock(mu);
+      pool.push_back(std::move(sc));
+    });
+  }  // the scratch pool is freed here, before the shards are filled
+  size_t add[kShards] = {};
+  for (const FileRecs& f : parsed)
+    for (size_t sh = 0; sh < kShards; ++sh) add[sh] += f.start.empty() ? 0 : f.start[sh + 1] - f.start[sh];
+  bool fresh = true;
+  size_t total = 0;
+  for (size_t sh = 0; sh < kShards; ++sh) {
+    fresh = fresh && shards_[sh].size == 0 && !shards_[sh].in_arena;
+    total += add[sh];
+  }
+  if (fresh && total > 0) {
+    // One arena for all shards, on huge pages where the kernel allows: lookups jump
+    // around hundreds of MB, and 4 KiB pages would cost a TLB miss (and a page walk that
+    // misses the cache) on nearly every one.
+    arena_ = std::make_unique<HugeArena>(total * sizeof(Rec));
+    auto* p = static_cast<Rec*>(arena_->data());
+    for (size_t sh = 0; sh < kShards; ++sh) {
+      Shard& s = shards_[sh];
+      if (!add[sh]) continue;
+      std::free(s.recs);
+      s.recs = p;
+      s.cap = add[sh];
+      s.in_arena = true;
+      p += add[sh];
+    }
+  } else {
+    for (size_t sh = 0; sh < kShards; ++sh)
+      if (add[sh]) shards_[sh].Reserve(shards_[sh].size + add[sh]);
+  }
+  // Shard by shard, so that the arena fills from its start (a huge page is resident as a
+  // whole once touched). Every file's array is grouped by shard, so the part already
+  // copied is a prefix: its pages go back to the kernel as we go, and the load never
+  // holds much more than one copy of the records.
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<uintptr_t> released(parsed.size());  // per file: freed up to this address
+  for (size_t sh = 0; sh < kShards; ++sh) {
+    Shard& s = shards_[sh];
+    for (FileRecs& f : parsed) {
+      if (f.start.empty()) continue;
+      const size_t n = f.start[sh + 1] - f.start[sh];
+      if (!n) continue;
+      std::memcpy(s.recs + s.size, f.recs + f.start[sh], n * sizeof(Rec));
+      s.size += n;
+    }
+    if (sh % 16 != 15) continue;
+    for (size_t i = 0; i < parsed.size(); ++i) {
+      FileRecs& f = parsed[i];
+      if (f.start.empty() || !f.recs) continue;
+      const auto lo = std::max(released[i], (reinterpret_cast<uintptr_t>(f.recs) + page - 1) & ~(page - 1));
+      const auto hi = reinterpret_cast<uintptr_t>(f.recs + f.start[sh + 1]) & ~(page - 1);
+      if (hi > lo) {
+        ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+        released[i] = hi;
+      }
+    }
+  }
+  parsed.clear();
   ParallelFor(kShards, threads, [&](size_t sh) {
     Shard& s = shards_[sh];
     std::sort(s.recs + s.sorted, s.recs + s.size, RecLess);
@@ -240,25 +434,34 @@ size_t Index::Find(BlobType type, const BlobId& id) const {
   const Shard& s = shards_[sh];
   if (!s.sorted) return npos;
   const uint8_t* tail = id.bytes.data() + 1;
-  const Rec* lo = s.recs + s.sub[tail[0]];
-  const Rec* hi = s.recs + s.sub[tail[0] + 1];
-  while (lo < hi) {
-    const Rec* mid = lo + (hi - lo) / 2;
-    if (CmpId(mid->id, tail) < 0) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
+  const Rec* lo = s.LowerBound(tail);
   if (lo == s.recs + s.sorted || CmpId(lo->id, tail) != 0) return npos;
   return base_[sh] + static_cast<size_t>(lo - s.recs);
 }
 
-PackedBlob Index::EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const {
-  const size_t first = static_cast<size_t>(type) * 256;
+void Index::FindMany(BlobType type, const BlobId* ids, size_t n, size_t* out) const {
+  // Prefetch the guessed records of a group of ids, then look them up: the cache misses
+  // of the group overlap instead of coming one after another.
+  constexpr size_t kGroup = 16;
+  for (size_t g = 0; g < n; g += kGroup) {
+    const size_t e = std::min(n, g + kGroup);
+    for (size_t i = g; i < e; ++i) {
+      const Shard& s = shards_[ShardNo(type, ids[i])];
+      if (!s.sorted) continue;
+      // the guess and its neighbours, where the search ends for most ids
+      const char* r = reinterpret_cast<const char*>(s.Guess(ids[i].bytes.data() + 1));
+      for (int k = -2; k <= 3; ++k) __builtin_prefetch(r + k * 64);
+    }
+    for (size_t i = g; i < e; ++i) out[i] = Find(type, ids[i]);
+  }
+}
+
+PackedBlob Index::EntryAt(BlobType type, size_t pos, uint32_t* pack_no, size_t* first) const {
+  const size_t type_shard = static_cast<size_t>(type) * 256;
   // the shard holding pos: last shard of the type whose base is <= pos
   size_t sh = static_cast<size_t>(
-      std::upper_bound(base_.begin() + first, base_.begin() + first + 256, pos) - base_.begin() - 1);
+      std::upper_bound(base_.begin() + type_shard, base_.begin() + type_shard + 256, pos) -
+      base_.begin() - 1);
   const Rec& r = shards_[sh].recs[pos - base_[sh]];
   PackedBlob b;
   b.type = type;
@@ -268,6 +471,11 @@ PackedBlob Index::EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const {
   b.length = Get32(r.length);
   b.uncompressed_length = Get32(r.ulen);
   if (pack_no) *pack_no = Get32(r.pack);
+  if (first) {
+    const Rec* f = &r;
+    while (f > shards_[sh].recs && CmpId((f - 1)->id, r.id) == 0) --f;
+    *first = base_[sh] + static_cast<size_t>(f - shards_[sh].recs);
+  }
   return b;
 }
 
@@ -411,107 +619,23 @@ void ParsePacks(simdjson::dom::array packs, IndexFile& out, const std::string& w
 
 }  // namespace
 
-// The layout restic and haven write, without whitespace:
-//   {"packs":[{"id":"<64 hex>","blobs":[{"id":"<64 hex>","type":"data|tree","offset":N,
-//   "length":N[,"uncompressed_length":N]},...]},...][,"supersedes":[...]]}\n?
-// read by a strict scanner that keeps no parse tree (a fraction of simdjson's DOM memory
-// for a 20 MB index file, and faster). Anything else (other field order, spaces, escapes)
-// returns false and goes to the general parser, which also produces the error messages.
-class FastIndexScanner {
- public:
-  explicit FastIndexScanner(std::string_view j) : p_(j.data()), end_(j.data() + j.size()) {}
+namespace {
 
-  bool Run(IndexFile& out) {
-    if (!Lit("{\"packs\":[")) return false;
-    if (Lit("]")) return Tail(out);
-    for (;;) {
-      IndexFile::Pack pack;
-      if (!Lit("{\"id\":") || !Id(pack.id) || !Lit(",\"blobs\":[")) return false;
-      if (!Lit("]")) {
-        for (;;) {
-          PackedBlob b;
-          uint64_t off, len, ulen = 0;
-          if (!Lit("{\"id\":") || !Id(b.id) || !Lit(",\"type\":\"")) return false;
-          if (Lit("data\"")) {
-            b.type = BlobType::kData;
-          } else if (Lit("tree\"")) {
-            b.type = BlobType::kTree;
-          } else {
-            return false;
-          }
-          if (!Lit(",\"offset\":") || !Num(off) || !Lit(",\"length\":") || !Num(len)) return false;
-          if (Lit(",\"uncompressed_length\":") && !Num(ulen)) return false;
-          if (!Lit("}")) return false;
-          if (off > 0xffffffffull || len > 0xffffffffull || ulen > 0xffffffffull || len < 32)
-            return false;  // the general parser names the blob
-          b.offset = static_cast<uint32_t>(off);
-          b.length = static_cast<uint32_t>(len);
-          b.uncompressed_length = static_cast<uint32_t>(ulen);
-          pack.blobs.push_back(b);
-          if (Lit("]")) break;
-          if (!Lit(",")) return false;
-        }
-      }
-      if (!Lit("}")) return false;
-      out.packs.push_back(std::move(pack));
-      if (Lit("]")) return Tail(out);
-      if (!Lit(",")) return false;
-    }
-  }
-
- private:
-  bool Tail(IndexFile& out) {
-    if (Lit(",\"supersedes\":[") && !Lit("]")) {
-      for (;;) {
-        RawId id;
-        if (!Id(id)) return false;
-        out.supersedes.push_back(id);
-        if (Lit("]")) break;
-        if (!Lit(",")) return false;
-      }
-    }
-    if (!Lit("}")) return false;
-    if (p_ < end_ && *p_ == '\n') ++p_;
-    return p_ == end_;
-  }
-  bool Lit(std::string_view s) {
-    if (static_cast<size_t>(end_ - p_) < s.size() || std::memcmp(p_, s.data(), s.size()) != 0)
-      return false;
-    p_ += s.size();
-    return true;
-  }
-  bool Num(uint64_t& v) {
-    const char* start = p_;
-    v = 0;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9' && p_ - start < 19) v = v * 10 + uint64_t(*p_++ - '0');
-    if (p_ == start || (p_ - start > 1 && *start == '0')) return false;
-    return p_ == end_ || *p_ < '0' || *p_ > '9';
-  }
-  template <typename IdT>
-  bool Id(IdT& id) {
-    if (end_ - p_ < 66 || p_[0] != '"' || p_[65] != '"') return false;
-    for (int i = 0; i < 32; ++i) {
-      int hi = HexVal(p_[1 + 2 * i]), lo = HexVal(p_[2 + 2 * i]);
-      if ((hi | lo) < 0) return false;
-      id.bytes[i] = static_cast<uint8_t>(hi << 4 | lo);
-    }
-    p_ += 66;
-    return true;
-  }
-  static int HexVal(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-  }
-  const char* p_;
-  const char* end_;
+// Builds an IndexFile from IndexScanner's calls.
+struct IndexFileBuilder {
+  IndexFile& out;
+  void Pack(const PackId& id) { out.packs.push_back({id, {}}); }
+  void Blob(const PackedBlob& b) { out.packs.back().blobs.push_back(b); }
+  void Supersedes(const RawId& id) { out.supersedes.push_back(id); }
 };
+
+}  // namespace
 
 IndexFile IndexFile::Parse(std::string_view json, std::string_view name) {
   {
     IndexFile fast;
-    if (FastIndexScanner(json).Run(fast)) return fast;
+    IndexFileBuilder b{fast};
+    if (IndexScanner(json).Run(b)) return fast;
   }
   const std::string where = "index " + std::string(name);
   simdjson::dom::parser parser;

@@ -39,12 +39,26 @@ class Index {
 
   // Adds every blob of a pack. The pack's entries should all be added at once.
   void AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
-  // Fills an empty index from `files` sources on up to `threads` threads: load(i, add) is
-  // called once per source, from any thread, and calls add(pack, blobs) for each pack of
-  // source i (add is thread-safe). Rethrows the first error of load.
-  using AddFn = std::function<void(const PackId&, const std::vector<PackedBlob>&)>;
+  // One index file's JSON for LoadParallel: `read` streams it in pieces (fills up to cap
+  // bytes, 0 at the end); `whole` returns the complete text, called only when the fast
+  // scanner gives up (the general parser needs it whole, and names the errors).
+  struct FileText {
+    std::function<size_t(char* dst, size_t cap)> read;
+    std::function<std::string()> whole;
+    // Optional, asked after `read` ended: false sends the file to the general parser
+    // even though the streamed text scanned cleanly (e.g. bytes after a zstd frame).
+    std::function<bool()> complete;
+    std::string name;  // for messages
+  };
+  using ParseFn = std::function<void(FileText&)>;
+  // Fills an empty index from `files` index files on up to `threads` threads: open(i,
+  // parse) is called once per file, from any thread, and calls parse(text) once with the
+  // file's text. Rethrows the first error (of open or of parsing). Each file is parsed
+  // into a compact per-file array (47 bytes per blob, grouped by shard); at the end the
+  // shards are allocated at their exact sizes and filled file by file, each file's array
+  // freed once copied, so the load never holds much more than the index itself.
   void LoadParallel(size_t files, int threads,
-                    const std::function<void(size_t, const AddFn&)>& load);
+                    const std::function<void(size_t, const ParseFn&)>& open);
 
   bool Has(BlobType type, const BlobId& id) const;
   // All locations of a blob (empty when unknown), in the order they were added.
@@ -69,8 +83,12 @@ class Index {
   size_t Positions(BlobType type) const { return positions_[static_cast<int>(type)]; }
   // Position of the first entry of (type, id), or npos. Requires Compact.
   size_t Find(BlobType type, const BlobId& id) const;
-  // The entry at a position, with its pack number (see PackAt).
-  PackedBlob EntryAt(BlobType type, size_t pos, uint32_t* pack_no) const;
+  // Find for n ids at once (out[i] = Find(type, ids[i])), with the memory accesses of
+  // several lookups overlapped: faster for the batches of a tree's content.
+  void FindMany(BlobType type, const BlobId* ids, size_t n, size_t* out) const;
+  // The entry at a position, with its pack number (see PackAt) and the position of the
+  // first entry with the same id (the one Find returns; duplicates are adjacent).
+  PackedBlob EntryAt(BlobType type, size_t pos, uint32_t* pack_no, size_t* first = nullptr) const;
   const PackId& PackAt(uint32_t pack_no) const { return packs_[pack_no]; }
   // fn(type, pos, first, pack_no, blob) for every entry in position order; `first` is the
   // position of the first entry with the same id (duplicates are adjacent).
@@ -84,9 +102,11 @@ class Index {
   // with a 257-entry table over the second id byte, plus a short unsorted tail that
   // AddPack appends to and merges in once it grows.
   struct Shard;
+  class HugeArena;
   Shard& ShardOf(BlobType type, const BlobId& id) const;
-  uint32_t RegisterPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
+  uint32_t RegisterPack(const PackId& pack, bool tree_pack);
 
+  std::unique_ptr<HugeArena> arena_;  // LoadParallel's shard records (before shards_: freed last)
   std::unique_ptr<Shard[]> shards_;  // 512
   std::vector<size_t> base_ = std::vector<size_t>(512, 0);  // first position per shard (Compact)
   size_t positions_[2] = {0, 0};

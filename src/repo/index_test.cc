@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -181,6 +183,58 @@ TEST(Index, TwoHundredThousandBlobs) {
   EXPECT_EQ(n, want.size());
 }
 
+TEST(Index, FindAndFindManyGiveFirstPositions) {
+  // Uniform ids (the interpolation's case) mixed with skewed ones: runs that share all
+  // bytes but the last, and ids at the extremes of a bucket, plus duplicates.
+  std::mt19937_64 rng(5);
+  std::vector<PackedBlob> a, b;
+  for (uint32_t i = 0; i < 20000; ++i)
+    a.push_back(Blob(i % 3 ? BlobType::kData : BlobType::kTree, RandomId<BlobId>(rng), i * 50, 50));
+  for (int i = 0; i < 300; ++i) {
+    BlobId id = Id(0x42);
+    id.bytes[2] = static_cast<uint8_t>(i % 3 == 0 ? 0x00 : i % 3 == 1 ? 0xff : 0x80);
+    id.bytes[31] = static_cast<uint8_t>(i);
+    id.bytes[30] = static_cast<uint8_t>(i >> 8);
+    a.push_back(Blob(BlobType::kData, id, 1000000 + i * 50, 50));
+  }
+  for (size_t i = 0; i < a.size(); i += 7) b.push_back(a[i]);  // duplicates in another pack
+  Index idx;
+  idx.AddPack(PId(1), a);
+  idx.AddPack(PId(2), b);
+  idx.Compact();
+  std::vector<size_t> first[2];
+  first[0].assign(idx.Positions(BlobType::kData), Index::npos);
+  first[1].assign(idx.Positions(BlobType::kTree), Index::npos);
+  idx.ForEachPosition([&](BlobType t, size_t pos, size_t f, uint32_t, const PackedBlob&) {
+    first[static_cast<int>(t)][pos] = f;
+  });
+  std::vector<BlobId> ids[2];
+  for (const PackedBlob& x : a) ids[static_cast<int>(x.type)].push_back(x.id);
+  for (int t = 0; t < 2; ++t) {
+    // absent: random ids and neighbours of present ones
+    for (int i = 0; i < 2000; ++i) ids[t].push_back(RandomId<BlobId>(rng));
+    for (size_t i = 0; i < 2000 && i < a.size(); ++i) {
+      BlobId n = a[i].id;
+      n.bytes[31] ^= 1;
+      ids[t].push_back(n);
+    }
+    const BlobType type = static_cast<BlobType>(t);
+    std::vector<size_t> many(ids[t].size());
+    idx.FindMany(type, ids[t].data(), ids[t].size(), many.data());
+    for (size_t i = 0; i < ids[t].size(); ++i) {
+      const size_t pos = idx.Find(type, ids[t][i]);
+      ASSERT_EQ(many[i], pos) << i;
+      if (!idx.Has(type, ids[t][i])) {
+        ASSERT_EQ(pos, Index::npos) << i;
+        continue;
+      }
+      ASSERT_NE(pos, Index::npos) << i;
+      EXPECT_EQ(idx.EntryAt(type, pos, nullptr).id, ids[t][i]);
+      EXPECT_EQ(first[t][pos], pos);
+    }
+  }
+}
+
 TEST(Index, LoadParallelMatchesAddPackAndStaysCompact) {
   std::mt19937_64 rng(77);
   // 64 "files" of 4 packs x 1000 blobs, one blob of each file also in another pack.
@@ -197,9 +251,36 @@ TEST(Index, LoadParallelMatchesAddPackAndStaysCompact) {
   Index serial, parallel;
   for (const auto& f : files)
     for (const auto& [id, blobs] : f) serial.AddPack(id, blobs);
-  parallel.LoadParallel(files.size(), 4, [&](size_t i, const Index::AddFn& add) {
-    for (const auto& [id, blobs] : files[i]) add(id, blobs);
+  // Each file as the JSON restic writes, read in pieces of every size from 1 byte to the
+  // whole text (the scanner's window refills at every boundary); every 4th file is not in
+  // the compact layout (a space) or claims an unclean end, and goes to the general parser.
+  std::vector<std::string> json(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    IndexFile f;
+    for (const auto& [id, blobs] : files[i]) f.packs.push_back({id, blobs});
+    json[i] = f.ToJson();
+    if (i % 8 == 3) json[i].insert(1, " ");
+  }
+  std::atomic<int> general{0};
+  parallel.LoadParallel(files.size(), 4, [&](size_t i, const Index::ParseFn& parse) {
+    size_t pos = 0;
+    const size_t piece = i == 0 ? json[i].size() : i % 13 + 1;
+    Index::FileText text;
+    text.name = "file" + std::to_string(i);
+    text.read = [&](char* dst, size_t cap) {
+      size_t n = std::min({cap, piece, json[i].size() - pos});
+      std::memcpy(dst, json[i].data() + pos, n);
+      pos += n;
+      return n;
+    };
+    text.whole = [&] {
+      ++general;
+      return json[i];
+    };
+    if (i % 8 == 7) text.complete = [] { return false; };
+    parse(text);
   });
+  EXPECT_EQ(general.load(), 16);
   ASSERT_EQ(parallel.BlobCount(), serial.BlobCount());
   EXPECT_EQ(parallel.PackCount(), serial.PackCount());
   for (const auto& f : files)
@@ -210,6 +291,13 @@ TEST(Index, LoadParallelMatchesAddPackAndStaysCompact) {
         auto a = serial.Lookup(b.type, b.id), c = parallel.Lookup(b.type, b.id);
         ASSERT_EQ(a.size(), c.size());
         ASSERT_FALSE(c.empty());
+        for (size_t k = 0; k < a.size(); ++k) {
+          bool found = false;  // the order of duplicates may differ (pack numbers)
+          for (const BlobLocation& l : c)
+            found |= l.pack == a[k].pack && l.offset == a[k].offset && l.length == a[k].length &&
+                     l.uncompressed_length == a[k].uncompressed_length;
+          EXPECT_TRUE(found);
+        }
         EXPECT_EQ(parallel.Lookup(b.type, b.id).size(), b.id == files[0][1].second[5].id ? 2u : 1u);
       }
     }

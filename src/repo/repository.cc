@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -11,6 +14,7 @@
 #include "core/timings.h"
 #include "crypto/random.h"
 #include "crypto/seal.h"
+#include "repo/compress.h"
 #include "repo/key_file.h"
 #include "repo/node.h"
 
@@ -179,12 +183,58 @@ void Repository::LoadIndex() {
   // parallel at the end. Only the files in progress are held in memory at once (a decoded
   // file and its parser take several times the file's JSON), so the loaders are the
   // --jobs threads, not more: decoding is CPU-bound.
+  // Each file is read into a reused buffer, checked, decrypted in place and streamed
+  // through zstd into the index's scanner: no buffer of a whole decompressed file.
+  std::mutex pool_mu;
+  std::vector<std::unique_ptr<Bytes>> pool;  // one read buffer per loader thread
   Index fresh;
-  fresh.LoadParallel(ids.size(), threads_,
-                     [&](size_t i, const Index::AddFn& add) {
-                       IndexFile f = IndexFile::Parse(LoadJson(FileType::kIndex, ids[i]), ids[i].Hex());
-                       for (const auto& p : f.packs) add(p.id, p.blobs);
-                     });
+  fresh.LoadParallel(ids.size(), threads_, [&](size_t i, const Index::ParseFn& parse) {
+    std::unique_ptr<Bytes> buf;
+    {
+      std::lock_guard lock(pool_mu);
+      if (!pool.empty()) {
+        buf = std::move(pool.back());
+        pool.pop_back();
+      }
+    }
+    if (!buf) buf = std::make_unique<Bytes>();
+    const std::string hex = ids[i].Hex();
+    const std::string what = "index " + hex;
+    Bytes& raw = *buf;
+    backend_->LoadInto({FileType::kIndex, hex}, 0, 0, raw);
+    if (Sha256(raw) != static_cast<const RawId&>(ids[i]))
+      Fail(ErrorCode::kCorrupt, what + ": content does not match its id (invalid data returned)");
+    if (raw.size() < crypto::kOverhead || !crypto::OpenInto(key_, raw, raw.data() + crypto::kIvSize))
+      Fail(ErrorCode::kCorrupt, what + ": ciphertext verification failed");
+    const ByteView plain(raw.data() + crypto::kIvSize, raw.size() - crypto::kOverhead);
+    Index::FileText text;
+    text.name = hex;
+    std::optional<ZstdStreamReader> zr;
+    size_t pos = 0;
+    if (config_.version >= 2 && !plain.empty() && plain[0] == 2) {
+      const ByteView frame = plain.subspan(1);
+      zr.emplace(frame, kMaxUnpackedSize, what);
+      text.read = [&](char* dst, size_t cap) {
+        return zr->Read(reinterpret_cast<uint8_t*>(dst), cap);
+      };
+      // Bytes after the frame: ZstdDecompressToString decides what they mean.
+      text.complete = [&] { return zr->clean(); };
+      text.whole = [&] { return ZstdDecompressToString(frame, kMaxUnpackedSize, what); };
+    } else {
+      if (config_.version >= 2 && !plain.empty() && plain[0] != '{' && plain[0] != '[')
+        Fail(ErrorCode::kCorrupt, what + ": unsupported encoding format " + std::to_string(plain[0]));
+      text.read = [&](char* dst, size_t cap) {
+        size_t n = std::min(cap, plain.size() - pos);
+        std::memcpy(dst, plain.data() + pos, n);
+        pos += n;
+        return n;
+      };
+      text.whole = [&] { return std::string(plain.begin(), plain.end()); };
+    }
+    parse(text);
+    std::lock_guard lock(pool_mu);
+    pool.push_back(std::move(buf));
+  });
   {
     std::unique_lock lock(index_mu_);
     index_ = std::move(fresh);
