@@ -28,10 +28,6 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
   const Handle h{FileType::kPack, name};
   segment = std::max<uint64_t>(segment, 1);
   Backend& be = repo.backend();
-  auto grow = [](Bytes& b, uint64_t n) {
-    if (b.size() < n) b.resize(n);  // grow only: a reused buffer is not zero-filled again
-    return std::span<uint8_t>(b.data(), n);
-  };
 
   std::vector<const PackedBlob*> order;
   order.reserve(indexed.size());
@@ -49,7 +45,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       uint64_t need = 0;
       header = ParsePackHeader(repo.key(), tail, size, name, &need);
       if (need > 0) {
-        std::span<uint8_t> t = grow(bufs.scratch, need);
+        std::span<uint8_t> t = bufs.scratch.First(need);
         {
           ScopedTimer timer(Stage::kLoad);
           be.LoadInto(h, size - need, t);
@@ -62,7 +58,8 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
   };
   auto decode = [&](const PackedBlob& b, std::span<uint8_t> sealed) {
     try {
-      repo.DecodeBlobInPlace(b.id, sealed, b.uncompressed_length, name, bufs.out);
+      repo.DecodeBlobInPlace(b.id, sealed, b.uncompressed_length, name,
+                             bufs.out.First(b.uncompressed_length));
     } catch (const Error& e) {
       blob_errs.push_back(e.what());
     }
@@ -80,7 +77,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       uint64_t end = size - pos <= 2 * segment ? size : pos + segment;
       for (size_t j = next; j < order.size() && order[j]->offset < end; ++j)
         end = std::max(end, std::min(size, uint64_t(order[j]->offset) + order[j]->length));
-      std::span<uint8_t> seg = grow(bufs.window, end - pos);
+      std::span<uint8_t> seg = bufs.window.First(end - pos);
       {
         ScopedTimer timer(Stage::kLoad);
         be.LoadInto(h, pos, seg);
@@ -103,7 +100,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
           decode(b, seg.subspan(b.offset - pos, b.length));
         } else {
           // Overlaps a blob already opened in place (a damaged index): read its own copy.
-          std::span<uint8_t> own = grow(bufs.scratch, b.length);
+          std::span<uint8_t> own = bufs.scratch.First(b.length);
           be.LoadInto(h, b.offset, own);
           decode(b, own);
         }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_buffer.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -31,11 +32,11 @@ struct CheckResult {
 CheckResult RunCheck(Repository& repo, const CheckOptions& opts);
 
 // Buffers of one CheckPackData caller (a worker thread), reused across packs; they only
-// grow: to the largest segment (about kCheckSegment plus one blob) and the largest blob.
+// grow: to the largest segment (about 2 * segment plus one blob) and the largest blob.
 struct PackCheckBuffers {
-  Bytes window;   // the segment of the pack being checked
-  Bytes out;      // one blob's decompressed plaintext
-  Bytes scratch;  // a header longer than the last segment, a blob overlapping another
+  HugeBuffer window;   // the segment of the pack being checked
+  HugeBuffer out;      // one blob's decompressed plaintext
+  HugeBuffer scratch;  // a header longer than the last segment, a blob overlapping another
 };
 
 // Packs are read in segments of about this size, extended to end on a blob boundary.

@@ -132,16 +132,15 @@ Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
   return Decompress<Bytes>(frame, expected_size, max_size, what);
 }
 
-void ZstdDecompressInto(ByteView frame, size_t size, Bytes& out, std::string_view what) {
+void ZstdDecompressInto(ByteView frame, std::span<uint8_t> out, std::string_view what) {
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR)
     Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
-  if (out.size() < size) out.resize(size);
-  size_t n = ZSTD_decompressDCtx(ThreadDCtx(), out.data(), size, frame.data(), frame.size());
+  size_t n = ZSTD_decompressDCtx(ThreadDCtx(), out.data(), out.size(), frame.data(), frame.size());
   if (ZSTD_isError(n))
     Fail(ErrorCode::kCorrupt,
          std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(n));
-  if (n != size) Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
+  if (n != out.size()) Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
 }
 
 std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what) {

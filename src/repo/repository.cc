@@ -217,14 +217,17 @@ Bytes Repository::DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompr
 
 ByteView Repository::DecodeBlobInPlace(const BlobId& id, std::span<uint8_t> sealed,
                                        uint32_t uncompressed_length, const std::string& pack,
-                                       Bytes& out) {
+                                       std::span<uint8_t> out) {
   auto what = [&] { return "blob " + id.Hex() + " in pack " + pack; };
-  if (!crypto::OpenInto(key_, sealed, sealed.data() + crypto::kIvSize))
+  if (sealed.size() < crypto::kOverhead ||
+      !crypto::OpenInto(key_, sealed, sealed.data() + crypto::kIvSize))
     Fail(ErrorCode::kCorrupt, what() + ": ciphertext verification failed");
   ByteView plain(sealed.data() + crypto::kIvSize, sealed.size() - crypto::kOverhead);
   if (uncompressed_length) {
-    ZstdDecompressInto(plain, uncompressed_length, out, what());
-    plain = ByteView(out).first(uncompressed_length);
+    if (out.size() < uncompressed_length)
+      Fail(ErrorCode::kFatal, what() + ": decode buffer too small");
+    ZstdDecompressInto(plain, out.first(uncompressed_length), what());
+    plain = out.first(uncompressed_length);
   }
   if (Sha256(plain) != static_cast<const RawId&>(id))
     Fail(ErrorCode::kCorrupt, what() + ": content does not match the blob id");
