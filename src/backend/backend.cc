@@ -1,8 +1,20 @@
 #include "backend/backend.h"
 
+#include <cstring>
+
 #include "core/error.h"
 
 namespace haven {
+
+void Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
+  if (out.empty()) return;  // Load's length 0 would mean "to the end"
+  Bytes b = Load(h, offset, out.size());
+  if (b.size() != out.size())
+    Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " +
+                                  std::to_string(out.size()) + " bytes at offset " +
+                                  std::to_string(offset) + ", got " + std::to_string(b.size()));
+  std::memcpy(out.data(), b.data(), b.size());
+}
 
 const char* FileTypeDir(FileType t) {
   switch (t) {

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -68,6 +69,12 @@ class Backend {
   virtual void LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
     out = Load(h, offset, length);
   }
+
+  // Reads exactly out.size() bytes at `offset` into caller-owned memory, so that a reader
+  // of many ranges (check --read-data) can reuse one buffer instead of allocating a fresh
+  // one per read. Same errors as Load. The default calls Load and copies; backends that
+  // can read in place (LocalBackend) and pass-through decorators override it.
+  virtual void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out);
 
   // Size of the object, or nullopt if it does not exist.
   virtual std::optional<uint64_t> Stat(const Handle& h) = 0;

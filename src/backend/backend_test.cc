@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -238,6 +239,36 @@ TYPED_TEST(BackendConformanceTest, LoadPastEndIsCorruptAndNamesTheObject) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << off << "+" << len;
     EXPECT_TRUE(Contains(e.what(), h.name)) << e.what();
   }
+}
+
+TYPED_TEST(BackendConformanceTest, LoadIntoFillsCallerMemoryWithTheRange) {
+  Backend& be = this->be();
+  Bytes data = TestBytes(1000, 9);
+  Handle h = HandleFor(FileType::kPack, data);
+  be.Save(h, data);
+  Bytes buf(1200, 0xEE);
+  for (auto [off, len] : std::vector<std::pair<uint64_t, size_t>>{
+           {0, 1000}, {10, 20}, {999, 1}, {500, 500}, {1000, 0}}) {
+    std::fill(buf.begin(), buf.end(), 0xEE);
+    be.LoadInto(h, off, std::span<uint8_t>(buf.data() + 7, len));
+    EXPECT_TRUE(std::equal(buf.begin() + 7, buf.begin() + 7 + static_cast<long>(len),
+                           data.begin() + static_cast<long>(off)))
+        << off << "+" << len;
+    // Nothing outside the span is written.
+    EXPECT_TRUE(std::all_of(buf.begin(), buf.begin() + 7, [](uint8_t b) { return b == 0xEE; }));
+    EXPECT_TRUE(std::all_of(buf.begin() + 7 + static_cast<long>(len), buf.end(),
+                            [](uint8_t b) { return b == 0xEE; }));
+  }
+  for (auto [off, len] : std::vector<std::pair<uint64_t, size_t>>{
+           {990, 20}, {0, 1001}, {1001, 1}, {UINT64_MAX, 2}}) {
+    Error e = CatchError([&] { be.LoadInto(h, off, std::span<uint8_t>(buf.data(), len)); });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << off << "+" << len;
+    EXPECT_TRUE(Contains(e.what(), h.name)) << e.what();
+  }
+  Handle missing{FileType::kPack, TestName(4)};
+  Error e = CatchError([&] { be.LoadInto(missing, 0, std::span<uint8_t>(buf.data(), 10)); });
+  EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(Contains(e.what(), missing.name)) << e.what();
 }
 
 TYPED_TEST(BackendConformanceTest, MissingObjects) {

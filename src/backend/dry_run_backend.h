@@ -18,6 +18,9 @@ class DryRunBackend : public Backend {
   Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
     return inner_->Load(h, offset, length);
   }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    inner_->LoadInto(h, offset, out);
+  }
   std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
     inner_->List(t, fn);

@@ -252,6 +252,45 @@ void LocalBackend::Save(const Handle& h, ByteView data) {
   SyncDir(dir);
 }
 
+namespace {
+
+// Opens a stored file for reading; throws kNotFound when it is missing.
+int OpenForRead(const std::string& path) {
+  int fd = OpenNoIntr(path, O_RDONLY);
+  if (fd < 0) {
+    int err = errno;
+    if (err == ENOENT) FailNotFound(path);
+    FailErrno(err, "open", path);
+  }
+  return fd;
+}
+
+// Checks that [offset, offset + length) lies inside the open file and returns the
+// length, with 0 turned into "to the end".
+uint64_t CheckRange(const Fd& fd, const std::string& path, uint64_t offset, uint64_t length) {
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) FailErrno(errno, "stat", path);
+  if (!S_ISREG(st.st_mode)) Fail(ErrorCode::kIo, "local backend: " + path + " is not a file");
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (offset > size) FailShortRead(path, offset, length, size);
+  if (length == 0) length = size - offset;
+  if (length > size - offset) FailShortRead(path, offset, length, size);
+  return length;
+}
+
+void ReadRange(const Fd& fd, const std::string& path, uint8_t* out, uint64_t offset,
+               uint64_t length) {
+  if (int err = ReadAt(fd.get(), out, length, offset)) {
+    if (err < 0)
+      Fail(ErrorCode::kCorrupt, "local backend: short read of " + path + ": expected " +
+                                    std::to_string(length) + " bytes at offset " +
+                                    std::to_string(offset) + ", the file shrank while reading");
+    FailErrno(err, "read", path);
+  }
+}
+
+}  // namespace
+
 Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   Bytes out;
   LoadInto(h, offset, length, out);
@@ -261,31 +300,19 @@ Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
 void LocalBackend::LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
   CheckHandle(h);
   const std::string path = PathOf(h);
-  Fd fd(OpenNoIntr(path, O_RDONLY));
-  if (fd.get() < 0) {
-    int err = errno;
-    if (err == ENOENT) FailNotFound(path);
-    FailErrno(err, "open", path);
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) FailErrno(errno, "stat", path);
-  if (!S_ISREG(st.st_mode)) Fail(ErrorCode::kIo, "local backend: " + path + " is not a file");
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (offset > size) FailShortRead(path, offset, length, size);
-  const uint64_t want = length == 0 ? size - offset : length;
-  if (want > size - offset) FailShortRead(path, offset, want, size);
+  Fd fd(OpenForRead(path));
+  length = CheckRange(fd, path, offset, length);
+  out.resize(length);
+  ReadRange(fd, path, out.data(), offset, length);
+}
 
-  out.resize(want);
-  uint64_t got = 0;
-  while (got < want) {
-    ssize_t n = ::pread(fd.get(), out.data() + got, want - got, static_cast<off_t>(offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      FailErrno(errno, "read", path);
-    }
-    if (n == 0) FailShortRead(path, offset, want, offset + got);  // shrank while reading
-    got += static_cast<uint64_t>(n);
-  }
+void LocalBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
+  CheckHandle(h);
+  if (out.empty()) return;
+  const std::string path = PathOf(h);
+  Fd fd(OpenForRead(path));
+  CheckRange(fd, path, offset, out.size());
+  ReadRange(fd, path, out.data(), offset, out.size());
 }
 
 std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {

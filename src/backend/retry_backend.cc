@@ -88,6 +88,12 @@ void RetryBackend::LoadInto(const Handle& h, uint64_t offset, uint64_t length, B
       /*retry_corrupt_once=*/true);
 }
 
+void RetryBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
+  Run(
+      "load " + h.ToString(), [&](int) { inner_->LoadInto(h, offset, out); },
+      /*retry_corrupt_once=*/true);
+}
+
 std::optional<uint64_t> RetryBackend::Stat(const Handle& h) {
   return Run("stat " + h.ToString(), [&](int) { return inner_->Stat(h); });
 }

@@ -1,7 +1,7 @@
 // A Backend decorator that retries calls failing with a retryable haven::Error, with
 // exponential backoff. Errors with retryable() == false (kNotFound, ENOSPC, a permanent
 // injected fault, ...) and exceptions of other types pass through at once, except:
-//  * Load: one kCorrupt (a short read, possibly a truncated transfer) is retried once.
+//  * Load, LoadInto: one kCorrupt (a short read, possibly a truncated transfer) is retried once.
 //  * Save: a retry after a lost reply finds the object with equal size, which the Backend
 //    contract accepts, so retried saves are safe.
 //  * Remove: kNotFound on a second or later attempt counts as success (an earlier attempt
@@ -47,6 +47,7 @@ class RetryBackend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) override;
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;

@@ -1,5 +1,9 @@
+#include "core/sha256.h"
+
+#include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include "core/error.h"
 #include "core/id.h"
 
 namespace haven {
@@ -7,6 +11,43 @@ namespace haven {
 RawId Sha256(ByteView data) {
   RawId id;
   SHA256(data.data(), data.size(), id.bytes.data());
+  return id;
+}
+
+namespace {
+
+// Fetched once: EVP_sha256() would look the implementation up on every init.
+const EVP_MD* Sha256Md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  if (!md) Fail(ErrorCode::kFatal, "OpenSSL failure in EVP_MD_fetch(SHA256)");
+  return md;
+}
+
+void Init(EVP_MD_CTX* ctx) {
+  if (EVP_DigestInit_ex(ctx, Sha256Md(), nullptr) != 1)
+    Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256 init");
+}
+
+}  // namespace
+
+Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
+  if (!ctx_) Fail(ErrorCode::kFatal, "OpenSSL failure in EVP_MD_CTX_new");
+  Init(ctx_);
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256Stream::Update(ByteView data) {
+  if (!data.empty() && EVP_DigestUpdate(ctx_, data.data(), data.size()) != 1)
+    Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256 update");
+}
+
+RawId Sha256Stream::Finish() {
+  RawId id;
+  unsigned int n = 0;
+  if (EVP_DigestFinal_ex(ctx_, id.bytes.data(), &n) != 1 || n != id.bytes.size())
+    Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256 final");
+  Init(ctx_);
   return id;
 }
 

@@ -16,10 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
+#include "core/huge_buffer.h"
 
 namespace haven::crypto {
 namespace {
@@ -29,51 +26,22 @@ namespace {
 }
 
 // Scratch memory for one lane (or the B buffer), not value-initialised: ROMix writes every
-// word before reading it. Large buffers are mapped directly and marked for transparent huge
-// pages where the OS supports it: a 32 MiB lane otherwise costs 8192 page faults, which on a
-// VM take about as long as the hashing itself, and random block reads miss the TLB.
+// word before reading it. Large lanes are huge-page mappings (core/huge_buffer.h): fewer
+// page faults, and random block reads hit the TLB. Memory from the heap is cleansed before
+// it is freed; unmapped memory is zeroed by the kernel.
 class ScratchBuffer {
  public:
-  explicit ScratchBuffer(size_t bytes) : size_(bytes) {
-#ifdef __linux__
-    if (bytes >= kHugePage) {
-      const size_t len = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-      void* raw = mmap(nullptr, len + kHugePage, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (raw == MAP_FAILED) throw std::bad_alloc();
-      const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
-      const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-      if (aligned > start) munmap(raw, aligned - start);
-      const size_t tail = start + len + kHugePage - (aligned + len);
-      if (tail > 0) munmap(reinterpret_cast<void*>(aligned + len), tail);
-      data_ = reinterpret_cast<uint8_t*>(aligned);
-      mapped_ = len;
-      madvise(data_, mapped_, MADV_HUGEPAGE);  // a hint; failure is harmless
-      return;
-    }
-#endif
-    data_ = static_cast<uint8_t*>(::operator new (bytes, std::align_val_t{64}));
-  }
+  explicit ScratchBuffer(size_t bytes) : buf_(bytes), size_(bytes) {}
   ~ScratchBuffer() {
-#ifdef __linux__
-    if (mapped_ > 0) {
-      // Unmapped pages go back to the kernel, which zeroes them before any reuse.
-      munmap(data_, mapped_);
-      return;
-    }
-#endif
-    OPENSSL_cleanse(data_, size_);
-    ::operator delete (data_, std::align_val_t{64});
+    if (!buf_.mapped()) OPENSSL_cleanse(buf_.data(), size_);
   }
   ScratchBuffer(const ScratchBuffer&) = delete;
   ScratchBuffer& operator=(const ScratchBuffer&) = delete;
-  uint8_t* data() { return data_; }
+  uint8_t* data() { return buf_.data(); }
 
  private:
-  static constexpr size_t kHugePage = size_t{2} << 20;
-  uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  size_t mapped_ = 0;
+  HugeBuffer buf_;
+  size_t size_;
 };
 
 uint32_t LoadLe32(const uint8_t* p) {

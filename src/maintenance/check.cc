@@ -5,65 +5,134 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <thread>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/sha256.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "repo/node.h"
 
 namespace haven {
 
-std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
-                                       const std::vector<PackedBlob>& indexed) {
-  std::vector<std::string> errs;
+std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uint64_t size,
+                                       const std::vector<PackedBlob>& indexed,
+                                       PackCheckBuffers& bufs, uint64_t segment) {
   const std::string name = pack.Hex();
-  Bytes data;
-  try {
-    ScopedTimer t(Stage::kLoad);
-    data = repo.backend().Load({FileType::kPack, name});
-  } catch (const Error& e) {
-    errs.push_back("pack " + name + ": " + e.what());
-    return errs;
-  }
-  if (Sha256(data) != static_cast<const RawId&>(pack))
-    errs.push_back("pack " + name + ": content does not match its id (pack hash mismatch)");
+  const Handle h{FileType::kPack, name};
+  segment = std::max<uint64_t>(segment, 1);
+  Backend& be = repo.backend();
+
+  std::vector<const PackedBlob*> order;
+  order.reserve(indexed.size());
+  for (const PackedBlob& b : indexed) order.push_back(&b);
+  std::sort(order.begin(), order.end(), [](const PackedBlob* a, const PackedBlob* b) {
+    return std::tie(a->offset, a->length) < std::tie(b->offset, b->length);
+  });
+
+  std::vector<std::string> header_errs, blob_errs;
   std::vector<PackedBlob> header;
+  // The header sits at the end of the file: parsed from the last segment before any blob
+  // in it is opened in place, or read on its own when it is longer than that segment.
+  auto parse_header = [&](ByteView tail) {
+    try {
+      uint64_t need = 0;
+      header = ParsePackHeader(repo.key(), tail, size, name, &need);
+      if (need > 0) {
+        std::span<uint8_t> t = bufs.scratch.First(need);
+        {
+          ScopedTimer timer(Stage::kLoad);
+          be.LoadInto(h, size - need, t);
+        }
+        header = ParsePackHeader(repo.key(), t, size, name, &need);
+      }
+    } catch (const Error& e) {
+      header_errs.push_back(e.what());
+    }
+  };
+  auto decode = [&](const PackedBlob& b, std::span<uint8_t> sealed) {
+    try {
+      repo.DecodeBlobInPlace(b.id, sealed, b.uncompressed_length, name,
+                             bufs.out.First(b.uncompressed_length));
+    } catch (const Error& e) {
+      blob_errs.push_back(e.what());
+    }
+  };
+
+  // One pass over the file in segments of about `segment` bytes, each holding whole
+  // blobs: every byte is read once, hashed for the pack id, and each blob is opened,
+  // decompressed and hashed while its bytes are still in the CPU cache.
+  Sha256Stream hash;
+  uint64_t pos = 0;          // file bytes read and hashed so far
+  uint64_t opened_end = 0;   // end of the furthest blob opened in place
+  size_t next = 0;           // next blob of `order`
   try {
-    uint64_t need = 0;
-    header = ParsePackHeader(repo.key(), data, data.size(), name, &need);
+    while (pos < size) {
+      uint64_t end = size - pos <= 2 * segment ? size : pos + segment;
+      for (size_t j = next; j < order.size() && order[j]->offset < end; ++j)
+        end = std::max(end, std::min(size, uint64_t(order[j]->offset) + order[j]->length));
+      std::span<uint8_t> seg = bufs.window.First(end - pos);
+      {
+        ScopedTimer timer(Stage::kLoad);
+        be.LoadInto(h, pos, seg);
+      }
+      {
+        ScopedTimer timer(Stage::kHash);
+        hash.Update(seg);
+      }
+      if (end == size) parse_header(seg);
+      ScopedTimer timer(Stage::kDecode);
+      for (; next < order.size() && order[next]->offset < end; ++next) {
+        const PackedBlob& b = *order[next];
+        const uint64_t blob_end = uint64_t(b.offset) + b.length;
+        if (blob_end > size) {
+          blob_errs.push_back("pack " + name + ": blob " + b.id.Hex() +
+                              " lies beyond the end of the pack");
+          continue;
+        }
+        if (b.offset >= opened_end) {
+          decode(b, seg.subspan(b.offset - pos, b.length));
+        } else {
+          // Overlaps a blob already opened in place (a damaged index): read its own copy.
+          std::span<uint8_t> own = bufs.scratch.First(b.length);
+          be.LoadInto(h, b.offset, own);
+          decode(b, own);
+        }
+        opened_end = std::max(opened_end, blob_end);
+      }
+      pos = end;
+    }
   } catch (const Error& e) {
-    errs.push_back(e.what());
+    blob_errs.push_back("pack " + name + ": " + e.what());
+    return blob_errs;
   }
+  if (size == 0) parse_header({});
+  for (; next < order.size(); ++next)  // blobs that start at or after the end of the file
+    blob_errs.push_back("pack " + name + ": blob " + order[next]->id.Hex() +
+                        " lies beyond the end of the pack");
+
+  std::vector<std::string> errs;
+  if (hash.Finish() != static_cast<const RawId&>(pack))
+    errs.push_back("pack " + name + ": content does not match its id (pack hash mismatch)");
+  for (auto& e : header_errs) errs.push_back(std::move(e));
   // Compare header and index.
   auto key = [](const PackedBlob& b) {
     return std::make_tuple(static_cast<int>(b.type), b.id, b.offset, b.length,
                            b.uncompressed_length);
   };
-  if (!header.empty() || errs.empty()) {
-    std::set<decltype(key(indexed[0]))> hs, is;
+  if (!header.empty()) {
+    std::set<decltype(key(header[0]))> hs, is;
     for (const auto& b : header) hs.insert(key(b));
     for (const auto& b : indexed) is.insert(key(b));
-    if (hs != is && !header.empty())
-      errs.push_back("pack " + name + ": header entries do not match the index");
+    if (hs != is) errs.push_back("pack " + name + ": header entries do not match the index");
   }
-  // Verify every indexed blob's bytes.
-  ScopedTimer decode_timer(Stage::kDecode);
-  for (const PackedBlob& b : indexed) {
-    if (uint64_t(b.offset) + b.length > data.size()) {
-      errs.push_back("pack " + name + ": blob " + b.id.Hex() + " lies beyond the end of the pack");
-      continue;
-    }
-    try {
-      repo.DecodeBlob(b.id, ByteView(data.data() + b.offset, b.length), b.uncompressed_length,
-                      name);
-    } catch (const Error& e) {
-      errs.push_back(e.what());
-    }
-  }
+  for (auto& e : blob_errs) errs.push_back(std::move(e));
   return errs;
 }
 
@@ -125,6 +194,7 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
   std::vector<FileId> snap_ids = repo.ListIds(FileType::kSnapshot);
   stage("load indexes");
   try {
+    ScopedTimer timer(Stage::kIndex);
     repo.LoadIndex();
   } catch (const Error& e) {
     res.errors.push_back(std::string("error loading index: ") + e.what());
@@ -174,7 +244,57 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
     if (!packs.count(pid))
       res.hints.push_back("pack " + pid.Hex() + ": not referenced in any index");
 
+  // --read-data starts here, on jobs-1 threads, while this thread walks the snapshots; it
+  // joins them when the walk is done. Problems are reported in the same order as if the
+  // two ran one after the other: the walk's, then each pack's in pack id order.
+  const bool read_data = opts.read_data || !opts.read_data_subset.empty();
+  std::vector<PackId> ids;
+  std::vector<size_t> sel;
+  if (read_data) {
+    for (const auto& [pid, blobs] : packs)
+      if (on_disk.count(pid)) ids.push_back(pid);
+    sel = SelectSubset(ids, opts.read_data_subset);
+  }
+  // Largest packs first, so that no thread is left with a big one at the end.
+  std::vector<size_t> todo(sel.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
+    return on_disk.at(ids[sel[a]]) > on_disk.at(ids[sel[b]]);
+  });
+  std::vector<std::vector<std::string>> per_pack(sel.size());
+  std::atomic<size_t> next{0};
+  auto read_packs = [&] {
+    PackCheckBuffers bufs;  // per thread, reused for all its packs
+    for (;;) {
+      size_t k = next.fetch_add(1);
+      if (k >= todo.size()) return;
+      size_t i = todo[k];
+      const PackId& pid = ids[sel[i]];
+      try {
+        per_pack[i] = CheckPackData(repo, pid, on_disk.at(pid), packs.at(pid), bufs);
+      } catch (const std::exception& e) {
+        per_pack[i].push_back("pack " + pid.Hex() + ": " + e.what());
+      }
+    }
+  };
+  struct Workers {
+    std::vector<std::thread> threads;
+    std::atomic<size_t>& next;
+    size_t stop;
+    ~Workers() {  // also when the walk throws: stop taking packs, then wait
+      next.store(stop);
+      for (auto& t : threads)
+        if (t.joinable()) t.join();
+    }
+  } workers{{}, next, todo.size()};
+  if (read_data) {
+    int threads = std::max(1, ResolveJobs(opts.jobs));
+    for (int t = 1; t < threads && size_t(t) < todo.size(); ++t)
+      workers.threads.emplace_back(read_packs);
+  }
+
   stage("check snapshots, trees and blobs");
+  std::optional<ScopedTimer> walk_timer(Stage::kWalk);
   std::unordered_set<RawId, IdHash> seen_trees;
   std::unordered_set<RawId, IdHash> used_data;
   for (const FileId& sid : snap_ids) {
@@ -225,28 +345,12 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
     }
   }
 
-  if (opts.read_data || !opts.read_data_subset.empty()) {
+  walk_timer.reset();
+
+  if (read_data) {
     stage("read all data");
-    std::vector<PackId> ids;
-    for (const auto& [pid, blobs] : packs)
-      if (on_disk.count(pid)) ids.push_back(pid);
-    std::vector<size_t> sel = SelectSubset(ids, opts.read_data_subset);
-    std::mutex mu;
-    std::atomic<size_t> next{0};
-    int threads = std::max(1, ResolveJobs(opts.jobs));
-    std::vector<std::thread> workers;
-    std::vector<std::vector<std::string>> per_pack(sel.size());
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&] {
-        for (;;) {
-          size_t i = next.fetch_add(1);
-          if (i >= sel.size()) return;
-          const PackId& pid = ids[sel[i]];
-          per_pack[i] = CheckPackData(repo, pid, packs[pid]);
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
+    read_packs();
+    for (auto& t : workers.threads) t.join();
     for (auto& errs : per_pack)
       for (auto& e : errs) res.errors.push_back(std::move(e));
     res.packs_read = sel.size();

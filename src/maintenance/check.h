@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_buffer.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -30,8 +31,24 @@ struct CheckResult {
 // The repository must be open; the index is (re)loaded here.
 CheckResult RunCheck(Repository& repo, const CheckOptions& opts);
 
-// Reads one whole pack and checks it against its index entries. Returns the problems.
-std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack,
-                                       const std::vector<PackedBlob>& indexed);
+// Buffers of one CheckPackData caller (a worker thread), reused across packs; they only
+// grow: to the largest segment (about 2 * segment plus one blob) and the largest blob.
+struct PackCheckBuffers {
+  HugeBuffer window;   // the segment of the pack being checked
+  HugeBuffer out;      // one blob's decompressed plaintext
+  HugeBuffer scratch;  // a header longer than the last segment, a blob overlapping another
+};
+
+// Packs are read in segments of about this size, extended to end on a blob boundary.
+inline constexpr uint64_t kCheckSegment = 1 << 20;
+
+// Reads one pack of `size` bytes (as listed) once and checks it against its index
+// entries: the SHA-256 of all bytes equals the pack id, the header parses and equals
+// the index entries, and every indexed blob opens, decompresses and hashes to its id.
+// Returns the problems, each naming the pack (and the blob). `segment` is for tests.
+std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uint64_t size,
+                                       const std::vector<PackedBlob>& indexed,
+                                       PackCheckBuffers& bufs,
+                                       uint64_t segment = kCheckSegment);
 
 }  // namespace haven

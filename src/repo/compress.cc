@@ -67,10 +67,15 @@ size_t ZstdCompressInto(ByteView data, int level, Bytes& out) {
 
 namespace {
 
+ZSTD_DCtx* ThreadDCtx() {
+  thread_local DCtx d;
+  return d.ctx;
+}
+
 // Bytes or std::string: both hold bytes contiguously.
 template <typename Out>
 Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::string_view what) {
-  thread_local DCtx d;
+  ZSTD_DCtx* const dctx = ThreadDCtx();
   unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR)
     Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
@@ -87,7 +92,7 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
   }
   if (cap > 0 || declared == 0) {
     Out out(cap, 0);
-    size_t n = ZSTD_decompressDCtx(d.ctx, reinterpret_cast<uint8_t*>(out.data()), out.size(), frame.data(), frame.size());
+    size_t n = ZSTD_decompressDCtx(dctx, reinterpret_cast<uint8_t*>(out.data()), out.size(), frame.data(), frame.size());
     if (ZSTD_isError(n))
       Fail(ErrorCode::kCorrupt,
            std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(n));
@@ -98,7 +103,7 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
   }
   // Unknown content size: stream with a growing buffer, bounded by max_size.
   Out out;
-  ZSTD_DCtx_reset(d.ctx, ZSTD_reset_session_only);
+  ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
   ZSTD_inBuffer in{frame.data(), frame.size(), 0};
   size_t chunk = ZSTD_DStreamOutSize();
   for (;;) {
@@ -107,7 +112,7 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
       Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
     out.resize(old + chunk);
     ZSTD_outBuffer ob{reinterpret_cast<uint8_t*>(out.data()) + old, chunk, 0};
-    size_t r = ZSTD_decompressStream(d.ctx, &ob, &in);
+    size_t r = ZSTD_decompressStream(dctx, &ob, &in);
     if (ZSTD_isError(r))
       Fail(ErrorCode::kCorrupt,
            std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(r));
@@ -126,6 +131,17 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
 Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
                      std::string_view what) {
   return Decompress<Bytes>(frame, expected_size, max_size, what);
+}
+
+void ZstdDecompressInto(ByteView frame, std::span<uint8_t> out, std::string_view what) {
+  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (declared == ZSTD_CONTENTSIZE_ERROR)
+    Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
+  size_t n = ZSTD_decompressDCtx(ThreadDCtx(), out.data(), out.size(), frame.data(), frame.size());
+  if (ZSTD_isError(n))
+    Fail(ErrorCode::kCorrupt,
+         std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(n));
+  if (n != out.size()) Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
 }
 
 std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what) {

@@ -24,6 +24,9 @@ size_t ZstdCompressInto(ByteView data, int level, Bytes& out);
 // is bounded by max_size to defend against hostile frames. Throws kCorrupt naming `what`.
 Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,
                      std::string_view what);
+// Decompresses a frame that must hold exactly out.size() bytes into out (caller memory,
+// e.g. a reused buffer). Throws kCorrupt naming `what`.
+void ZstdDecompressInto(ByteView frame, std::span<uint8_t> out, std::string_view what);
 // The same into a string (JSON files: no second copy of a large index file).
 std::string ZstdDecompressToString(ByteView frame, size_t max_size, std::string_view what);
 

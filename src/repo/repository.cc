@@ -266,6 +266,25 @@ Bytes Repository::DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompr
   return out;
 }
 
+ByteView Repository::DecodeBlobInPlace(const BlobId& id, std::span<uint8_t> sealed,
+                                       uint32_t uncompressed_length, const std::string& pack,
+                                       std::span<uint8_t> out) {
+  auto what = [&] { return "blob " + id.Hex() + " in pack " + pack; };
+  if (sealed.size() < crypto::kOverhead ||
+      !crypto::OpenInto(key_, sealed, sealed.data() + crypto::kIvSize))
+    Fail(ErrorCode::kCorrupt, what() + ": ciphertext verification failed");
+  ByteView plain(sealed.data() + crypto::kIvSize, sealed.size() - crypto::kOverhead);
+  if (uncompressed_length) {
+    if (out.size() < uncompressed_length)
+      Fail(ErrorCode::kFatal, what() + ": decode buffer too small");
+    ZstdDecompressInto(plain, out.first(uncompressed_length), what());
+    plain = out.first(uncompressed_length);
+  }
+  if (Sha256(plain) != static_cast<const RawId&>(id))
+    Fail(ErrorCode::kCorrupt, what() + ": content does not match the blob id");
+  return plain;
+}
+
 Bytes Repository::LoadBlob(BlobType t, const BlobId& id) {
   std::vector<BlobLocation> locs;
   {

@@ -110,7 +110,13 @@ class Repository {
   // Decodes a blob's sealed bytes as read from a pack (used by restore and check).
   Bytes DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                    const std::string& pack);
-
+  // The same without allocating (check --read-data): opens `sealed` in place (its bytes are
+  // overwritten by the plaintext, also when the id does not match), decompresses into
+  // out[0, uncompressed_length) (out must be that large), and checks the id. Returns the
+  // plaintext, which lies inside `sealed` or `out`. Same errors as DecodeBlob.
+  ByteView DecodeBlobInPlace(const BlobId& id, std::span<uint8_t> sealed,
+                             uint32_t uncompressed_length, const std::string& pack,
+                             std::span<uint8_t> out);
   // Stores a blob unless the index or an in-flight pack already has it. Returns true
   // when it was added. Compression and sealing run in the calling thread.
   bool SaveBlob(BlobType t, const BlobId& id, ByteView plain);
