@@ -63,16 +63,9 @@ class Backend {
   // Reads `length` bytes at `offset`; length 0 means "to the end". A range that
   // extends past the end of the object throws kCorrupt (short read), naming the object.
   virtual Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) = 0;
-  // Load into `out` (resized to the bytes read), reusing its capacity: a caller that reads
-  // many ranges with one buffer causes no fresh allocation and page faults per read. Same
-  // contract as Load; on failure `out` holds unspecified bytes.
-  virtual void LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
-    out = Load(h, offset, length);
-  }
-
   // Reads exactly out.size() bytes at `offset` into caller-owned memory, so that a reader
-  // of many ranges (check --read-data) can reuse one buffer instead of allocating a fresh
-  // one per read. Same errors as Load. The default calls Load and copies; backends that
+  // of many ranges (check --read-data, the used-blob walk, the index load) can reuse one
+  // buffer instead of allocating a fresh one per read. Same errors as Load. The default calls Load and copies; backends that
   // can read in place (LocalBackend) and pass-through decorators override it.
   virtual void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out);
 

@@ -292,18 +292,13 @@ void ReadRange(const Fd& fd, const std::string& path, uint8_t* out, uint64_t off
 }  // namespace
 
 Bytes LocalBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
-  Bytes out;
-  LoadInto(h, offset, length, out);
-  return out;
-}
-
-void LocalBackend::LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
   CheckHandle(h);
   const std::string path = PathOf(h);
   Fd fd(OpenForRead(path));
   length = CheckRange(fd, path, offset, length);
-  out.resize(length);
+  Bytes out(length);
   ReadRange(fd, path, out.data(), offset, length);
+  return out;
 }
 
 void LocalBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {

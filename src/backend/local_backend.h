@@ -36,7 +36,6 @@ class LocalBackend : public Backend {
   void Create() override;
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
-  void LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;

@@ -82,12 +82,6 @@ Bytes RetryBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
       /*retry_corrupt_once=*/true);
 }
 
-void RetryBackend::LoadInto(const Handle& h, uint64_t offset, uint64_t length, Bytes& out) {
-  Run(
-      "load " + h.ToString(), [&](int) { inner_->LoadInto(h, offset, length, out); },
-      /*retry_corrupt_once=*/true);
-}
-
 void RetryBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
   Run(
       "load " + h.ToString(), [&](int) { inner_->LoadInto(h, offset, out); },

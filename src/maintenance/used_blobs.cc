@@ -438,7 +438,8 @@ UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& root
             }
             bool have = false;
             try {
-              repo.backend().LoadInto({FileType::kPack, pack}, lo, hi - lo, buf);
+              buf.resize(hi - lo);  // reused: grows only
+              repo.backend().LoadInto({FileType::kPack, pack}, lo, buf);
               have = true;
             } catch (const Error&) {
               // each tree of the run goes through LoadSlow, which reports the problem

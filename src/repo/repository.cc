@@ -178,7 +178,12 @@ FileId Repository::ResolveSnapshot(std::string_view arg,
 }
 
 void Repository::LoadIndex() {
-  std::vector<FileId> ids = ListIds(FileType::kIndex);
+  // Ids and listed sizes: each file is read into a buffer of its listed size.
+  std::vector<std::pair<FileId, uint64_t>> files;
+  backend_->List(FileType::kIndex, [&](const FileInfo& fi) {
+    if (auto id = FileId::FromHex(fi.name)) files.emplace_back(*id, fi.size);
+  });
+  std::sort(files.begin(), files.end());
   // Each file is decoded, parsed and added by one thread; the shards are sorted in
   // parallel at the end. Only the files in progress are held in memory at once (a decoded
   // file and its parser take several times the file's JSON), so the loaders are the
@@ -188,7 +193,7 @@ void Repository::LoadIndex() {
   std::mutex pool_mu;
   std::vector<std::unique_ptr<Bytes>> pool;  // one read buffer per loader thread
   Index fresh;
-  fresh.LoadParallel(ids.size(), threads_, [&](size_t i, const Index::ParseFn& parse) {
+  fresh.LoadParallel(files.size(), threads_, [&](size_t i, const Index::ParseFn& parse) {
     std::unique_ptr<Bytes> buf;
     {
       std::lock_guard lock(pool_mu);
@@ -198,11 +203,13 @@ void Repository::LoadIndex() {
       }
     }
     if (!buf) buf = std::make_unique<Bytes>();
-    const std::string hex = ids[i].Hex();
+    const auto& [file_id, file_size] = files[i];
+    const std::string hex = file_id.Hex();
     const std::string what = "index " + hex;
     Bytes& raw = *buf;
-    backend_->LoadInto({FileType::kIndex, hex}, 0, 0, raw);
-    if (Sha256(raw) != static_cast<const RawId&>(ids[i]))
+    raw.resize(file_size);  // the buffer is reused across files: grows only
+    backend_->LoadInto({FileType::kIndex, hex}, 0, raw);
+    if (Sha256(raw) != static_cast<const RawId&>(file_id))
       Fail(ErrorCode::kCorrupt, what + ": content does not match its id (invalid data returned)");
     if (raw.size() < crypto::kOverhead || !crypto::OpenInto(key_, raw, raw.data() + crypto::kIvSize))
       Fail(ErrorCode::kCorrupt, what + ": ciphertext verification failed");
@@ -238,7 +245,8 @@ void Repository::LoadIndex() {
   {
     std::unique_lock lock(index_mu_);
     index_ = std::move(fresh);
-    index_files_ = ids;
+    index_files_.clear();
+    for (const auto& f : files) index_files_.push_back(f.first);
   }
   // Parsing left freed buffers (decoded JSON, parser tapes) in the allocator's arenas;
   // hand them back so that resident memory is the index itself.
@@ -422,13 +430,7 @@ void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
 
 Repository::~Repository() = default;
 
-void Repository::ThrowUploadError() {
-  std::lock_guard lock(upload_mu_);
-  if (upload_error_) std::rethrow_exception(upload_error_);
-}
-
 void Repository::UploadPack(Bytes pack, std::vector<PackedBlob> blobs) {
-  ThrowUploadError();
   {
     std::unique_lock lock(upload_mu_);
     uploads_done_.wait(lock, [&] { return uploads_pending_ < static_cast<size_t>(kMaxUploads) || upload_error_; });

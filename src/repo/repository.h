@@ -147,7 +147,6 @@ class Repository {
   void SavePack(Bytes pack, std::vector<PackedBlob> blobs);
   // Waits until no upload is queued or running; rethrows the first upload error.
   void WaitUploads();
-  void ThrowUploadError();
   // Compresses (v2, per the compression mode) and seals one blob's plaintext.
   // The result lives in a per-thread buffer: valid until this thread's next SealBlob.
   ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
