@@ -473,8 +473,17 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       struct stat cst;
       if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child.fs_path) : nullptr) {
         cst = *known;
-      } else if (lstat(child.fs_path.c_str(), &cst) != 0) {
-        SourceError(child.fs_path, std::string("lstat ") + child.fs_path + ": " + strerror(errno));
+      } else if (child.target ? lstat(child.fs_path.c_str(), &cst) != 0
+                              : stat(child.fs_path.c_str(), &cst) != 0) {
+        // A directory above a target is resolved, as restic does: `lnk/file` with `lnk` a
+        // symlink to a directory stores `lnk` as that directory holding `file` (an lstat
+        // would store the link and drop the file). The target itself stays unresolved.
+        SourceError(child.fs_path, std::string(child.target ? "lstat " : "stat ") +
+                                       child.fs_path + ": " + strerror(errno));
+        continue;
+      }
+      if (!child.target && !S_ISDIR(cst.st_mode)) {
+        SourceError(child.fs_path, child.fs_path + " is not a directory");
         continue;
       }
       add_entry(child.fs_path, child_name, cst, &child);

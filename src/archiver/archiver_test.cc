@@ -167,5 +167,33 @@ TEST_F(ArchiverTest, ReusedParentTreesGiveTheTreesOfAFullBackup) {
   EXPECT_NE(Find(changed.tree, "d1").subtree, Find(full.tree, "d1").subtree);
 }
 
+// `backup lnk/file` with `lnk` a symlink to a directory: the symlinked component above the
+// target becomes a directory node holding `file` (as restic stores it); the target itself
+// and everything under it stay unresolved (a symlink target is stored as a symlink).
+TEST_F(ArchiverTest, SymlinkedDirectoryAboveATargetIsStoredAsTheDirectory) {
+  WriteFile(root_ / "src" / "real" / "file", "through the link\n");
+  WriteFile(root_ / "src" / "real" / "sub" / "deep", "deeper\n");
+  ASSERT_EQ(symlink("real", (root_ / "src" / "lnk").c_str()), 0);
+  ASSERT_EQ(symlink("real/sub", (root_ / "src" / "sublink").c_str()), 0);
+  BackupOptions o;
+  o.targets = {(root_ / "src" / "lnk" / "file").string(),
+               (root_ / "src" / "lnk" / "sub").string(),
+               (root_ / "src" / "sublink").string()};
+  o.host = "h";
+  o.jobs = 2;
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_FALSE(r.incomplete);
+  EXPECT_EQ(r.stats.total_files, 2u);
+  Node lnk = Find(r.tree, "lnk");
+  EXPECT_EQ(lnk.type, NodeType::kDir);
+  Node file = Find(r.tree, "lnk/file");
+  EXPECT_EQ(file.type, NodeType::kFile);
+  EXPECT_EQ(file.size, 17u);
+  EXPECT_EQ(Find(r.tree, "lnk/sub/deep").type, NodeType::kFile);
+  Node sublink = Find(r.tree, "sublink");  // a target: kept as the link it is
+  EXPECT_EQ(sublink.type, NodeType::kSymlink);
+  EXPECT_EQ(sublink.linktarget, "real/sub");
+}
+
 }  // namespace
 }  // namespace haven

@@ -15,6 +15,14 @@ void OnSignal(int) {
   // Leave the repository as it is (locks are stale-detected by PID); exit like restic.
   _exit(130);
 }
+// Every option that takes a value takes exactly one per occurrence, as restic's do:
+// `--exclude '*.o' /b` leaves /b a path; repeat the option for more values. (CLI11 lets a
+// vector option swallow every argument up to the next option by default.)
+void OneValuePerOption(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options())
+    if (!opt->get_positional()) opt->allow_extra_args(false);
+  for (CLI::App* sub : app.get_subcommands({})) OneValuePerOption(*sub);
+}
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -60,6 +68,8 @@ int Main(int argc, char** argv) {
   RegisterCapture(app);
   RegisterApply(app);
   RegisterPackages(app);
+
+  OneValuePerOption(app);
 
   try {
     app.parse(argc, argv);

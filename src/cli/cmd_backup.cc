@@ -1,4 +1,8 @@
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <chrono>
@@ -114,6 +118,26 @@ void RegisterBackup(CLI::App& app) {
       Fail(ErrorCode::kInvalidArgument, "--stdin was specified and files/dirs were listed as arguments");
     if (!opts.stdin_mode && opts.targets.empty())
       Fail(ErrorCode::kInvalidArgument, "nothing to backup, please specify target files/dirs");
+    // As restic: a missing source is skipped with a warning, the rest is saved and the
+    // exit code is 3 (incomplete snapshot); when none exists, nothing is saved.
+    bool skipped_missing = false;
+    if (!opts.stdin_mode) {
+      std::vector<std::string> existing;
+      for (std::string& t : opts.targets) {
+        struct stat st;
+        if (lstat(t.c_str(), &st) == 0) {
+          existing.push_back(std::move(t));
+        } else {
+          int err = errno;
+          Warn(err == ENOENT ? t + " does not exist, skipping"
+                             : t + ": " + std::strerror(err) + ", skipping");
+          skipped_missing = true;
+        }
+      }
+      if (existing.empty())
+        Fail(ErrorCode::kInvalidArgument, "all source directories/files do not exist");
+      opts.targets = std::move(existing);
+    }
     // Same repository state, but every write is discarded.
     if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
     Repository* target = repo.get();
@@ -173,7 +197,7 @@ void RegisterBackup(CLI::App& app) {
       Print(line);
       if (!o.dry_run) Print("snapshot " + r.snapshot_id.Short() + " saved");
     }
-    if (r.incomplete) {
+    if (r.incomplete || skipped_missing) {
       Warn("Warning: at least one source file could not be read");
       g_exit_code = 3;
     }

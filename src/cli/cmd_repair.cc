@@ -38,18 +38,34 @@ void RunRepairSnapshots(const RepairSnapshotsFlags& f) {
   std::unique_ptr<Lock> lock;
   if (!f.dry_run) lock = Lock::Acquire(*repo, /*exclusive=*/true);
   repo->LoadIndex();
-  auto all = repo->LoadSnapshots();
+  std::vector<Repository::SnapshotFailure> failed;
+  auto all = repo->LoadSnapshots(&failed);
   std::vector<std::pair<FileId, Snapshot>> selected;
+  // A damaged snapshot file is taken when no id is given, or when an id names it.
+  std::vector<Repository::SnapshotFailure> damaged;
   if (f.ids.empty()) {
     selected = f.filter.Apply(all);
+    damaged = failed;
   } else {
-    for (const std::string& arg : f.ids) selected.push_back(FindSnapshot(*repo, arg, f.filter));
+    for (const std::string& arg : f.ids) {
+      bool is_damaged = false;
+      for (const auto& d : failed)
+        if (!arg.empty() && d.id.Hex().compare(0, arg.size(), arg) == 0) {
+          damaged.push_back(d);
+          is_damaged = true;
+        }
+      if (!is_damaged) selected.push_back(FindSnapshot(*repo, arg, f.filter));
+    }
   }
   RepairSnapshotsOptions opts;
   opts.forget = f.forget;
   opts.dry_run = f.dry_run;
   opts.progress = [](const std::string& s) { Verbose(s); };
-  RepairSnapshotsResult r = RepairSnapshots(*repo, selected, opts);
+  RepairSnapshotsResult r;
+  RemoveDamagedSnapshots(*repo, damaged, opts, r, [](const std::string& s) { Warn(s); });
+  RepairSnapshotsResult rewritten = RepairSnapshots(*repo, selected, opts);
+  r.modified = rewritten.modified + r.removed_damaged;
+  r.written = std::move(rewritten.written);
   if (!Globals().verbose)
     Print(r.modified == 0 ? (f.dry_run ? "no snapshots would be modified" : "no snapshots were modified")
                           : std::string(f.dry_run ? "would modify " : "modified ") +

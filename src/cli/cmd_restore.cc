@@ -66,6 +66,7 @@ void RegisterRestore(CLI::App& app) {
     opts.verify = verify;
     opts.jobs = Jobs();
     opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };
+    opts.note = [](const std::string& w) { Warn(w); };
     ProgressCounters progress;
     opts.progress = &progress;
     ProgressReporter reporter("restore", progress);

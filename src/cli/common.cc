@@ -203,6 +203,7 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache) {
     }
   }
   auto repo = Repository::Open(be, ReadPassword(), Jobs());
+  repo->set_warn([](const std::string& w) { Warn(w); });
   if (cache) AttachCache(*repo, cache);
   std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;
   if (!comp.empty()) repo->set_compression(ParseCompression(comp));

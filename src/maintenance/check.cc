@@ -17,6 +17,7 @@
 #include "core/sha256.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
+#include "repo/gojson.h"
 #include "repo/node.h"
 
 namespace haven {
@@ -133,6 +134,20 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
     if (hs != is) errs.push_back("pack " + name + ": header entries do not match the index");
   }
   for (auto& e : blob_errs) errs.push_back(std::move(e));
+  return errs;
+}
+
+std::vector<std::string> TreeNameErrors(const std::vector<Node>& nodes) {
+  std::vector<std::string> errs;
+  std::set<std::string_view> seen, repeated;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const std::string& name = nodes[i].name;
+    if (!SafeNodeName(name))
+      errs.push_back("unsafe name \"" + gojson::QuoteName(name) +
+                     "\" (empty, \".\", \"..\" or holding '/' or NUL)");
+    if (!seen.insert(name).second && repeated.insert(name).second)
+      errs.push_back("repeated name \"" + gojson::QuoteName(name) + "\"");
+  }
   return errs;
 }
 
@@ -324,6 +339,9 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
                              "): " + e.what());
         continue;
       }
+      for (const std::string& e : TreeNameErrors(nodes))
+        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
+                             "): " + e);
       for (const Node& n : nodes) {
         std::string child = path == "/" ? "/" + n.name : path + "/" + n.name;
         if (n.type == NodeType::kDir) {

@@ -51,4 +51,9 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
                                        PackCheckBuffers& bufs,
                                        uint64_t segment = kCheckSegment);
 
+// What is wrong with the names of one tree's nodes: unsafe names (see SafeNodeName),
+// repeated names (restore refuses them: a symlink and a directory of one name would lead
+// a restore outside its target).
+std::vector<std::string> TreeNameErrors(const std::vector<Node>& nodes);
+
 }  // namespace haven

@@ -225,5 +225,18 @@ TEST_F(CheckTest, ReadDataSubset) {
   EXPECT_THROW(RunCheck(*repo, co), Error);
 }
 
+TEST(TreeNameErrors, RepeatedAndUnsafeNamesAreReported) {
+  auto node = [](std::string name) {
+    Node n;
+    n.name = std::move(name);
+    return n;
+  };
+  EXPECT_TRUE(TreeNameErrors({node("a"), node("b")}).empty());
+  auto errs = TreeNameErrors({node("a"), node("a"), node("a"), node("b")});
+  ASSERT_EQ(errs.size(), 1u);
+  EXPECT_NE(errs[0].find("repeated name \"a\""), std::string::npos) << errs[0];
+  EXPECT_EQ(TreeNameErrors({node(".."), node("x/y"), node("")}).size(), 3u);
+}
+
 }  // namespace
 }  // namespace haven

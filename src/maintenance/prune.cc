@@ -126,7 +126,21 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
     repo.LoadIndex();
   }
   Progress(opts, "loading all snapshots...");
-  auto snaps = repo.LoadSnapshots();
+  // Unlike the read-only commands, prune does not skip a snapshot it cannot load: it
+  // cannot know which data that snapshot needs (and a read error may be transient), so
+  // going on could delete it. The user removes a damaged one explicitly first.
+  std::vector<Repository::SnapshotFailure> failed;
+  auto snaps = repo.LoadSnapshots(&failed);
+  if (!failed.empty())
+    Fail(ErrorCode::kCorrupt,
+         "snapshot " + failed[0].id.Hex() + " cannot be loaded (" + failed[0].error +
+             "); prune would delete data that only it may use. " +
+             (failed[0].io ? "Retry when the storage reads again, or remove"
+                           : "Remove") +
+             " it with `haven repair snapshots --forget` (or `haven forget " +
+             failed[0].id.Short() + "`), then prune" +
+             (failed.size() > 1 ? " (" + std::to_string(failed.size()) + " snapshots fail to load)"
+                                : ""));
   std::vector<UsedBlobsRoot> roots;
   roots.reserve(snaps.size());
   for (const auto& [id, s] : snaps) roots.push_back({id, s.tree});

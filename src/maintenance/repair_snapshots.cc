@@ -147,4 +147,25 @@ RepairSnapshotsResult RepairSnapshots(Repository& repo,
   return res;
 }
 
+void RemoveDamagedSnapshots(Repository& repo,
+                            const std::vector<Repository::SnapshotFailure>& damaged,
+                            const RepairSnapshotsOptions& opts, RepairSnapshotsResult& res,
+                            const std::function<void(const std::string&)>& report) {
+  for (const Repository::SnapshotFailure& f : damaged) {
+    const std::string what = "snapshot " + f.id.Short() + " cannot be loaded (" + f.error + ")";
+    if (f.io) {
+      report(what + ": a read error, left in place");
+    } else if (!opts.forget) {
+      report(what + ": use --forget to remove it");
+    } else if (opts.dry_run) {
+      report(what + ": would remove it");
+      res.removed_damaged++;
+    } else {
+      repo.backend().Remove({FileType::kSnapshot, f.id.Hex()});
+      report(what + ": removed it");
+      res.removed_damaged++;
+    }
+  }
+}
+
 }  // namespace haven

@@ -26,6 +26,7 @@ struct RepairSnapshotsOptions {
 
 struct RepairSnapshotsResult {
   size_t modified = 0;  // snapshots saved anew (or that would be) and empty ones removed
+  size_t removed_damaged = 0;  // snapshot files that could not be loaded, removed
   std::vector<FileId> written;
 };
 
@@ -33,5 +34,14 @@ struct RepairSnapshotsResult {
 RepairSnapshotsResult RepairSnapshots(Repository& repo,
                                       const std::vector<std::pair<FileId, Snapshot>>& snapshots,
                                       const RepairSnapshotsOptions& opts);
+
+// Snapshot files that cannot be loaded (MAC, hash or JSON damage; see LoadSnapshots) hold
+// no tree id, so nothing can be repaired in them: with `forget` they are removed (or, on a
+// dry run, reported as such); otherwise each is reported with the advice to use --forget.
+// A failure to read (I/O, possibly transient) is only reported, never removed.
+void RemoveDamagedSnapshots(Repository& repo,
+                            const std::vector<Repository::SnapshotFailure>& damaged,
+                            const RepairSnapshotsOptions& opts, RepairSnapshotsResult& res,
+                            const std::function<void(const std::string&)>& report);
 
 }  // namespace haven

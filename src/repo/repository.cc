@@ -144,12 +144,30 @@ std::vector<FileId> Repository::ListIds(FileType t) {
   return out;
 }
 
-std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots() {
+std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
+    std::vector<SnapshotFailure>* failures) {
   std::vector<FileId> ids = ListIds(FileType::kSnapshot);
-  std::vector<std::pair<FileId, Snapshot>> out(ids.size());
+  std::vector<std::pair<FileId, Snapshot>> loaded(ids.size());
+  std::vector<std::optional<SnapshotFailure>> failed(ids.size());
   ParallelFor(ids.size(), std::max(threads_, 4), [&](size_t i) {
-    out[i] = {ids[i], Snapshot::Parse(LoadJson(FileType::kSnapshot, ids[i]), ids[i].Hex())};
+    try {
+      loaded[i] = {ids[i], Snapshot::Parse(LoadJson(FileType::kSnapshot, ids[i]), ids[i].Hex())};
+    } catch (const Error& e) {
+      failed[i] = SnapshotFailure{ids[i], e.what(),
+                                  e.code() == ErrorCode::kIo || e.code() == ErrorCode::kNotFound};
+    }
   });
+  std::vector<std::pair<FileId, Snapshot>> out;
+  out.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!failed[i]) {
+      out.push_back(std::move(loaded[i]));
+    } else if (failures) {
+      failures->push_back(std::move(*failed[i]));
+    } else if (warn_) {
+      warn_("Ignoring snapshot " + ids[i].Short() + ": could not load it: " + failed[i]->error);
+    }
+  }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     if (a.second.time.sec != b.second.time.sec) return a.second.time.sec < b.second.time.sec;
     return a.second.time.nsec < b.second.time.nsec;

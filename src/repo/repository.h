@@ -89,8 +89,20 @@ class Repository {
   // Ids of all objects of a type (throws on listing errors).
   std::vector<FileId> ListIds(FileType t);
 
-  // All snapshots, sorted by time (oldest first).
-  std::vector<std::pair<FileId, Snapshot>> LoadSnapshots();
+  // A snapshot file that could not be loaded: its id and why.
+  struct SnapshotFailure {
+    FileId id;
+    std::string error;
+    bool io = false;  // reading failed (may be transient), not the bytes
+  };
+  // All snapshots that load, sorted by time (oldest first). One damaged snapshot file
+  // never stops the others (as restic): it is left out and reported in `failures` when
+  // given, otherwise through the warning sink ("Ignoring snapshot ..."). Listing errors
+  // still throw.
+  std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
+      std::vector<SnapshotFailure>* failures = nullptr);
+  // Where LoadSnapshots reports a left-out snapshot when given no list (the CLI prints).
+  void set_warn(std::function<void(const std::string&)> fn) { warn_ = std::move(fn); }
   // "latest", a full id or a unique prefix. Throws kNotFound / kInvalidArgument.
   FileId ResolveSnapshot(std::string_view arg,
                          const std::vector<std::pair<FileId, Snapshot>>& snapshots);
@@ -177,6 +189,7 @@ class Repository {
 
   SaveStats stats_;
   std::function<void(const std::string&)> on_tree_pack_;
+  std::function<void(const std::string&)> warn_;
 
   std::mutex upload_mu_;  // guards the four below
   std::condition_variable uploads_done_;

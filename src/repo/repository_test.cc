@@ -669,5 +669,39 @@ TEST(Repository, SnapshotsSortedAndResolved) {
   EXPECT_EQ(CodeOf([&] { repo->ResolveSnapshot("zz", snaps); }), ErrorCode::kNotFound);
 }
 
+// One damaged snapshot file never hides the others: LoadSnapshots leaves it out and
+// names it (in the list it is given, or through the warning sink).
+TEST(Repository, DamagedSnapshotIsLeftOutAndNamed) {
+  auto be = NewRepo(2);
+  auto repo = Repository::Open(be, "secret", 1);
+  std::vector<FileId> ids;
+  for (int i = 0; i < 3; ++i) {
+    Snapshot s;
+    s.time = gojson::Timestamp{1700000000 + i, 0, 0};
+    s.hostname = "h";
+    s.paths = {"/p" + std::to_string(i)};
+    ids.push_back(repo->SaveJson(FileType::kSnapshot, s.ToJson()));
+  }
+  FlipByte(*be, {FileType::kSnapshot, ids[1].Hex()}, 20);
+  std::vector<Repository::SnapshotFailure> failed;
+  auto snaps = repo->LoadSnapshots(&failed);
+  ASSERT_EQ(snaps.size(), 2u);
+  EXPECT_EQ(snaps[0].first, ids[0]);
+  EXPECT_EQ(snaps[1].first, ids[2]);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].id, ids[1]);
+  EXPECT_FALSE(failed[0].io);
+  std::vector<std::string> warnings;
+  repo->set_warn([&](const std::string& w) { warnings.push_back(w); });
+  EXPECT_EQ(repo->LoadSnapshots().size(), 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(ids[1].Short()), std::string::npos) << warnings[0];
+  // Undecodable JSON inside an intact file is the same.
+  be->Save({FileType::kSnapshot, std::string(64, 'a')}, RandomBytes(10));
+  failed.clear();
+  EXPECT_EQ(repo->LoadSnapshots(&failed).size(), 2u);
+  EXPECT_EQ(failed.size(), 2u);
+}
+
 }  // namespace
 }  // namespace haven

@@ -14,8 +14,11 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
+#include <unordered_set>
 
 #include "core/error.h"
+#include "core/fd.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "repo/node.h"
@@ -84,22 +87,55 @@ uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& c
 
 namespace {
 
+// Creates `path` and its missing parents (as restic does for --target).
+void MkdirAll(const std::string& path) {
+  if (path.empty()) return;
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) Fail(ErrorCode::kFatal, "target " + path + " is not a directory");
+    return;
+  }
+  size_t slash = path.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) MkdirAll(path.substr(0, slash));
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST)
+    Fail(ErrorCode::kFatal, "cannot create target " + path + ": " + strerror(errno));
+}
+
+const char* TypeName(mode_t m) {
+  if (S_ISDIR(m)) return "directory";
+  if (S_ISLNK(m)) return "symlink";
+  if (S_ISREG(m)) return "file";
+  return "special file";
+}
+
 // Restore in two phases. The walk (this thread) creates directories and special files
 // and plans every content blob by the pack that holds it.
 // Then each pack is read once (contiguous ranges, in order of first use) on the worker
 // pool, its blobs are decoded once and written with positional writes to every file and
 // offset that uses them; the job that writes a file's last blob sets its metadata.
+//
+// The target is untrusted ground (a crafted snapshot, or links left by an earlier
+// restore): the walk holds a descriptor of each directory it is in and creates entries
+// with *at() calls relative to it; an entry whose type differs from the snapshot's is
+// replaced, never followed; files are later opened below the target with OpenBeneath,
+// which refuses a symlink in any component. A tree with repeated names is refused.
 class Restore {
  public:
   Restore(Repository& repo, const RestoreOptions& opts)
       : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {}
 
+  static constexpr int kMaxDepth = 4096;
+
   RestoreResult Run(const BlobId& tree) {
-    if (mkdir(opts_.target.c_str(), 0700) != 0 && errno != EEXIST)
-      Fail(ErrorCode::kFatal, "cannot create target " + opts_.target + ": " + strerror(errno));
+    MkdirAll(opts_.target);
+    target_ = Fd(open(opts_.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!target_.valid())
+      Fail(ErrorCode::kFatal, "cannot open target " + opts_.target + ": " + strerror(errno));
+    RaiseOpenFileLimit();
     {
       ScopedTimer t(Stage::kWalk);
-      RestoreTree(tree, opts_.target, "", opts_.includes.empty());
+      std::string rel;
+      RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0);
     }
     if (opts_.progress) opts_.progress->totals_final = true;
     FlushEmpty();
@@ -110,16 +146,28 @@ class Restore {
     // Directory metadata last. dirs_ lists every directory after its subdirectories
     // (post-order), so children get their metadata before their parent loses write or
     // search permission, and creating entries never touches a finished directory.
-    for (const auto& [path, node] : dirs_) SetMetadata(path, node);
+    for (const auto& [rel, node] : dirs_) {
+      Fd fd(OpenBeneath(target_.get(), rel, O_RDONLY | O_DIRECTORY));
+      if (!fd.valid()) {
+        Warn(rel, "open directory " + Shown(rel) + ": " + strerror(errno));
+        continue;
+      }
+      SetMetadataFd(fd.get(), rel, node);
+    }
     std::sort(warnings_.begin(), warnings_.end());
-    for (const auto& [path, msg] : warnings_)
-      if (opts_.warn) opts_.warn(msg);
+    for (const auto& [path, msg] : warnings_) {
+      if (!msg.empty() && msg[0] == '\x01') {
+        if (opts_.note) opts_.note(msg.substr(1));
+      } else if (opts_.warn) {
+        opts_.warn(msg);
+      }
+    }
     return result_;
   }
 
  private:
   struct File {
-    std::string path, snap_path;
+    std::string rel, snap_path;  // rel: below the target
     Node node;
     uint64_t size = 0;
     std::atomic<bool> created{false};  // by the first writer, or by Finish
@@ -144,6 +192,11 @@ class Restore {
     result_.errors++;
     if (opts_.progress) opts_.progress->Error();
   }
+  // A conflict resolved as the snapshot says (not an error), reported with the warnings.
+  void Note(const std::string& path, const std::string& msg) {
+    std::lock_guard lock(mu_);
+    warnings_.emplace_back(path, "\x01" + msg);  // marked: goes to opts_.note
+  }
   void FailFile(File& f, const std::string& msg) {
     if (!f.failed.exchange(true)) Warn(f.snap_path, "restore " + f.snap_path + ": " + msg);
   }
@@ -162,42 +215,105 @@ class Restore {
     return false;
   }
 
-  void RestoreTree(const BlobId& tree, const std::string& dir, const std::string& snap_dir,
-                   bool included) {
+  // The path shown to the user for an entry below the target.
+  std::string Shown(const std::string& rel) const { return opts_.target + "/" + rel; }
+
+  // Names that occur more than once in a tree: no entry of such a name is restored (which
+  // one is meant is unknown, and a link and a directory of one name is an attack).
+  static std::unordered_set<std::string> RepeatedNames(const std::vector<Node>& nodes) {
+    std::unordered_set<std::string> repeated;
+    bool sorted = true;
+    for (size_t i = 1; i < nodes.size() && sorted; ++i) sorted = nodes[i - 1].name < nodes[i].name;
+    if (sorted) return repeated;
+    std::unordered_set<std::string_view> seen;
+    for (const Node& n : nodes)
+      if (!seen.insert(n.name).second) repeated.insert(n.name);
+    return repeated;
+  }
+
+  void RestoreTree(const BlobId& tree, int dirfd, std::string& rel, const std::string& snap_dir,
+                   bool included, int depth) {
+    const std::string where = snap_dir.empty() ? "/" : snap_dir;
+    if (depth >= kMaxDepth) {
+      Warn(snap_dir, "refusing " + where + ": nested deeper than " + std::to_string(kMaxDepth) +
+                         " directories");
+      return;
+    }
     std::vector<Node> nodes;
     try {
       nodes = repo_.LoadTree(tree);
     } catch (const Error& e) {
-      Warn(snap_dir, std::string("cannot load tree for ") + (snap_dir.empty() ? "/" : snap_dir) +
-                         ": " + e.what());
+      Warn(snap_dir, std::string("cannot load tree for ") + where + ": " + e.what());
       return;
     }
+    std::unordered_set<std::string> repeated = RepeatedNames(nodes);
+    for (const std::string& name : std::set<std::string>(repeated.begin(), repeated.end()))
+      Warn(snap_dir, "refusing repeated name \"" + gojson::QuoteName(name) + "\" in " + where +
+                         " (tree " + tree.Hex() + ")");
+    const size_t rel_len = rel.size();
     for (Node& n : nodes) {
       if (!SafeNodeName(n.name)) {
         Warn(snap_dir, "refusing node with unsafe name \"" + gojson::QuoteName(n.name) +
-                           "\" in " + (snap_dir.empty() ? "/" : snap_dir));
+                           "\" in " + where);
         continue;
       }
+      if (!repeated.empty() && repeated.count(n.name)) continue;
       std::string snap_path = snap_dir + "/" + n.name;
-      std::string path = dir + "/" + n.name;
       bool descend;
       bool self_included =
           !opts_.includes.empty() && !included && opts_.includes.Matches(snap_path);
       if (!Selected(snap_path, n.type == NodeType::kDir, included, &descend)) continue;
-      RestoreNode(n, path, snap_path, included || opts_.includes.empty() || self_included);
+      if (rel_len) rel += '/';
+      rel += n.name;
+      RestoreNode(n, dirfd, rel, snap_path, included || opts_.includes.empty() || self_included,
+                  depth);
+      rel.resize(rel_len);
     }
+  }
+
+  // Makes room for a new entry `name` of the snapshot's kind in dirfd: removes what is
+  // there unless it is a directory that is not empty (reported; the entry is skipped).
+  // A directory wanted where a directory is stays (returns true, *exists set).
+  bool ClearFor(int dirfd, const std::string& name, const std::string& rel,
+                const std::string& snap_path, bool want_dir, bool* exists = nullptr) {
+    struct stat st;
+    if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) return true;
+      Warn(snap_path, "lstat " + Shown(rel) + ": " + strerror(errno));
+      return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      if (want_dir) {
+        if (exists) *exists = true;
+        return true;
+      }
+      if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0) {
+        Note(snap_path, "replaced empty directory " + Shown(rel) + " with the snapshot's entry");
+        return true;
+      }
+      Warn(snap_path, "cannot restore " + snap_path + ": directory " + Shown(rel) +
+                          " is in the way (" + strerror(errno) + ")");
+      return false;
+    }
+    if (unlinkat(dirfd, name.c_str(), 0) != 0) {
+      Warn(snap_path, "remove " + Shown(rel) + ": " + strerror(errno));
+      return false;
+    }
+    if (want_dir)
+      Note(snap_path, std::string("replaced ") + TypeName(st.st_mode) + " " + Shown(rel) +
+                          " with the snapshot's directory");
+    return true;
   }
 
   // Plans a file's blobs. The file itself is created by the first job that writes to it
   // (creating files is the costliest part of a restore of small files, so it runs on
   // the workers), or by Finish when it has no content; hard-linked files are created
   // here so that their links can be made during the walk.
-  void PlanFile(Node& n, const std::string& path, const std::string& snap_path,
+  void PlanFile(Node& n, const std::string& rel, const std::string& snap_path,
                 bool create_now) {
-    unlink(path.c_str());
     result_.files++;
     auto f = std::make_unique<File>();
-    f->path = path;
+    f->rel = rel;
     f->snap_path = snap_path;
     const uint32_t file_no = static_cast<uint32_t>(files_.size());
     uint64_t off = 0;
@@ -244,25 +360,23 @@ class Restore {
 
   // Opens a planned file for writing, creating it with its final size on first use.
   int Open(File& f) {
-    int fd = open(f.path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_WRONLY, 0600);
     if (fd < 0) {
-      FailFile(f, "create " + f.path + ": " + strerror(errno));
+      FailFile(f, "create " + Shown(f.rel) + ": " + strerror(errno));
       return -1;
     }
     if (!f.created.exchange(true) && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
-      FailFile(f, "truncate " + f.path + ": " + strerror(errno));
+      FailFile(f, "truncate " + Shown(f.rel) + ": " + strerror(errno));
     return fd;
   }
 
   // Called once per file, after its last blob is written (or when it has none).
   void Finish(File& f) {
-    if (!f.created) {
-      int fd = Open(f);
-      if (fd < 0) return;
-      close(fd);
-    }
-    SetMetadata(f.path, f.node);
-    if (opts_.verify && !f.failed) Verify(f.path, f.snap_path, f.node);
+    Fd fd(Open(f));
+    if (!fd.valid()) return;
+    SetMetadataFd(fd.get(), f.rel, f.node);
+    fd.Close();
+    if (opts_.verify && !f.failed) Verify(f.rel, f.snap_path, f.node);
     f.node.content = {};
     if (opts_.progress) opts_.progress->FileDone();
   }
@@ -348,97 +462,126 @@ class Restore {
     }
   }
 
-  void RestoreNode(Node& n, const std::string& path, const std::string& snap_path,
-                   bool included) {
-    switch (n.type) {
-      case NodeType::kDir: {
-        if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-          Warn(snap_path, "mkdir " + path + ": " + strerror(errno));
-          return;
-        }
-        result_.dirs++;
-        if (n.subtree) RestoreTree(*n.subtree, path, snap_path, included);
-        dirs_.emplace_back(path, n);
+  void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
+                   bool included, int depth) {
+    const std::string& name = n.name;
+    if (n.type == NodeType::kDir) {
+      bool exists = false;
+      if (!ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
+      if (!exists && mkdirat(dirfd, name.c_str(), 0700) != 0) {
+        Warn(snap_path, "mkdir " + Shown(rel) + ": " + strerror(errno));
         return;
       }
+      Fd sub(openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (!sub.valid()) {
+        Warn(snap_path, "open directory " + Shown(rel) + ": " + strerror(errno));
+        return;
+      }
+      result_.dirs++;
+      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1);
+      dirs_.emplace_back(rel, n);
+      return;
+    }
+    if (!included) return;
+    if (n.type == NodeType::kSocket || n.type == NodeType::kIrregular) return;  // as restic
+    if (!ClearFor(dirfd, name, rel, snap_path, false)) return;
+    switch (n.type) {
       case NodeType::kFile: {
-        if (!included) return;
         bool linked = n.links > 1 && n.inode;
         if (linked) {
           auto key = std::make_pair(n.device_id, n.inode);
           auto it = hardlinks_.find(key);
           if (it != hardlinks_.end()) {
-            unlink(path.c_str());
-            if (link(it->second.c_str(), path.c_str()) == 0) {
+            auto [src_dir, src_name] = SplitParent(it->second);
+            Fd src(src_dir.empty() ? -1
+                                   : OpenBeneath(target_.get(), src_dir, O_PATH | O_DIRECTORY));
+            int src_at = src_dir.empty() ? target_.get() : src.get();
+            if (src_at >= 0 &&
+                linkat(src_at, std::string(src_name).c_str(), dirfd, name.c_str(), 0) == 0) {
               result_.files++;
               return;
             }
-            Warn(snap_path, "link " + path + ": " + strerror(errno) + ", restoring a copy");
+            Warn(snap_path, "link " + Shown(rel) + ": " + strerror(errno) + ", restoring a copy");
           } else {
-            hardlinks_[key] = path;
+            hardlinks_[key] = rel;
           }
         }
-        PlanFile(n, path, snap_path, linked);
+        PlanFile(n, rel, snap_path, linked);
         return;
       }
       case NodeType::kSymlink:
-        if (!included) return;
-        unlink(path.c_str());
-        if (symlink(n.linktarget.c_str(), path.c_str()) != 0) {
-          Warn(snap_path, "symlink " + path + ": " + strerror(errno));
+        if (symlinkat(n.linktarget.c_str(), dirfd, name.c_str()) != 0) {
+          Warn(snap_path, "symlink " + Shown(rel) + ": " + strerror(errno));
           return;
         }
         break;
       case NodeType::kFifo:
-        if (!included) return;
-        unlink(path.c_str());
-        if (mkfifo(path.c_str(), 0600) != 0) {
-          Warn(snap_path, "mkfifo " + path + ": " + strerror(errno));
+        if (mkfifoat(dirfd, name.c_str(), 0600) != 0) {
+          Warn(snap_path, "mkfifo " + Shown(rel) + ": " + strerror(errno));
           return;
         }
         break;
       case NodeType::kDev:
       case NodeType::kCharDev: {
-        if (!included) return;
-        unlink(path.c_str());
         mode_t kind = n.type == NodeType::kDev ? S_IFBLK : S_IFCHR;
-        if (mknod(path.c_str(), kind | 0600, static_cast<dev_t>(n.device)) != 0) {
-          Warn(snap_path, "mknod " + path + ": " + strerror(errno));
+        if (mknodat(dirfd, name.c_str(), kind | 0600, static_cast<dev_t>(n.device)) != 0) {
+          Warn(snap_path, "mknod " + Shown(rel) + ": " + strerror(errno));
           return;
         }
         break;
       }
-      case NodeType::kSocket:
-      case NodeType::kIrregular:
-        return;  // not restorable, as restic
+      default:
+        return;
     }
     result_.files++;
-    SetMetadata(path, n);
+    SetMetadataAt(dirfd, rel, n);
   }
 
-  void SetMetadata(const std::string& path, const Node& n) {
-    bool is_link = n.type == NodeType::kSymlink;
-    if (lchown(path.c_str(), n.uid, n.gid) != 0 && errno != EPERM)
-      Warn(path, "lchown " + path + ": " + strerror(errno));
-    if (!is_link) {
+  // Owner, xattrs, mode and times of an open file or directory.
+  void SetMetadataFd(int fd, const std::string& rel, const Node& n) {
+    if (fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
+      Warn(rel, "chown " + Shown(rel) + ": " + strerror(errno));
+    for (const Xattr& x : n.xattrs) {
+      const std::string& v = x.value ? *x.value : std::string();
+      if (fsetxattr(fd, x.name.c_str(), v.data(), v.size(), 0) != 0 && errno != ENOTSUP &&
+          errno != EPERM)
+        Warn(rel, "setxattr " + x.name + " on " + Shown(rel) + ": " + strerror(errno));
+    }
+    if (fchmod(fd, PosixPermFromGoMode(n.mode)) != 0)
+      Warn(rel, "chmod " + Shown(rel) + ": " + strerror(errno));
+    struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
+    if (futimens(fd, ts) != 0) Warn(rel, "utimes " + Shown(rel) + ": " + strerror(errno));
+  }
+
+  // The same for an entry just created in dirfd that cannot be opened for writing
+  // (symlink, fifo, device): never following a link.
+  void SetMetadataAt(int dirfd, const std::string& rel, const Node& n) {
+    const std::string name(SplitParent(rel).second);
+    if (fchownat(dirfd, name.c_str(), n.uid, n.gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM)
+      Warn(rel, "lchown " + Shown(rel) + ": " + strerror(errno));
+    if (n.type != NodeType::kSymlink) {
+      // Through our own directory descriptor: /proc/self/fd/N/name, final name not followed.
+      const std::string via = "/proc/self/fd/" + std::to_string(dirfd) + "/" + name;
       for (const Xattr& x : n.xattrs) {
         const std::string& v = x.value ? *x.value : std::string();
-        if (lsetxattr(path.c_str(), x.name.c_str(), v.data(), v.size(), 0) != 0 &&
-            errno != ENOTSUP && errno != EPERM)
-          Warn(path, "setxattr " + x.name + " on " + path + ": " + strerror(errno));
+        if (lsetxattr(via.c_str(), x.name.c_str(), v.data(), v.size(), 0) != 0 &&
+            errno != ENOTSUP && errno != EPERM && errno != ENOENT)
+          Warn(rel, "setxattr " + x.name + " on " + Shown(rel) + ": " + strerror(errno));
       }
-      if (chmod(path.c_str(), PosixPermFromGoMode(n.mode)) != 0)
-        Warn(path, "chmod " + path + ": " + strerror(errno));
+      struct stat st;
+      if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode) &&
+          fchmodat(dirfd, name.c_str(), PosixPermFromGoMode(n.mode), 0) != 0)
+        Warn(rel, "chmod " + Shown(rel) + ": " + strerror(errno));
     }
     struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
-    if (utimensat(AT_FDCWD, path.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0)
-      Warn(path, "utimes " + path + ": " + strerror(errno));
+    if (utimensat(dirfd, name.c_str(), ts, AT_SYMLINK_NOFOLLOW) != 0)
+      Warn(rel, "utimes " + Shown(rel) + ": " + strerror(errno));
   }
 
-  void Verify(const std::string& path, const std::string& snap_path, const Node& n) {
-    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  void Verify(const std::string& rel, const std::string& snap_path, const Node& n) {
+    int fd = OpenBeneath(target_.get(), rel, O_RDONLY);
     if (fd < 0) {
-      Warn(snap_path, "verify " + path + ": " + strerror(errno));
+      Warn(snap_path, "verify " + Shown(rel) + ": " + strerror(errno));
       return;
     }
     uint64_t off = 0;
@@ -470,6 +613,7 @@ class Restore {
 
   Repository& repo_;
   const RestoreOptions& opts_;
+  Fd target_;
   ThreadPool pool_;
   std::vector<std::unique_ptr<File>> files_;
   std::vector<uint32_t> empty_;

@@ -2,6 +2,8 @@
 // special files and metadata (owner, mode incl. setuid/setgid/sticky, xattrs, times; dir
 // metadata last). Files are written on a worker pool; runs of zero bytes become holes.
 // A blob that cannot be read fails only its file: every other file is still restored.
+// Nothing outside the target is ever written: the target is walked with directory
+// descriptors and no symbolic link below it is followed (see restorer.cc).
 #pragma once
 
 #include <functional>
@@ -18,7 +20,10 @@ struct RestoreOptions {
   PatternList includes, excludes;
   bool verify = false;
   int jobs = 0;
-  std::function<void(const std::string&)> warn;
+  std::function<void(const std::string&)> warn;  // errors (each counted in `errors`)
+  // Conflicts resolved as the snapshot says, e.g. a file or symlink in the target where the
+  // snapshot has a directory, replaced by that directory.
+  std::function<void(const std::string&)> note;
   // Optional: totals are counted during the walk, then files and bytes as written.
   ProgressCounters* progress = nullptr;
 };

@@ -1,5 +1,6 @@
 #include "restorer/restorer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 
 #include "archiver/archiver.h"
 #include "backend/mem_backend.h"
+#include "core/fd.h"
 #include "crypto/kdf.h"
+#include "repo/node.h"
 
 namespace haven {
 namespace {
@@ -160,6 +163,233 @@ TEST_F(RestoreTest, LostPackFailsOnlyItsFiles) {
     EXPECT_EQ(ReadFile(out / name), data) << name;
   }
 }
+
+// Trees made by hand, as a hostile repository would hold them (repeated names, links to
+// outside the target, unsafe names, deep nesting), and targets that already hold links.
+// Nothing may ever be written outside the target.
+class HostileTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/haven-hostile-test.XXXXXX";
+    root_ = mkdtemp(tmpl);
+    outside_ = root_ / "outside";
+    target_ = root_ / "target";
+    fs::create_directories(outside_);
+    mem_ = std::make_shared<MemBackend>();
+    Repository::Init(*mem_, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+    repo_ = Repository::Open(mem_, kPassword, 1);
+    repo_->LoadIndex();
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  Node File(const std::string& name, const std::string& data) {
+    Node n;
+    n.name = name;
+    n.type = NodeType::kFile;
+    n.mode = 0644;
+    n.size = data.size();
+    if (!data.empty()) {
+      BlobId id(Sha256(AsBytes(data)));
+      repo_->SaveBlob(BlobType::kData, id, AsBytes(data));
+      n.content.push_back(id);
+    }
+    return n;
+  }
+  Node Dir(const std::string& name, const BlobId& subtree) {
+    Node n;
+    n.name = name;
+    n.type = NodeType::kDir;
+    n.mode = gomode::kDir | 0755;
+    n.subtree = subtree;
+    return n;
+  }
+  Node Link(const std::string& name, const std::string& to) {
+    Node n;
+    n.name = name;
+    n.type = NodeType::kSymlink;
+    n.mode = gomode::kSymlink | 0777;
+    n.linktarget = to;
+    return n;
+  }
+  // A tree blob holding exactly these nodes, in this order (EncodeTree would refuse some).
+  BlobId Tree(const std::vector<Node>& nodes) {
+    std::string j = "{\"nodes\":[";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i) j += ',';
+      AppendNodeJson(j, nodes[i]);
+    }
+    j += "]}\n";
+    BlobId id(Sha256(AsBytes(j)));
+    repo_->SaveBlob(BlobType::kTree, id, AsBytes(j));
+    return id;
+  }
+  RestoreResult Restore(const BlobId& tree) {
+    repo_->Flush();
+    auto repo = Repository::Open(mem_, kPassword, 2);
+    repo->LoadIndex();
+    RestoreOptions opts;
+    opts.target = target_.string();
+    opts.jobs = 2;
+    opts.warn = [&](const std::string& w) { warnings_.push_back(w); };
+    opts.note = [&](const std::string& w) { notes_.push_back(w); };
+    return RunRestore(*repo, tree, opts);
+  }
+  bool OutsideEmpty() { return fs::is_empty(outside_); }
+  std::string Joined(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& w : v) s += w + "\n";
+    return s;
+  }
+
+  fs::path root_, outside_, target_;
+  std::shared_ptr<MemBackend> mem_;
+  std::unique_ptr<Repository> repo_;
+  std::vector<std::string> warnings_, notes_;
+};
+
+TEST_F(HostileTreeTest, RepeatedNameLinkThenDirectoryStaysInside) {
+  BlobId inner = Tree({File("pwned", "written through the link\n")});
+  // Both orders: link first (the attack), directory first.
+  BlobId t1 = Tree({Link("a", outside_.string()), Dir("a", inner), File("ok", "fine\n")});
+  RestoreResult r = Restore(t1);
+  EXPECT_TRUE(OutsideEmpty());
+  EXPECT_FALSE(fs::exists(outside_ / "pwned"));
+  struct stat st;
+  EXPECT_NE(lstat((target_ / "a").c_str(), &st), 0);  // neither entry of the name
+  EXPECT_EQ(ReadFile(target_ / "ok"), "fine\n");
+  EXPECT_GE(r.errors, 1u);
+  ASSERT_FALSE(warnings_.empty());
+  EXPECT_NE(Joined(warnings_).find("repeated name \"a\""), std::string::npos) << Joined(warnings_);
+
+  warnings_.clear();
+  fs::remove_all(target_);
+  BlobId t2 = Tree({Dir("a", inner), Link("a", outside_.string())});
+  Restore(t2);
+  EXPECT_TRUE(OutsideEmpty());
+  EXPECT_NE(Joined(warnings_).find("repeated name"), std::string::npos);
+}
+
+TEST_F(HostileTreeTest, LinkLeftInTheTargetIsReplacedNotFollowed) {
+  // An earlier restore left `a` -> outside; this snapshot has `a` as a directory.
+  fs::create_directories(target_);
+  ASSERT_EQ(symlink(outside_.c_str(), (target_ / "a").c_str()), 0);
+  // And a chain: `b` -> `c` -> outside.
+  ASSERT_EQ(symlink("c", (target_ / "b").c_str()), 0);
+  ASSERT_EQ(symlink(outside_.c_str(), (target_ / "c").c_str()), 0);
+  // A file's own name as a link: `f` -> outside/f must not be written through.
+  ASSERT_EQ(symlink((outside_ / "f").c_str(), (target_ / "f").c_str()), 0);
+  BlobId inner = Tree({File("pwned", "inside\n")});
+  BlobId t = Tree({Dir("a", inner), Dir("b", inner), File("f", "mine\n")});
+  RestoreResult r = Restore(t);
+  EXPECT_EQ(r.errors, 0u) << Joined(warnings_);
+  EXPECT_TRUE(OutsideEmpty());
+  struct stat st;
+  ASSERT_EQ(lstat((target_ / "a").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(ReadFile(target_ / "a" / "pwned"), "inside\n");
+  EXPECT_EQ(ReadFile(target_ / "b" / "pwned"), "inside\n");
+  ASSERT_EQ(lstat((target_ / "f").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(ReadFile(target_ / "f"), "mine\n");
+  ASSERT_EQ(lstat((target_ / "c").c_str(), &st), 0);  // not the snapshot's: left alone
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_NE(Joined(notes_).find("symlink"), std::string::npos) << Joined(notes_);
+}
+
+TEST_F(HostileTreeTest, FileWhereADirectoryBelongsIsReplacedAndReported) {
+  fs::create_directories(target_);
+  WriteFile(target_ / "d", "the user's file\n");
+  ASSERT_EQ(chmod((target_ / "d").c_str(), 0600), 0);
+  // A user's non-empty directory where the snapshot has a file: not removed, reported.
+  WriteFile(target_ / "e" / "keep", "keep me\n");
+  BlobId inner = Tree({File("x", "x\n")});
+  BlobId t = Tree({Dir("d", inner), File("e", "snapshot's e\n")});
+  RestoreResult r = Restore(t);
+  struct stat st;
+  ASSERT_EQ(lstat((target_ / "d").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));  // replaced by the snapshot's directory, and reported
+  EXPECT_EQ(ReadFile(target_ / "d" / "x"), "x\n");
+  EXPECT_NE(Joined(notes_).find(target_.string() + "/d"), std::string::npos) << Joined(notes_);
+  EXPECT_EQ(ReadFile(target_ / "e" / "keep"), "keep me\n");
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_NE(Joined(warnings_).find("is in the way"), std::string::npos) << Joined(warnings_);
+}
+
+TEST_F(HostileTreeTest, UnsafeNamesAreRefused) {
+  BlobId inner = Tree({File("pwned", "x\n")});
+  BlobId t = Tree({Dir("..", inner), Dir(".", inner), Dir("", inner), File("a/b", "x\n"),
+                   File(std::string("n\0ul", 4), "x\n"), File("good", "g\n")});
+  RestoreResult r = Restore(t);
+  EXPECT_EQ(r.errors, 5u) << Joined(warnings_);
+  EXPECT_FALSE(fs::exists(root_ / "pwned"));
+  EXPECT_FALSE(fs::exists(target_ / "pwned"));
+  EXPECT_EQ(ReadFile(target_ / "good"), "g\n");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(target_)) entries++;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(HostileTreeTest, NestingPastPathMaxRestoresBelowTheTarget) {
+  constexpr int kDepth = 1500;  // 1500 * "dd/" = 4500 bytes > PATH_MAX
+  BlobId t = Tree({File("bottom", "deep\n")});
+  for (int i = 0; i < kDepth; ++i) t = Tree({Dir("dd", t)});
+  RestoreResult r = Restore(t);
+  EXPECT_EQ(r.errors, 0u) << (warnings_.empty() ? "" : warnings_[0]);
+  EXPECT_EQ(r.dirs, static_cast<uint64_t>(kDepth));
+  std::string rel;
+  for (int i = 0; i < kDepth; ++i) rel += "dd/";
+  rel += "bottom";
+  Fd dir(open(target_.c_str(), O_RDONLY | O_DIRECTORY));
+  Fd f(OpenBeneath(dir.get(), rel, O_RDONLY));
+  ASSERT_TRUE(f.valid()) << strerror(errno);
+  char buf[16] = {};
+  EXPECT_EQ(read(f.get(), buf, sizeof(buf)), 5);
+  EXPECT_STREQ(buf, "deep\n");
+  EXPECT_TRUE(OutsideEmpty());
+}
+
+TEST_F(HostileTreeTest, WithoutOpenat2TheComponentWalkGivesTheSameResults) {
+  UseOpenBeneathWalkForTesting(true);
+  fs::create_directories(target_);
+  ASSERT_EQ(symlink(outside_.c_str(), (target_ / "a").c_str()), 0);
+  BlobId inner = Tree({File("pwned", "inside\n")});
+  BlobId t = inner;
+  for (int i = 0; i < 1200; ++i) t = Tree({Dir("dd", t)});
+  RestoreResult r = Restore(Tree({Dir("a", inner), Dir("deep", t)}));
+  UseOpenBeneathWalkForTesting(false);
+  EXPECT_EQ(r.errors, 0u) << (warnings_.empty() ? "" : warnings_[0]);
+  EXPECT_TRUE(OutsideEmpty());
+  EXPECT_EQ(ReadFile(target_ / "a" / "pwned"), "inside\n");
+}
+
+class OpenBeneathTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OpenBeneathTest, RefusesLinksInEveryComponentAndEscapes) {
+  UseOpenBeneathWalkForTesting(GetParam());
+  char tmpl[] = "/tmp/haven-beneath-test.XXXXXX";
+  fs::path root = mkdtemp(tmpl);
+  fs::create_directories(root / "in" / "d");
+  fs::create_directories(root / "out");
+  WriteFile(root / "out" / "secret", "s");
+  WriteFile(root / "in" / "d" / "f", "f");
+  ASSERT_EQ(symlink("../out", (root / "in" / "up").c_str()), 0);
+  ASSERT_EQ(symlink("d", (root / "in" / "rel").c_str()), 0);
+  Fd in(open((root / "in").c_str(), O_RDONLY | O_DIRECTORY));
+  Fd ok(OpenBeneath(in.get(), "d/f", O_RDONLY));
+  EXPECT_TRUE(ok.valid());
+  for (const char* bad : {"up/secret", "rel/f", "rel", "../out/secret", "d/../f", "./d/f", "d//f",
+                          "/etc/passwd", ""}) {
+    Fd fd(OpenBeneath(in.get(), bad, O_RDONLY));
+    EXPECT_FALSE(fd.valid()) << bad;
+  }
+  errno = 0;
+  EXPECT_FALSE(Fd(OpenBeneath(in.get(), "up/secret", O_RDONLY)).valid());
+  EXPECT_EQ(errno, ELOOP);
+  UseOpenBeneathWalkForTesting(false);
+  fs::remove_all(root);
+}
+
+INSTANTIATE_TEST_SUITE_P(Openat2AndWalk, OpenBeneathTest, ::testing::Bool());
 
 }  // namespace
 }  // namespace haven
