@@ -71,6 +71,7 @@ struct FileResult {
   std::vector<BlobId> content;
   uint64_t size = 0;
   std::string error;  // non-empty: the file is left out of the snapshot
+  bool changed = false;  // the file changed while it was read, also on the second read
 };
 
 // A directory entry whose node may still wait for its file content.
@@ -130,6 +131,8 @@ class Backup {
   // excludes), or only the listed children of an intermediate directory of a target.
   BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent);
   ParentDir ParentChildren(const Node* parent);
+  // Reads, chunks and stores the content read from fd.
+  FileResult ReadContent(int fd, const std::string& path);
   // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path);
   // Chunks and stores bytes held in memory.
@@ -270,8 +273,16 @@ std::vector<Node> Backup::ExtraNodes(const std::map<std::string, std::string>& f
   return nodes;
 }
 
+namespace {
+// The same version of a file: a write, truncate or replace in place changes one of these.
+bool SameVersion(const struct stat& a, const struct stat& b) {
+  return a.st_size == b.st_size && a.st_mtim.tv_sec == b.st_mtim.tv_sec &&
+         a.st_mtim.tv_nsec == b.st_mtim.tv_nsec && a.st_ctim.tv_sec == b.st_ctim.tv_sec &&
+         a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+}  // namespace
+
 FileResult Backup::SaveFile(const std::string& path) {
-  FileResult r;
   {
     std::lock_guard lock(warn_mu_);
     stats_.files_read++;
@@ -279,9 +290,37 @@ FileResult Backup::SaveFile(const std::string& path) {
   int fd = path == "-" ? dup(STDIN_FILENO)
                        : open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
+    FileResult r;
     r.error = std::string("open ") + path + ": " + strerror(errno);
     return r;
   }
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  FileResult r;
+  // A file written while it is read would be stored as a mix of old and new bytes: the
+  // stat before and after the read are compared, and a changed file is read once more
+  // (the first read's blobs stay unreferenced until prune). Changed twice: kept as read,
+  // reported (exit 3).
+  for (int attempt = 0;; ++attempt) {
+    struct stat before, after;
+    bool seekable = path != "-" && fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
+    r = ReadContent(fd, path);
+    if (opts_.after_read) opts_.after_read(path, attempt);
+    if (!r.error.empty() || !seekable || fstat(fd, &after) != 0 || SameVersion(before, after))
+      break;
+    if (attempt == 1 || lseek(fd, 0, SEEK_SET) != 0) {
+      r.changed = true;
+      break;
+    }
+  }
+  if (opts_.progress) opts_.progress->FileDone();
+  return r;
+}
+
+FileResult Backup::ReadContent(int fd, const std::string& path) {
+  FileResult r;
   const size_t kRead = 1 << 20;
   // One read buffer per worker thread, reused for every file: a fresh zero-filled 9 MiB
   // buffer per file cost more than reading and storing a small file (bench B3/B9 profiles).
@@ -364,9 +403,7 @@ FileResult Backup::SaveFile(const std::string& path) {
   }
   if (r.error.empty() && len > 0) emit(len, true);
   collect(0);
-  close(fd);
   if (failure) std::rethrow_exception(failure);
-  if (opts_.progress) opts_.progress->FileDone();
   return r;
 }
 
@@ -550,6 +587,10 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       }
       p.node.content = std::move(fr.content);
       p.node.size = fr.size;
+      if (fr.changed)
+        SourceError(p.path, "file " + p.path +
+                                " changed while it was read, twice: stored as read, which may "
+                                "mix old and new content");
     }
     nodes.push_back(std::move(p.node));
   }

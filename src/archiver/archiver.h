@@ -39,6 +39,9 @@ struct BackupOptions {
   ProgressCounters* progress = nullptr;
   // Optional time override (for tests); default now.
   std::optional<gojson::Timestamp> time;
+  // Tests: called on the worker after each read of a file's content (attempt 0, then 1
+  // when the file changed during the first read), before the file is stat'ed again.
+  std::function<void(const std::string& path, int attempt)> after_read;
 
   // ---- Hooks for `capture` (all optional) ----
   // A file that is unchanged against its parent node is reused without reading only when

@@ -8,10 +8,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "backend/mem_backend.h"
 #include "core/error.h"
@@ -193,6 +195,53 @@ TEST_F(ArchiverTest, SymlinkedDirectoryAboveATargetIsStoredAsTheDirectory) {
   Node sublink = Find(r.tree, "sublink");  // a target: kept as the link it is
   EXPECT_EQ(sublink.type, NodeType::kSymlink);
   EXPECT_EQ(sublink.linktarget, "real/sub");
+}
+
+// A file written while it is read is read again; a file that changes during both reads is
+// stored as read and reported (incomplete snapshot), never silently.
+TEST_F(ArchiverTest, FileChangedWhileReadIsReadAgainOrReported) {
+  const fs::path f = root_ / "src" / "growing.log";
+  WriteFile(f, std::string(300000, 'a'));
+  WriteFile(root_ / "src" / "quiet.txt", "quiet\n");
+  auto backup = [&](int changes) {
+    BackupOptions o;
+    o.targets = {(root_ / "src").string()};
+    o.host = "h";
+    o.jobs = 2;
+    o.force = true;
+    std::vector<std::string> warnings;
+    o.warn = [&](const std::string& w) { warnings.push_back(w); };
+    std::atomic<int> reads{0};
+    o.after_read = [&](const std::string& path, int attempt) {
+      if (path != f.string()) return;
+      reads++;
+      if (attempt < changes) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a new mtime
+        std::ofstream(f, std::ios::app) << std::string(1000, char('b' + attempt));
+      }
+    };
+    BackupResult r = RunBackup(*repo_, o, false);
+    return std::make_tuple(r, warnings, reads.load());
+  };
+  // Changed during the first read only: read twice, stored whole, no warning.
+  auto [r1, w1, n1] = backup(1);
+  EXPECT_EQ(n1, 2);
+  EXPECT_FALSE(r1.incomplete);
+  EXPECT_TRUE(w1.empty()) << w1[0];
+  Node n = Find(r1.tree, "growing.log");
+  EXPECT_EQ(n.size, 301000u);
+  // Changed during both reads: stored as read (the second read), reported.
+  auto [r2, w2, n2] = backup(2);
+  EXPECT_EQ(n2, 2);
+  EXPECT_TRUE(r2.incomplete);
+  ASSERT_EQ(w2.size(), 1u);
+  EXPECT_NE(w2[0].find(f.string()), std::string::npos) << w2[0];
+  EXPECT_NE(w2[0].find("changed while it was read"), std::string::npos) << w2[0];
+  EXPECT_EQ(Find(r2.tree, "growing.log").size, 302000u);
+  // Unchanged: read once.
+  auto [r3, w3, n3] = backup(0);
+  EXPECT_EQ(n3, 1);
+  EXPECT_FALSE(r3.incomplete);
 }
 
 }  // namespace

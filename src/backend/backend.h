@@ -81,6 +81,15 @@ class Backend {
 
   // How many requests this backend serves well in parallel.
   virtual int Connections() const { return 2; }
+
+  // Removes temp files that a killed writer left (`*-tmp-*` beside the objects) and that
+  // are older than min_age_seconds; returns how many. Only for a caller holding the
+  // exclusive lock (no writer of ours is running then; the age guards the rest).
+  // Backends without temp files return 0.
+  virtual size_t RemoveStaleTempFiles(int64_t min_age_seconds) {
+    (void)min_age_seconds;
+    return 0;
+  }
 };
 
 // True for 64 lowercase hex characters.

@@ -511,6 +511,31 @@ TEST_F(LocalBackendTest, ListSkipsJunkAndTempFiles) {
   EXPECT_EQ(ListAll(be_, FileType::kPack), (std::map<std::string, uint64_t>{{pack.name, 2}}));
 }
 
+TEST_F(LocalBackendTest, RemoveStaleTempFilesTakesOnlyOldTempFiles) {
+  Handle snap{FileType::kSnapshot, TestName(1)};
+  be_.Save(snap, AsBytes("s"));
+  const std::vector<std::string> old = {"snapshots/" + snap.name + "-tmp-1111",
+                                        "data/ab/" + TestName(2, "ab") + "-tmp-2222",
+                                        "index/" + TestName(3) + "-tmp-3333",
+                                        "locks/" + TestName(4) + "-tmp-4444",
+                                        "keys/" + TestName(5) + "-tmp-5555"};
+  const std::string fresh = "data/cd/" + TestName(6, "cd") + "-tmp-6666";
+  const std::string junk = "snapshots/old-junk";
+  for (const auto& rel : old) WriteFile(Path(rel), "partial");
+  WriteFile(Path(fresh), "being written");
+  WriteFile(Path(junk), "not a temp file");
+  const auto two_days_ago = fs::file_time_type::clock::now() - std::chrono::hours(48);
+  for (const auto& rel : old) fs::last_write_time(Path(rel), two_days_ago);
+  fs::last_write_time(Path(junk), two_days_ago);
+  EXPECT_EQ(be_.RemoveStaleTempFiles(24 * 3600), old.size());
+  for (const auto& rel : old) EXPECT_FALSE(fs::exists(Path(rel))) << rel;
+  EXPECT_TRUE(fs::exists(Path(fresh)));
+  EXPECT_TRUE(fs::exists(Path(junk)));
+  EXPECT_TRUE(be_.Stat(snap));
+  EXPECT_EQ(be_.RemoveStaleTempFiles(24 * 3600), 0u);
+  EXPECT_EQ(MemBackend().RemoveStaleTempFiles(0), 0u);
+}
+
 TEST_F(LocalBackendTest, ListsPacksAcrossDataSubfoldersAndToleratesMissingOnes) {
   std::map<std::string, uint64_t> want;
   for (int i = 0; i < 64; ++i) {

@@ -19,6 +19,7 @@
 
 #include "backend/posix_io.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/id.h"
 
 namespace haven {
@@ -79,6 +80,7 @@ int WriteFileAtomic(const std::string& path, ByteView data, mode_t mode, bool re
     if (fd < 0 && errno != EEXIST) return errno;
   }
   if (fd < 0) return EEXIST;
+  interrupt::Cleanup on_interrupt([tmp] { ::unlink(tmp.c_str()); });
   Fd f(fd);
   int err = WriteAll(fd, data);
   if (!err && ::fchmod(fd, mode) != 0) err = errno;

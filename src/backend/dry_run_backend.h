@@ -27,6 +27,7 @@ class DryRunBackend : public Backend {
   }
   void Remove(const Handle&) override {}
   int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t) override { return 0; }  // writes nothing
 
  private:
   std::shared_ptr<Backend> inner_;

@@ -76,6 +76,9 @@ class FaultBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->RemoveStaleTempFiles(min_age_seconds);
+  }
 
  private:
   enum class Kind { kFailBefore, kFailAfter, kFailNth, kFailFrom, kTruncate, kFlip, kListAfter };

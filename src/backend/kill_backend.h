@@ -34,6 +34,9 @@ class KillBackend : public Backend {
   }
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->RemoveStaleTempFiles(min_age_seconds);
+  }
 
  private:
   void Count(const Handle& h);

@@ -18,6 +18,7 @@
 
 #include "backend/posix_io.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace haven {
 namespace {
@@ -81,6 +82,7 @@ class TempFile {
     if (fd_.get() >= 0) fd_.Close();
     if (!released_) ::unlink(path_.c_str());
   }
+
   int fd() const { return fd_.get(); }
   int Close() { return fd_.Close(); }
   void Release() { released_ = true; }
@@ -89,6 +91,8 @@ class TempFile {
   std::string path_;
   Fd fd_;
   bool released_ = false;
+  // Ctrl-C, SIGTERM and SIGHUP remove it too (the other threads may be mid-write).
+  interrupt::Cleanup on_interrupt_{[p = path_] { ::unlink(p.c_str()); }};
 };
 
 std::unique_ptr<DIR, int (*)(DIR*)> OpenDir(const std::string& path) {
@@ -354,6 +358,36 @@ void LocalBackend::ListFolder(const std::string& dir, bool missing_ok,
   }
   // The folder is closed before calling back, so fn may Remove or Save freely.
   for (const FileInfo& fi : found) fn(fi);
+}
+
+size_t LocalBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
+  std::vector<std::string> dirs;
+  for (FileType t : {FileType::kKey, FileType::kLock, FileType::kSnapshot, FileType::kIndex})
+    dirs.push_back(root_ + "/" + FileTypeDir(t));
+  dirs.push_back(root_);  // config
+  const std::string data = root_ + "/" + FileTypeDir(FileType::kPack);
+  if (auto d = OpenDir(data)) {
+    while (const dirent* ent = ::readdir(d.get()))
+      if (IsPackFolderName(ent->d_name)) dirs.push_back(data + "/" + ent->d_name);
+  }
+  const time_t cutoff = ::time(nullptr) - min_age_seconds;
+  size_t removed = 0;
+  for (const std::string& dir : dirs) {
+    auto d = OpenDir(dir);
+    if (!d) continue;
+    std::vector<std::string> stale;
+    while (const dirent* ent = ::readdir(d.get())) {
+      std::string_view name = ent->d_name;
+      if (name.find("-tmp-") == std::string_view::npos) continue;
+      struct stat st;
+      if (::fstatat(::dirfd(d.get()), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISREG(st.st_mode) && st.st_mtime < cutoff)
+        stale.emplace_back(name);
+    }
+    for (const std::string& name : stale)
+      if (::unlinkat(::dirfd(d.get()), name.c_str(), 0) == 0) removed++;
+  }
+  return removed;
 }
 
 void LocalBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {

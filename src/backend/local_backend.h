@@ -40,6 +40,7 @@ class LocalBackend : public Backend {
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override;
 
   // Full path of the file that stores h (h is not validated).
   std::string PathOf(const Handle& h) const;

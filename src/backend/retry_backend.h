@@ -51,6 +51,9 @@ class RetryBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->RemoveStaleTempFiles(min_age_seconds);
+  }
 
   // The delay before attempt `failed_attempt + 1`, before jitter.
   std::chrono::milliseconds DelayAfter(int failed_attempt) const;

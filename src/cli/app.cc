@@ -7,14 +7,11 @@
 
 #include "cli/common.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace haven::cli {
 
 namespace {
-void OnSignal(int) {
-  // Leave the repository as it is (locks are stale-detected by PID); exit like restic.
-  _exit(130);
-}
 // Every option that takes a value takes exactly one per occurrence, as restic's do:
 // `--exclude '*.o' /b` leaves /b a path; repeat the option for more values. (CLI11 lets a
 // vector option swallow every argument up to the next option by default.)
@@ -25,12 +22,15 @@ void OneValuePerOption(CLI::App& app) {
 }
 }  // namespace
 
+int Run(CLI::App& app, int argc, char** argv);
+
 int Main(int argc, char** argv) {
   // A fixed mmap threshold: glibc's dynamic one grows after the first large free, and then
   // every large transient buffer (decoded index files, parser tapes, packs) stays resident
   // in the heap after it is freed (prune --dry-run held 4x its index that way).
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-  std::signal(SIGINT, OnSignal);
+  // Ctrl-C, SIGTERM, SIGHUP: remove our lock and temp files, exit 130 (as restic).
+  interrupt::Install();
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"haven: encrypted, deduplicated snapshots in restic's repository format"};
   app.name("haven");
@@ -48,6 +48,8 @@ int Main(int argc, char** argv) {
   app.add_flag("--no-cache", g.no_cache, "do not use a local cache");
   app.add_flag("--no-lock", g.no_lock, "do not lock the repository (read-only commands)");
   app.add_option("--compression", g.compression, "auto, off, max, fastest, better");
+  app.add_option("--key-hint", g.key_hint,
+                 "key id (or prefix) to try first (env HAVEN_KEY_HINT, RESTIC_KEY_HINT)");
 
   RegisterInit(app);
   RegisterBackup(app);
@@ -71,6 +73,14 @@ int Main(int argc, char** argv) {
 
   OneValuePerOption(app);
 
+  int rc = Run(app, argc, argv);
+  // A command interrupted just before its end (the signal thread had no time yet) does not
+  // report success: the cleanups run and the exit code is 130.
+  interrupt::ExitIfInterrupted();
+  return rc;
+}
+
+int Run(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -261,6 +261,7 @@ void DeleteSnapshots(Repository& repo, const std::set<FileId>& ids) {
   size_t next = 0;
   const int workers =
       std::max(1, std::min<int>(repo.backend().Connections(), static_cast<int>(list.size())));
+  if (!list.empty()) repo.CheckLock();  // a command that lost its lock deletes nothing
   std::vector<std::thread> threads;
   for (int w = 0; w < workers; ++w) {
     threads.emplace_back([&] {
@@ -376,6 +377,9 @@ class HideSnapshotsBackend : public Backend {
   }
   void Remove(const Handle& h) override { inner_->Remove(h); }
   int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->RemoveStaleTempFiles(min_age_seconds);
+  }
 
  private:
   std::shared_ptr<Backend> inner_;

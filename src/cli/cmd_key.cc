@@ -83,6 +83,15 @@ void RegisterKey(CLI::App& app) {
   add->callback([] {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
+    // Opening tries at most kMaxKeysTried key files (haven and restic alike), so the
+    // password of a key beyond them might never open the repository: refuse it.
+    size_t keys = repo->ListIds(FileType::kKey).size();
+    if (keys >= size_t{Repository::kMaxKeysTried})
+      Fail(ErrorCode::kInvalidArgument,
+           "the repository has " + std::to_string(keys) + " keys, and haven and restic try at "
+           "most " + std::to_string(Repository::kMaxKeysTried) +
+               " when opening it: a new password might never open it. Remove a key first "
+               "(haven key list, haven key remove ID)");
     FileId id = AddKey(*repo, new_password_file);
     Print("saved new key as " + id.Short());
   });

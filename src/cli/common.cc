@@ -202,7 +202,8 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache) {
       be = cache;
     }
   }
-  auto repo = Repository::Open(be, ReadPassword(), Jobs());
+  std::string hint = Globals().key_hint.empty() ? Env("KEY_HINT") : Globals().key_hint;
+  auto repo = Repository::Open(be, ReadPassword(), Jobs(), hint);
   repo->set_warn([](const std::string& w) { Warn(w); });
   if (cache) AttachCache(*repo, cache);
   std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;

@@ -26,6 +26,7 @@ struct GlobalOptions {
   bool no_cache = false;
   bool no_lock = false;
   std::string compression;  // empty = env or auto
+  std::string key_hint;     // empty = env KEY_HINT
 };
 
 GlobalOptions& Globals();

@@ -187,6 +187,7 @@ std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
 
 size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, int threads,
                    bool ignore_errors, const std::function<void(const std::string&)>& warn) {
+  if (!ids.empty()) repo.CheckLock();  // a command that lost its lock deletes nothing
   std::atomic<size_t> failed{0};
   std::mutex warn_mu;
   ParallelForEach(ids.size(), threads, [&](size_t i) {

@@ -564,6 +564,13 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
     ScopedTimer t(Stage::kDelete);
     res.remove_failures += RemoveFiles(repo, FileType::kPack, doomed, threads, true, warn);
   }
+  // (f) Temp files that a killed writer left (never listed, so never deleted above). A
+  // day old at least: with the exclusive lock no writer of ours runs, but a writer that
+  // lost its lock might still be finishing one.
+  res.stale_temp_removed = repo.backend().RemoveStaleTempFiles(kStaleTempAge);
+  if (res.stale_temp_removed)
+    Progress(opts, "removed " + std::to_string(res.stale_temp_removed) +
+                       " stale temporary files");
   Progress(opts, "done");
   res.plan = std::move(plan);
   return res;

@@ -23,6 +23,9 @@
 
 namespace haven {
 
+// Prune removes `*-tmp-*` files (left by a killed writer) older than this.
+constexpr int64_t kStaleTempAge = 24 * 60 * 60;
+
 struct PruneOptions {
   std::string max_unused = "5%";  // "unlimited", "N%" (0 <= N < 100) or a size ("10M")
   std::string max_repack_size;    // a size; "" = unlimited
@@ -66,6 +69,7 @@ struct PruneResult {
   uint64_t packs_written = 0;  // by repacking
   uint64_t index_files_written = 0, index_files_removed = 0;
   uint64_t remove_failures = 0;  // packs that could not be deleted (warned)
+  uint64_t stale_temp_removed = 0;  // `*-tmp-*` files of killed writers, older than a day
 };
 
 // restic's size syntax: digits with an optional b/k/m/g/t suffix (powers of 1024).

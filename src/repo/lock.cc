@@ -4,7 +4,10 @@
 #include <simdjson.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 
 #include "core/error.h"
@@ -14,8 +17,35 @@
 namespace haven {
 
 namespace {
-constexpr int64_t kStaleSeconds = 30 * 60;
-constexpr auto kRefreshInterval = std::chrono::minutes(5);
+// restic's times: a lock is refreshed every 5 minutes and looks stale to others after 30.
+// HAVEN_DEBUG_LOCK_TIMES="REFRESH,STALE" (seconds) shortens both for tests.
+struct Times {
+  int64_t refresh = 5 * 60, stale = 30 * 60;
+};
+const Times& LockTimes() {
+  static const Times t = [] {
+    Times t;
+    if (const char* e = std::getenv("HAVEN_DEBUG_LOCK_TIMES")) {
+      long long r = 0, st = 0;
+      if (std::sscanf(e, "%lld,%lld", &r, &st) == 2 && r > 0 && st > r) {
+        t.refresh = r;
+        t.stale = st;
+      }
+    }
+    return t;
+  }();
+  return t;
+}
+// Seconds on CLOCK_BOOTTIME: it goes on while the process is stopped (SIGSTOP) and while
+// the machine is suspended, which is when a lock silently ages.
+double BootSeconds() {
+  struct timespec ts;
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + ts.tv_nsec / 1e9;
+}
+// A lock not refreshed for this long may look stale to others soon: 5/6 of the stale age
+// (25 of 30 minutes), so the holder stops before anyone could have removed it.
+double ValidFor() { return static_cast<double>(LockTimes().stale) * 5 / 6; }
 }  // namespace
 
 std::string LockInfo::ToJson() const {
@@ -54,7 +84,7 @@ LockInfo LockInfo::Parse(std::string_view json, std::string_view name) {
 
 bool LockInfo::IsStale() const {
   int64_t now = NowLocal().sec;
-  if (now - time.sec > kStaleSeconds) return true;
+  if (now - time.sec > LockTimes().stale) return true;
   if (hostname != HostName()) return false;
   if (pid <= 0) return true;
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
@@ -111,10 +141,21 @@ void CheckConflicts(Repository& repo, bool exclusive, const FileId* self) {
 std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
   CheckConflicts(repo, exclusive, nullptr);
   std::unique_ptr<Lock> lock(new Lock(repo, exclusive));
-  lock->id_ = lock->Write();
+  // Registered before the lock file is written: writing it and setting id_ happen under
+  // mu_ (here and in the refresher), so an interrupt at any moment removes the file.
+  lock->on_interrupt_ = std::make_unique<interrupt::Cleanup>([l = lock.get()] {
+    std::lock_guard lk(l->mu_);
+    if (!l->id_.IsZero()) l->backend_->Remove({FileType::kLock, l->id_.Hex()});
+  });
+  {
+    std::lock_guard lk(lock->mu_);
+    lock->id_ = lock->Write();
+    lock->refreshed_at_ = BootSeconds();
+  }
   try {
     CheckConflicts(repo, exclusive, &lock->id_);
   } catch (...) {
+    std::lock_guard lk(lock->mu_);
     try {
       lock->backend_->Remove({FileType::kLock, lock->id_.Hex()});
     } catch (...) {
@@ -123,6 +164,7 @@ std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
     throw;
   }
   lock->refresher_ = std::thread([l = lock.get()] { l->RefreshLoop(); });
+  repo.set_lock_check([l = lock.get()] { l->CheckHeld(); });
   return lock;
 }
 
@@ -139,11 +181,23 @@ FileId Lock::Write() {
 void Lock::RefreshLoop() {
   std::unique_lock lk(mu_);
   for (;;) {
-    if (cv_.wait_for(lk, kRefreshInterval, [&] { return stop_; })) return;
+    if (cv_.wait_for(lk, std::chrono::seconds(LockTimes().refresh), [&] { return stop_; }))
+      return;
+    if (BootSeconds() - refreshed_at_ >= ValidFor()) {
+      // Stopped or starved past the point where others may call the lock stale: it is
+      // not renewed (that would hide the gap); CheckHeld stops the command.
+      lost_ = true;
+      return;
+    }
     try {
+      if (!backend_->Stat({FileType::kLock, id_.Hex()})) {
+        lost_ = true;  // removed by someone else (e.g. `unlock --remove-all`)
+        return;
+      }
       FileId fresh = Write();
       FileId old = id_;
       id_ = fresh;
+      refreshed_at_ = BootSeconds();
       backend_->Remove({FileType::kLock, old.Hex()});
     } catch (const Error& e) {
       std::fprintf(stderr, "warning: refreshing lock failed: %s\n", e.what());
@@ -151,20 +205,36 @@ void Lock::RefreshLoop() {
   }
 }
 
+void Lock::CheckHeld() {
+  std::lock_guard lk(mu_);
+  double age = BootSeconds() - refreshed_at_;
+  if (!lost_ && age < ValidFor()) return;
+  Fail(ErrorCode::kLocked,
+       "the repository lock " + id_.Short() + " was not refreshed for " +
+           std::to_string(static_cast<int64_t>(age)) +
+           " s (the process was stopped or the storage was slow) or was removed: another "
+           "process may have taken the repository meanwhile. Stopping before writing; run the "
+           "command again");
+}
+
 Lock::~Lock() {
+  repo_.set_lock_check(nullptr);
   {
     std::lock_guard lk(mu_);
     stop_ = true;
   }
   cv_.notify_all();
   if (refresher_.joinable()) refresher_.join();
+  std::lock_guard lk(mu_);  // the interrupt cleanup stays armed until the file is gone
   if (!id_.IsZero()) {
     try {
       backend_->Remove({FileType::kLock, id_.Hex()});
     } catch (const Error& e) {
-      std::fprintf(stderr, "warning: removing lock %s failed: %s\n", id_.Short().c_str(),
-                   e.what());
+      if (!(lost_ && e.code() == ErrorCode::kNotFound))
+        std::fprintf(stderr, "warning: removing lock %s failed: %s\n", id_.Short().c_str(),
+                     e.what());
     }
+    id_ = FileId();
   }
 }
 

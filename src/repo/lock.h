@@ -1,6 +1,7 @@
 // Repository locks (FORMAT.md §13), compatible with restic: lock files under locks/,
 // exclusive vs shared, stale detection (older than 30 minutes, or a dead process on this
-// host), refresh every 5 minutes while held. A Lock releases its file when destroyed.
+// host), refresh every 5 minutes while held. A Lock releases its file when destroyed, and
+// when the process is interrupted.
 #pragma once
 
 #include <condition_variable>
@@ -11,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "core/id.h"
+#include "core/interrupt.h"
 #include "repo/gojson.h"
 
 namespace haven {
@@ -34,6 +36,11 @@ class Lock {
  public:
   // Acquires the lock or throws kLocked describing the conflicting lock.
   static std::unique_ptr<Lock> Acquire(Repository& repo, bool exclusive);
+  // Throws kLocked when the lock may no longer be held: it was not refreshed for 5/6 of
+  // the stale age (the process was stopped, the machine suspended, the storage slow) or
+  // its file was removed. Acquire makes the repository call it before every commit
+  // (snapshot write, deletions), so a command that lost its lock stops before writing.
+  void CheckHeld();
   ~Lock();
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
@@ -50,7 +57,11 @@ class Lock {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
+  bool lost_ = false;
+  double refreshed_at_ = 0;  // CLOCK_BOOTTIME seconds of the last write of the lock
   std::thread refresher_;
+  // Removes the lock file when the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
+  std::unique_ptr<interrupt::Cleanup> on_interrupt_;
 };
 
 // Removes stale locks (or all with remove_all). Returns the number removed.

@@ -44,7 +44,8 @@ void Repository::Init(Backend& be, std::string_view password, int version,
 }
 
 std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
-                                             std::string_view password, int threads) {
+                                             std::string_view password, int threads,
+                                             std::string_view key_hint) {
   if (!be->Exists())
     Fail(ErrorCode::kNoRepository,
          "repository " + be->Location() + " does not exist (no config file found)");
@@ -58,10 +59,18 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
             [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
   if (keys.empty())
     Fail(ErrorCode::kWrongPassword, "repository " + be->Location() + " has no key files");
+  // The hinted key (a full id or a unique prefix) is tried first and does not count
+  // against the limit, as restic's --key-hint.
+  if (!key_hint.empty()) {
+    auto hinted = std::find_if(keys.begin(), keys.end(), [&](const FileInfo& fi) {
+      return fi.name.compare(0, key_hint.size(), key_hint) == 0;
+    });
+    if (hinted != keys.end()) std::rotate(keys.begin(), hinted, hinted + 1);
+  }
   int tried = 0;
   bool opened = false;
   for (const FileInfo& fi : keys) {
-    if (tried++ >= kMaxKeysTried) break;
+    if (tried++ >= kMaxKeysTried + (key_hint.empty() ? 0 : 1)) break;
     if (fi.size > 64 * 1024) {
       std::fprintf(stderr, "warning: skipping key %s: file is too large (%llu bytes)\n",
                    fi.name.c_str(), static_cast<unsigned long long>(fi.size));
@@ -85,8 +94,12 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
     }
   }
   if (!opened)
-    Fail(ErrorCode::kWrongPassword, "wrong password or no key found for repository " +
-                                        be->Location());
+    Fail(ErrorCode::kWrongPassword,
+         "wrong password or no key found for repository " + be->Location() +
+             (keys.size() > size_t{kMaxKeysTried}
+                  ? " (tried " + std::to_string(kMaxKeysTried) + " of its " +
+                        std::to_string(keys.size()) + " key files; --key-hint names the key)"
+                  : ""));
   Bytes cfg_raw = be->Load({FileType::kConfig, "config"});
   auto cfg_plain = crypto::Open(repo->key_, cfg_raw);
   if (!cfg_plain) Fail(ErrorCode::kCorrupt, "config: ciphertext verification failed");
@@ -96,6 +109,7 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
 }
 
 FileId Repository::SaveJson(FileType t, std::string_view json) {
+  if (t == FileType::kSnapshot) CheckLock();  // a command that lost its lock commits nothing
   Bytes sealed = EncodeJson(json);
   FileId id(Sha256(sealed));
   backend_->Save({t, id.Hex()}, sealed);

@@ -53,10 +53,13 @@ class Repository {
   static void Init(Backend& be, std::string_view password, int version,
                    const crypto::ScryptParams& params, int threads);
 
-  // Opens with a password: tries key files (at most kMaxKeysTried). Throws
-  // kNoRepository when there is no config, kWrongPassword when no key opens.
+  // Opens with a password: tries key files in name order (at most kMaxKeysTried, which
+  // bounds the time a hostile repository of many keys can cost; restic has the same
+  // limit), the one `key_hint` names (id or prefix) first. Throws kNoRepository when
+  // there is no config, kWrongPassword when no key opens.
   static std::unique_ptr<Repository> Open(std::shared_ptr<Backend> be,
-                                          std::string_view password, int threads);
+                                          std::string_view password, int threads,
+                                          std::string_view key_hint = {});
 
   Backend& backend() { return *backend_; }
   std::shared_ptr<Backend> backend_ptr() { return backend_; }
@@ -101,6 +104,12 @@ class Repository {
   // still throw.
   std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
       std::vector<SnapshotFailure>* failures = nullptr);
+  // The lock's validity check (set by Lock::Acquire): CheckLock runs it before every
+  // commit, i.e. before a snapshot is saved and before prune or forget delete anything.
+  void set_lock_check(std::function<void()> fn) { lock_check_ = std::move(fn); }
+  void CheckLock() {
+    if (lock_check_) lock_check_();
+  }
   // Where LoadSnapshots reports a left-out snapshot when given no list (the CLI prints).
   void set_warn(std::function<void(const std::string&)> fn) { warn_ = std::move(fn); }
   // "latest", a full id or a unique prefix. Throws kNotFound / kInvalidArgument.
@@ -190,6 +199,7 @@ class Repository {
   SaveStats stats_;
   std::function<void(const std::string&)> on_tree_pack_;
   std::function<void(const std::string&)> warn_;
+  std::function<void()> lock_check_;
 
   std::mutex upload_mu_;  // guards the four below
   std::condition_variable uploads_done_;

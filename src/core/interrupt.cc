@@ -1,0 +1,109 @@
+#include "core/interrupt.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace haven::interrupt {
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  unsigned long next = 1;
+  std::map<unsigned long, std::function<void()>> fns;
+  bool exiting = false;
+};
+
+Registry& Reg() {
+  static Registry* r = new Registry();  // never destroyed: the signal thread may outlive main
+  return *r;
+}
+
+}  // namespace
+
+Cleanup::Cleanup(std::function<void()> fn) {
+  Registry& r = Reg();
+  std::lock_guard lk(r.mu);
+  id_ = r.next++;
+  r.fns.emplace(id_, std::move(fn));
+}
+
+Cleanup::~Cleanup() {
+  Registry& r = Reg();
+  std::lock_guard lk(r.mu);
+  r.fns.erase(id_);
+}
+
+void CleanupAndExit(int code) {
+  Registry& r = Reg();
+  std::vector<std::function<void()>> fns;
+  {
+    std::lock_guard lk(r.mu);
+    if (!r.exiting) {
+      r.exiting = true;
+      for (auto it = r.fns.rbegin(); it != r.fns.rend(); ++it) fns.push_back(it->second);
+    } else {
+      fns.push_back(nullptr);  // another thread is cleaning up and will exit
+    }
+  }
+  if (!fns.empty() && !fns[0]) {
+    for (;;) pause();
+  }
+  for (auto& fn : fns) {
+    try {
+      fn();
+    } catch (...) {
+    }
+  }
+  _exit(code);
+}
+
+namespace {
+int g_pipe[2] = {-1, -1};
+std::atomic<int> g_signals{0};
+
+// Async-signal-safe: hands the signal to the waiting thread; a second one ends at once.
+void OnSignal(int sig) {
+  if (g_signals.fetch_add(1) > 0) _exit(130);
+  unsigned char b = static_cast<unsigned char>(sig);
+  ssize_t n = write(g_pipe[1], &b, 1);
+  (void)n;
+}
+}  // namespace
+
+void ExitIfInterrupted() {
+  if (g_signals.load() > 0) CleanupAndExit(130);
+}
+
+void Install() {
+  // A handler, not a blocked mask and sigwait: a blocked mask would be inherited by every
+  // program started later (password command, package managers), which could then not be
+  // interrupted; caught signals are reset to the default on exec.
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) return;  // without it, the default action applies
+  std::thread([] {
+    unsigned char b = 0;
+    for (;;) {
+      ssize_t n = read(g_pipe[0], &b, 1);
+      if (n == 1) break;
+      if (n < 0 && errno == EINTR) continue;
+      return;
+    }
+    CleanupAndExit(130);
+  }).detach();
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace haven::interrupt
