@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <cstdio>
 
 #include "core/error.h"
@@ -46,6 +47,21 @@ double BootSeconds() {
 // A lock not refreshed for this long may look stale to others soon: 5/6 of the stale age
 // (25 of 30 minutes), so the holder stops before anyone could have removed it.
 double ValidFor() { return static_cast<double>(LockTimes().stale) * 5 / 6; }
+}  // namespace
+
+namespace {
+// A killed process whose parent has not reaped it yet (an orphan waiting for a slow init
+// in a container) still answers kill(pid, 0), but holds nothing: its lock is stale.
+bool IsZombie(int64_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return false;
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  buf[n] = 0;
+  const char* close_paren = std::strrchr(buf, ')');  // the name may hold spaces and ')'
+  return close_paren && close_paren[1] == ' ' && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
 }  // namespace
 
 std::string LockInfo::ToJson() const {
@@ -87,7 +103,8 @@ bool LockInfo::IsStale() const {
   if (now - time.sec > LockTimes().stale) return true;
   if (hostname != HostName()) return false;
   if (pid <= 0) return true;
-  return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  return IsZombie(pid);
 }
 
 std::string LockInfo::Describe() const {
