@@ -97,7 +97,16 @@ class Apply {
     return fd;
   }
 
-  void Tree(const BlobId& id, const std::string& snap_dir) {
+  // Deeper trees are refused (a crafted snapshot must not exhaust the stack).
+  static constexpr int kMaxDepth = 4096;
+
+  void Tree(const BlobId& id, const std::string& snap_dir, int depth = 0) {
+    if (depth >= kMaxDepth) {
+      Problem("apply: refusing " + snap_dir + ": nested deeper than " + std::to_string(kMaxDepth) +
+                  " directories",
+              true);
+      return;
+    }
     for (const Node& n : repo_.LoadTree(id)) {
       std::string snap_path = snap_dir + "/" + n.name;
       if (!SafeNodeName(n.name)) {
@@ -107,7 +116,7 @@ class Apply {
       if (snap_path == "/.haven") continue;
       if (n.type == NodeType::kDir) {
         dir_modes_[Dest(snap_path)] = PosixPermFromGoMode(n.mode);  // for directories created
-        if (n.subtree) Tree(*n.subtree, snap_path);
+        if (n.subtree) Tree(*n.subtree, snap_path, depth + 1);
         continue;
       }
       if (n.type != NodeType::kFile && n.type != NodeType::kSymlink) continue;

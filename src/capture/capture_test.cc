@@ -20,6 +20,8 @@
 #include "capture/packages.h"
 #include "capture/profile.h"
 #include "core/error.h"
+#include "core/fd.h"
+#include "repo/test_tree_builder.h"
 
 namespace haven::capture {
 namespace {
@@ -321,6 +323,47 @@ TEST_F(CaptureTest, ApplyRoundTripIntoAnotherHome) {
   auto esc = RunApply(*repo_, snap, ao);
   EXPECT_GT(esc.refused, 0u);
   EXPECT_TRUE(fs::is_empty(outside));
+}
+
+// apply on crafted snapshots (RELIABILITY.md case 20): repeated names (a link and a directory
+// of one name), unsafe names, a link chain already in the target, and nesting past PATH_MAX.
+// Nothing is ever written outside the target; the rest is applied.
+TEST_F(CaptureTest, ApplyOfHostileTreesStaysInsideTheTarget) {
+  testing::TreeBuilder b(*repo_);
+  fs::path target = root_ / "target", outside = root_ / "outside";
+  fs::create_directories(target);
+  fs::create_directories(outside);
+  BlobId pwned = b.Tree({b.File("pwned", "written through a link\n")});
+  BlobId deep = b.Tree({b.File("bottom", "deep\n")});
+  for (int i = 0; i < 1200; ++i) deep = b.Tree({testing::TreeBuilder::Dir("dd", deep)});
+  BlobId root = b.Tree({
+      testing::TreeBuilder::Link("a", outside.string()), testing::TreeBuilder::Dir("a", pwned),
+      testing::TreeBuilder::Dir("..", pwned), b.File("x/y", "slash\n"), b.File("", "empty\n"),
+      testing::TreeBuilder::Dir("chain", pwned), testing::TreeBuilder::Dir("deep", deep),
+      b.File("ok", "applied\n")});
+  repo_->Flush();
+  // An earlier link chain in the target: chain -> hop -> outside.
+  ASSERT_EQ(symlink("hop", (target / "chain").c_str()), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (target / "hop").c_str()), 0);
+  Snapshot snap;
+  snap.tree = root;
+  ApplyOptions ao;
+  ao.target = target.string();
+  std::vector<std::string> warned;
+  ao.warn = [&](const std::string& s) { warned.push_back(s); };
+  ApplyResult r = RunApply(*repo_, snap, ao);
+  EXPECT_TRUE(fs::is_empty(outside)) << fs::directory_iterator(outside)->path();
+  EXPECT_EQ(ReadFile(target / "ok"), "applied\n");
+  EXPECT_GE(r.refused, 4u);  // "..", "x/y", "", and chain/pwned through the link
+  std::string all;
+  for (const auto& w : warned) all += w + "\n";
+  EXPECT_NE(all.find("unsafe"), std::string::npos) << all;
+  // The deep file is below the target, past PATH_MAX.
+  std::string rel = "deep";
+  for (int i = 0; i < 1200; ++i) rel += "/dd";
+  Fd dir(open(target.c_str(), O_RDONLY | O_DIRECTORY));
+  Fd f(OpenBeneath(dir.get(), rel + "/bottom", O_RDONLY));
+  EXPECT_TRUE(f.valid()) << strerror(errno) << "\n" << all;
 }
 
 TEST(CapturePackages, DiffAgainstARecordedList) {

@@ -16,6 +16,7 @@
 #include "core/fd.h"
 #include "crypto/kdf.h"
 #include "repo/node.h"
+#include "repo/test_tree_builder.h"
 
 namespace haven {
 namespace {
@@ -182,47 +183,13 @@ class HostileTreeTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(root_); }
 
-  Node File(const std::string& name, const std::string& data) {
-    Node n;
-    n.name = name;
-    n.type = NodeType::kFile;
-    n.mode = 0644;
-    n.size = data.size();
-    if (!data.empty()) {
-      BlobId id(Sha256(AsBytes(data)));
-      repo_->SaveBlob(BlobType::kData, id, AsBytes(data));
-      n.content.push_back(id);
-    }
-    return n;
+  Node File(const std::string& name, const std::string& data) { return trees().File(name, data); }
+  static Node Dir(const std::string& name, const BlobId& t) { return testing::TreeBuilder::Dir(name, t); }
+  static Node Link(const std::string& name, const std::string& to) {
+    return testing::TreeBuilder::Link(name, to);
   }
-  Node Dir(const std::string& name, const BlobId& subtree) {
-    Node n;
-    n.name = name;
-    n.type = NodeType::kDir;
-    n.mode = gomode::kDir | 0755;
-    n.subtree = subtree;
-    return n;
-  }
-  Node Link(const std::string& name, const std::string& to) {
-    Node n;
-    n.name = name;
-    n.type = NodeType::kSymlink;
-    n.mode = gomode::kSymlink | 0777;
-    n.linktarget = to;
-    return n;
-  }
-  // A tree blob holding exactly these nodes, in this order (EncodeTree would refuse some).
-  BlobId Tree(const std::vector<Node>& nodes) {
-    std::string j = "{\"nodes\":[";
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (i) j += ',';
-      AppendNodeJson(j, nodes[i]);
-    }
-    j += "]}\n";
-    BlobId id(Sha256(AsBytes(j)));
-    repo_->SaveBlob(BlobType::kTree, id, AsBytes(j));
-    return id;
-  }
+  BlobId Tree(const std::vector<Node>& nodes) { return trees().Tree(nodes); }
+  testing::TreeBuilder trees() { return testing::TreeBuilder(*repo_); }
   RestoreResult Restore(const BlobId& tree) {
     repo_->Flush();
     auto repo = Repository::Open(mem_, kPassword, 2);
