@@ -38,8 +38,12 @@ int Main(int argc, char** argv) {
   app.fallthrough();
   GlobalOptions& g = Globals();
   app.add_option("-r,--repo", g.repo, "repository location (env HAVEN_REPOSITORY)");
-  app.add_option("--password-file", g.password_file, "file holding the repository password");
-  app.add_option("--password-command", g.password_command, "command that prints the password");
+  app.add_option("--repository-file", g.repository_file,
+                 "file whose first line is the repository location (env HAVEN_REPOSITORY_FILE)");
+  app.add_option("-p,--password-file", g.password_file,
+                 "file holding the repository password (env HAVEN_PASSWORD_FILE)");
+  app.add_option("--password-command", g.password_command,
+                 "command that prints the password (env HAVEN_PASSWORD_COMMAND)");
   app.add_flag("--json", g.json, "machine-readable output");
   app.add_flag("-q,--quiet", g.quiet, "print nothing but errors");
   app.add_flag("-v,--verbose", g.verbose, "more output (repeatable)");
