@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/parse_errors.h"
 #include "core/error.h"
 
 namespace haven::cli {
@@ -82,8 +83,7 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 1;
+    return ReportParseError(app, e);
   } catch (const Error& e) {
     std::cerr << "Fatal: " << e.what() << '\n';
     return ExitCodeFor(e.code());
