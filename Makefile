@@ -9,14 +9,19 @@ all: build
 deps:
 	@scripts/install-deps
 
+# The project's own builds treat warnings as errors (a packager's build does not: HAVEN_WERROR
+# is off for an explicit build type other than Debug).
 $(BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD) -G Ninja
+	cmake -S . -B $(BUILD) -G Ninja -DHAVEN_WERROR=ON
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-run: build
+# The demo needs the haven binary only, not the unit tests, benchmarks and fuzz replays.
+run: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target haven
 	@scripts/demo $(BUILD)
+	@scripts/demo-next $(BUILD)
 
 test: build check-layers
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 
@@ -38,13 +39,17 @@ int Main(int argc, char** argv) {
   app.fallthrough();
   GlobalOptions& g = Globals();
   app.add_option("-r,--repo", g.repo, "repository location (env HAVEN_REPOSITORY)");
-  app.add_option("--password-file", g.password_file, "file holding the repository password");
-  app.add_option("--password-command", g.password_command, "command that prints the password");
+  app.add_option("--repository-file", g.repository_file,
+                 "file whose first line is the repository location (env HAVEN_REPOSITORY_FILE)");
+  app.add_option("-p,--password-file", g.password_file,
+                 "file holding the repository password (env HAVEN_PASSWORD_FILE)");
+  app.add_option("--password-command", g.password_command,
+                 "command that prints the password (env HAVEN_PASSWORD_COMMAND)");
   app.add_flag("--json", g.json, "machine-readable output");
   app.add_flag("-q,--quiet", g.quiet, "print nothing but errors");
   app.add_flag("-v,--verbose", g.verbose, "more output (repeatable)");
   app.add_option("--jobs", g.jobs, "worker threads: auto (all cores) or N");
-  app.add_option("--cache-dir", g.cache_dir, "cache directory (accepted; see README)");
+  app.add_option("--cache-dir", g.cache_dir, "local cache directory (env HAVEN_CACHE_DIR)");
   app.add_flag("--no-cache", g.no_cache, "do not use a local cache");
   app.add_flag("--no-lock", g.no_lock, "do not lock the repository (read-only commands)");
   app.add_option("--compression", g.compression, "auto, off, max, fastest, better");
@@ -88,8 +93,7 @@ int Run(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 1;
+    return ReportParseError(app, e);
   } catch (const Error& e) {
     std::cerr << "Fatal: " << e.what() << '\n';
     return ExitCodeFor(e.code());

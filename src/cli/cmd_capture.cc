@@ -58,7 +58,8 @@ void RegisterCapture(CLI::App& app) {
     capture::CaptureOptions opts;
     opts.profile = capture::Profile::Load(
         profile_file.empty() ? capture::DefaultProfilePath(home) : profile_file, home);
-    if (Globals().repo.empty() && !opts.profile.repository.empty())
+    if (Globals().repo.empty() && Globals().repository_file.empty() &&
+        !opts.profile.repository.empty())
       Globals().repo = opts.profile.repository;
     opts.home = home;
     opts.host = host;

@@ -38,12 +38,7 @@ void RegisterInit(CLI::App& app) {
       Fail(ErrorCode::kFatal, "create repository at " + loc +
                                   " failed: config file already exists");
     const GlobalOptions& g = Globals();
-    std::string pw;
-    if (!g.password_file.empty() || !g.password_command.empty() || !Env("PASSWORD").empty() ||
-        !Env("PASSWORD_FILE").empty() || !Env("PASSWORD_COMMAND").empty())
-      pw = ReadPassword();
-    else
-      pw = ReadPasswordFrom("", "", "enter password for new repository: ", true);
+    std::string pw = ReadPassword("enter password for new repository: ", /*confirm=*/true);
     Repository::Init(*be, pw, o.repository_version, ParseScrypt(o.scrypt), Jobs());
     auto repo = Repository::Open(be, pw, Jobs());
     if (g.json) {

@@ -5,9 +5,11 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -47,13 +49,53 @@ int Jobs() {
   Fail(ErrorCode::kInvalidArgument, "invalid --jobs value \"" + j + "\" (want auto or 1..1024)");
 }
 
+namespace {
+
+// The variable named exactly (no HAVEN_/RESTIC_ fallback); "" when unset or empty.
+std::string EnvExact(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v ? v : "";
+}
+
+// A file's content with surrounding whitespace removed, up to its first line break.
+std::string FirstLineOfFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    Fail(ErrorCode::kFatal,
+         std::string("cannot read ") + what + " " + path + ": " + std::strerror(errno));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  size_t b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  s = s.substr(b, s.find_first_of("\r\n", b) - b);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  return s;
+}
+
+std::string LocationFromFile(const std::string& path) {
+  std::string loc = FirstLineOfFile(path, "repository file");
+  if (loc.empty()) Fail(ErrorCode::kInvalidArgument, "repository file " + path + " is empty");
+  return loc;
+}
+
+}  // namespace
+
 std::string RepoLocation() {
-  std::string r = Globals().repo;
-  if (r.empty()) r = Env("REPOSITORY");
-  if (r.empty())
+  const GlobalOptions& g = Globals();
+  if (!g.repo.empty() && !g.repository_file.empty())
     Fail(ErrorCode::kInvalidArgument,
-         "Please specify repository location (-r/--repo or HAVEN_REPOSITORY)");
-  return r;
+         "Options -r and --repository-file are mutually exclusive, please specify only one");
+  if (!g.repo.empty()) return g.repo;
+  if (!g.repository_file.empty()) return LocationFromFile(g.repository_file);
+  for (const char* prefix : {"HAVEN_", "RESTIC_"}) {
+    std::string p = prefix;
+    if (std::string r = EnvExact(p + "REPOSITORY"); !r.empty()) return r;
+    if (std::string f = EnvExact(p + "REPOSITORY_FILE"); !f.empty()) return LocationFromFile(f);
+  }
+  Fail(ErrorCode::kInvalidArgument,
+       "Please specify repository location (-r/--repo, --repository-file, HAVEN_REPOSITORY "
+       "or HAVEN_REPOSITORY_FILE)");
 }
 
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
@@ -95,11 +137,9 @@ std::string FirstLine(std::string s) {
 
 std::string PromptTerminal(const std::string& prompt) {
   int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (fd < 0 || !isatty(STDIN_FILENO)) {
-    if (fd >= 0) close(fd);
-    Fail(ErrorCode::kFatal,
-         "no password given: use --password-file, --password-command or HAVEN_PASSWORD");
-  }
+  if (fd < 0)
+    Fail(ErrorCode::kFatal, "no password given and no terminal to ask for one: use "
+                            "--password-file, --password-command or HAVEN_PASSWORD");
   if (write(fd, prompt.data(), prompt.size()) < 0) {
   }
   struct termios old, noecho;
@@ -119,39 +159,81 @@ std::string PromptTerminal(const std::string& prompt) {
   return line;
 }
 
+// One line of standard input, read a byte at a time so that nothing after it is consumed
+// (`printf 'old\nnew\n' | haven key add` reads both passwords; `backup --stdin` keeps the
+// data that follows the password).
+std::string ReadStdinLine() {
+  std::string line;
+  char c;
+  for (bool first = true;; first = false) {
+    ssize_t n = read(STDIN_FILENO, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      Fail(ErrorCode::kIo, std::string("cannot read password from stdin: ") + std::strerror(errno));
+    if (n == 0 && first)
+      Fail(ErrorCode::kFatal,
+           "no password given: standard input is not a terminal and is empty; use "
+           "--password-file, --password-command or HAVEN_PASSWORD");
+    if (n == 0 || c == '\n') break;
+    line += c;
+  }
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return line;
+}
+
+// No password source is set: standard input when it is not a terminal (as restic), else a
+// prompt on the terminal, asked twice with confirm.
+std::string ReadInteractive(const std::string& prompt, bool confirm) {
+  if (!isatty(STDIN_FILENO)) {
+    if (!Globals().quiet) Warn("reading repository password from stdin");
+    return ReadStdinLine();
+  }
+  std::string pw = PromptTerminal(prompt);
+  if (confirm && PromptTerminal("enter password again: ") != pw)
+    Fail(ErrorCode::kFatal, "passwords do not match");
+  return pw;
+}
+
+std::string CheckedPassword(std::string pw) {
+  if (pw.empty()) Fail(ErrorCode::kFatal, "an empty password is not allowed");
+  return pw;
+}
+
 }  // namespace
 
 std::string ReadPasswordFrom(const std::string& file, const std::string& command,
                              const std::string& prompt, bool confirm) {
-  std::string pw;
   if (!file.empty()) {
     std::ifstream in(file, std::ios::binary);
     if (!in) Fail(ErrorCode::kFatal, "cannot read password file " + file);
     std::stringstream ss;
     ss << in.rdbuf();
-    pw = FirstLine(ss.str());
-  } else if (!command.empty()) {
-    pw = FirstLine(RunPasswordCommand(command));
-  } else {
-    pw = PromptTerminal(prompt);
-    if (confirm && PromptTerminal("enter password again: ") != pw)
-      Fail(ErrorCode::kFatal, "passwords do not match");
+    return CheckedPassword(FirstLine(ss.str()));
   }
-  if (pw.empty()) Fail(ErrorCode::kFatal, "an empty password is not allowed");
-  return pw;
+  if (!command.empty()) return CheckedPassword(FirstLine(RunPasswordCommand(command)));
+  return CheckedPassword(ReadInteractive(prompt, confirm));
 }
 
-std::string ReadPassword(const std::string& prompt) {
+std::string ReadPassword(const std::string& prompt, bool confirm) {
   const GlobalOptions& g = Globals();
-  if (!g.password_file.empty()) return ReadPasswordFrom(g.password_file, "", prompt, false);
-  if (!g.password_command.empty()) return ReadPasswordFrom("", g.password_command, prompt, false);
-  std::string env = Env("PASSWORD");
-  if (!env.empty()) return env;
-  std::string file = Env("PASSWORD_FILE");
-  if (!file.empty()) return ReadPasswordFrom(file, "", prompt, false);
-  std::string cmd = Env("PASSWORD_COMMAND");
-  if (!cmd.empty()) return ReadPasswordFrom("", cmd, prompt, false);
-  return ReadPasswordFrom("", "", prompt, false);
+  if (!g.password_file.empty() && !g.password_command.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Password file and command are mutually exclusive options (--password-file, "
+         "--password-command)");
+  // A flag replaces every environment source (restic 0.14 refuses some of these mixes).
+  if (!g.password_command.empty() || !g.password_file.empty())
+    return ReadPasswordFrom(g.password_file, g.password_command, prompt, confirm);
+  for (const char* prefix : {"HAVEN_", "RESTIC_"}) {
+    std::string p = prefix;
+    std::string cmd = EnvExact(p + "PASSWORD_COMMAND"), file = EnvExact(p + "PASSWORD_FILE");
+    if (!cmd.empty() && !file.empty())
+      Fail(ErrorCode::kInvalidArgument, "Password file and command are mutually exclusive "
+                                        "options (" + p + "PASSWORD_FILE, " + p +
+                                        "PASSWORD_COMMAND)");
+    if (!cmd.empty() || !file.empty()) return ReadPasswordFrom(file, cmd, prompt, confirm);
+    if (std::string pw = EnvExact(p + "PASSWORD"); !pw.empty()) return pw;
+  }
+  return ReadPasswordFrom("", "", prompt, confirm);
 }
 
 std::string CacheBaseDir() {

@@ -16,6 +16,7 @@ namespace haven::cli {
 
 struct GlobalOptions {
   std::string repo;
+  std::string repository_file;
   std::string password_file;
   std::string password_command;
   bool json = false;
@@ -36,9 +37,18 @@ std::string Env(const char* suffix);
 
 int Jobs();  // resolved --jobs
 std::shared_ptr<Backend> MakeBackend(const std::string& location);
-std::string RepoLocation();  // -r or env; throws when unset
-// The password from --password-file/--password-command/env, else the terminal.
-std::string ReadPassword(const std::string& prompt = "enter password for repository: ");
+// The repository location, first of: -r, --repository-file (both at once is an error, as in
+// restic), HAVEN_REPOSITORY, HAVEN_REPOSITORY_FILE, RESTIC_REPOSITORY, RESTIC_REPOSITORY_FILE.
+// A repository file holds the location on its first line. Throws when none is set.
+std::string RepoLocation();
+// The repository password, with restic's precedence: --password-command, --password-file
+// (both at once is an error), then per environment prefix (HAVEN_, then RESTIC_)
+// *_PASSWORD_COMMAND, *_PASSWORD_FILE (both at once is an error), *_PASSWORD; else one line
+// of standard input when it is not a terminal, else a prompt on the terminal (asked twice
+// with confirm).
+std::string ReadPassword(const std::string& prompt = "enter password for repository: ",
+                         bool confirm = false);
+// A password from `file`, else `command`, else standard input / the terminal as above.
 std::string ReadPasswordFrom(const std::string& file, const std::string& command,
                              const std::string& prompt, bool confirm);
 
