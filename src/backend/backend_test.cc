@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backend/fault_backend.h"
+#include "backend/limit_backend.h"
 #include "backend/local_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/retry_backend.h"
@@ -1016,6 +1017,35 @@ TEST(BackendNamesTest, TypesHandlesAndNames) {
   EXPECT_FALSE(IsValidObjectName(n.substr(1)));
   EXPECT_FALSE(IsValidObjectName("AB" + n.substr(2)));
   EXPECT_FALSE(IsValidObjectName(n.substr(0, 63) + "g"));
+}
+
+}  // namespace
+}  // namespace haven
+
+namespace haven {
+namespace {
+
+// --limit-upload / --limit-download: 1 MiB through a 512 KiB/s bucket that starts full
+// takes about one second (the first 512 KiB pass at once), in each direction.
+TEST(LimitBackendTest, KeepsEachDirectionUnderItsRate) {
+  auto mem = std::make_shared<MemBackend>();
+  LimitBackend be(mem, 512, 512);
+  Bytes chunk(256 * 1024, 7);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4; ++i) be.Save(Handle{FileType::kPack, TestName(i, "ab")}, chunk);
+  double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(up, 0.9);
+  EXPECT_LT(up, 3.0);
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(be.Load(Handle{FileType::kPack, TestName(i, "ab")}), chunk);
+  double down = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(down, 0.9);
+  EXPECT_LT(down, 3.0);
+  // Unlimited directions and metadata calls do not wait.
+  LimitBackend free(mem, 0, 0);
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4; ++i) free.Load(Handle{FileType::kPack, TestName(i, "ab")});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
 }
 
 }  // namespace

@@ -41,6 +41,9 @@ class LocalBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override;
+  int Connections() const override { return connections_; }
+  // `-o local.connections=N`: how many requests run in parallel (restic's default 2).
+  void set_connections(int n) { connections_ = n; }
 
   // Full path of the file that stores h (h is not validated).
   std::string PathOf(const Handle& h) const;
@@ -50,6 +53,7 @@ class LocalBackend : public Backend {
                   const std::function<void(const FileInfo&)>& fn) const;
 
   std::string root_;
+  int connections_ = 2;
 };
 
 }  // namespace haven

@@ -55,6 +55,17 @@ int Main(int argc, char** argv) {
   app.add_option("--compression", g.compression, "auto, off, max, fastest, better");
   app.add_option("--key-hint", g.key_hint,
                  "key id (or prefix) to try first (env HAVEN_KEY_HINT, RESTIC_KEY_HINT)");
+  app.add_option("-o,--option", g.options, "set a backend option (backend.key=value, repeatable)");
+  app.add_option("--pack-size", g.pack_size,
+                 "target size of new packs in MiB, 4..128 (env HAVEN_PACK_SIZE, RESTIC_PACK_SIZE)");
+  app.add_option("--limit-upload", g.limit_upload, "limit uploads to this many KiB/s (0: none)");
+  app.add_option("--limit-download", g.limit_download,
+                 "limit downloads to this many KiB/s (0: none)");
+  app.add_option("--cacert", g.cacert, "file with a TLS root certificate (repeatable)");
+  app.add_option("--tls-client-cert", g.tls_client_cert, "file with a TLS client certificate and key");
+  app.add_flag("--insecure-tls", g.insecure_tls, "skip TLS certificate verification (dangerous)");
+  app.add_flag("--cleanup-cache", g.cleanup_cache,
+               "remove cache folders of repositories not used for 30 days");
 
   RegisterInit(app);
   RegisterBackup(app);

@@ -11,12 +11,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
 #include "backend/cache_backend.h"
 #include "backend/kill_backend.h"
+#include "backend/limit_backend.h"
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
 #include "core/error.h"
@@ -98,6 +102,53 @@ std::string RepoLocation() {
        "or HAVEN_REPOSITORY_FILE)");
 }
 
+namespace {
+
+uint64_t ParseCount(const std::string& v, const std::string& what, uint64_t lo, uint64_t hi) {
+  uint64_t n = 0;
+  bool ok = !v.empty() && v.size() <= 12;
+  for (char c : v) ok = ok && c >= '0' && c <= '9';
+  if (ok) n = std::stoull(v);
+  if (!ok || n < lo || n > hi)
+    Fail(ErrorCode::kInvalidArgument, "invalid value \"" + v + "\" for " + what + " (want " +
+                                          std::to_string(lo) + ".." + std::to_string(hi) + ")");
+  return n;
+}
+
+// -o backend.key=value, as restic: options of this backend go to `apply` (false: unknown
+// key, an error); options of other backends are ignored with a warning.
+void ApplyBackendOptions(const std::string& scheme,
+                         const std::function<bool(const std::string&, const std::string&)>& apply) {
+  for (const std::string& o : Globals().options) {
+    size_t eq = o.find('=');
+    size_t dot = o.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0)
+      Fail(ErrorCode::kInvalidArgument,
+           "invalid option \"" + o + "\": want -o backend.key=value, e.g. local.connections=4");
+    std::string backend = o.substr(0, dot), key = o.substr(dot + 1, eq - dot - 1);
+    if (backend != scheme) {
+      Warn("ignoring option " + o.substr(0, eq) + ": the repository is " + scheme);
+      continue;
+    }
+    if (!apply(key, o.substr(eq + 1)))
+      Fail(ErrorCode::kInvalidArgument, "option " + o.substr(0, eq) + " is not known");
+  }
+}
+
+// --cacert and --tls-client-cert name files that TLS backends (rest:, s3:) will read; a
+// missing one is an error at start, as in restic, whatever the backend.
+void CheckTlsFiles() {
+  auto readable = [](const std::string& f, const char* what) {
+    if (access(f.c_str(), R_OK) != 0)
+      Fail(ErrorCode::kInvalidArgument,
+           std::string("cannot read ") + what + " " + f + ": " + std::strerror(errno));
+  };
+  for (const std::string& f : Globals().cacert) readable(f, "--cacert file");
+  if (!Globals().tls_client_cert.empty()) readable(Globals().tls_client_cert, "--tls-client-cert file");
+}
+
+}  // namespace
+
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
@@ -107,10 +158,21 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +
                                         "\" is not supported by this haven build yet");
   }
-  std::shared_ptr<Backend> be = std::make_shared<LocalBackend>(loc);
+  auto local = std::make_shared<LocalBackend>(loc);
+  ApplyBackendOptions("local", [&](const std::string& key, const std::string& value) {
+    if (key == "connections") {
+      local->set_connections(static_cast<int>(ParseCount(value, "local.connections", 1, 128)));
+      return true;
+    }
+    return false;
+  });
+  CheckTlsFiles();
+  std::shared_ptr<Backend> be = local;
   // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
   if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
     be = std::make_shared<KillBackend>(be, std::stoull(kill));
+  if (Globals().limit_upload || Globals().limit_download)
+    be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
   return std::make_shared<RetryBackend>(be);
 }
 
@@ -249,6 +311,28 @@ namespace {
 // decrypted. Tree packs are recognised through the index (loaded later by the command)
 // when read, and through the repository's hook when written. A cache that cannot be
 // opened is reported and the repository is used without it, as restic does.
+// --cleanup-cache: removes the cache folders of repositories not used for 30 days (the
+// cache touches its folder on every use), as restic; never the current one.
+void CleanupOldCaches(const std::string& base, const std::string& current_id) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto cutoff = fs::file_time_type::clock::now() - std::chrono::hours(24 * 30);
+  size_t removed = 0;
+  for (const auto& e : fs::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == current_id || !IsValidObjectName(name) || !e.is_directory(ec)) continue;
+    auto t = fs::last_write_time(e.path(), ec);
+    if (ec || t >= cutoff) continue;
+    fs::remove_all(e.path(), ec);
+    if (ec) {
+      Warn("unable to remove old cache folder " + e.path().string() + ": " + ec.message());
+    } else {
+      removed++;
+    }
+  }
+  if (removed) Print("removed " + std::to_string(removed) + " old cache folders from " + base);
+}
+
 void AttachCache(Repository& repo, const std::shared_ptr<CacheBackend>& cache) {
   cache->SetWarningHandler([](const std::string& w) { Warn("warning: " + w); });
   try {
@@ -288,6 +372,12 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache) {
   auto repo = Repository::Open(be, ReadPassword(), Jobs(), hint);
   repo->set_warn([](const std::string& w) { Warn(w); });
   if (cache) AttachCache(*repo, cache);
+  if (cache && Globals().cleanup_cache) CleanupOldCaches(CacheBaseDir(), repo->config().id);
+  std::string pack = Globals().pack_size.empty() ? Env("PACK_SIZE") : Globals().pack_size;
+  if (!pack.empty())
+    repo->set_pack_size(ParseCount(pack, "--pack-size (MiB)", Repository::kMinPackSize >> 20,
+                                   Repository::kMaxPackSize >> 20)
+                        << 20);
   std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;
   if (!comp.empty()) repo->set_compression(ParseCompression(comp));
   return repo;

@@ -28,6 +28,13 @@ struct GlobalOptions {
   bool no_lock = false;
   std::string compression;  // empty = env or auto
   std::string key_hint;     // empty = env KEY_HINT
+  std::vector<std::string> options;  // -o backend.key=value
+  std::string pack_size;             // MiB; empty = env PACK_SIZE or 16
+  uint64_t limit_upload = 0, limit_download = 0;  // KiB/s, 0 = unlimited
+  std::vector<std::string> cacert;   // for TLS backends (checked, kept for them)
+  std::string tls_client_cert;
+  bool insecure_tls = false;
+  bool cleanup_cache = false;
 };
 
 GlobalOptions& Globals();

@@ -268,8 +268,7 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
 
   // Decide per pack file on storage.
   Progress(opts, "collecting packs for deletion and repacking");
-  const uint64_t target = opts.repack_small ? Repository::kPackSize / 5 * 4
-                                            : Repository::kPackSize / 25;
+  const uint64_t target = opts.repack_small ? repo.pack_size() / 5 * 4 : repo.pack_size() / 25;
   std::vector<Candidate> candidates, small;
   std::vector<char> seen(packs.size(), 0);
   std::vector<char> excluded(packs.size(), 0);  // removed, repacked or ignored

@@ -439,7 +439,7 @@ void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
   {
     std::lock_guard lock(save_mu_);
     auto& pw = packers_[static_cast<int>(t)];
-    // A pack closes once it reaches kPackSize, so it ends below kPackSize + one blob.
+    // A pack closes once it reaches pack_size_, so it ends below pack_size_ + one blob.
     if (!pw) {
       Bytes buffer;
       {
@@ -449,10 +449,10 @@ void Repository::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
           free_packs_.pop_back();
         }
       }
-      pw = std::make_unique<PackWriter>(t, kPackSize + chunker::kMaxSize + 4096, std::move(buffer));
+      pw = std::make_unique<PackWriter>(t, pack_size_ + chunker::kMaxSize + 4096, std::move(buffer));
     }
     pw->Add(id, sealed, uncompressed_length);
-    if (pw->Size() >= kPackSize || pw->Count() >= kMaxPackBlobs) {
+    if (pw->Size() >= pack_size_ || pw->Count() >= kMaxPackBlobs) {
       full = pw->Finish(key_, &blobs);
       pw.reset();  // the next writer takes a recycled buffer
     }

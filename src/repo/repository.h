@@ -38,7 +38,9 @@ struct SaveStats {
 
 class Repository {
  public:
+  // The default target size of a pack (restic's 16 MiB); --pack-size sets 4..128 MiB.
   static constexpr size_t kPackSize = 16 * 1024 * 1024;
+  static constexpr size_t kMinPackSize = 4 * 1024 * 1024, kMaxPackSize = 128 * 1024 * 1024;
   static constexpr size_t kIndexFlushBlobs = 50000;
   // Keeps a pack's header (<= 41 bytes per blob) well below the 16 MiB header limit.
   static constexpr size_t kMaxPackBlobs = 200000;
@@ -77,6 +79,9 @@ class Repository {
   const FileId& key_id() const { return key_id_; }
   const chunker::Tables& chunker_tables() const { return *tables_; }
   int threads() const { return threads_; }
+  // Target pack size for new packs (restic's --pack-size); only before any blob is saved.
+  void set_pack_size(size_t bytes) { pack_size_ = bytes; }
+  size_t pack_size() const { return pack_size_; }
 
   void set_compression(Compression c) { compression_ = c; }
   Compression compression() const { return compression_; }
@@ -183,6 +188,7 @@ class Repository {
   FileId key_id_;
   std::unique_ptr<chunker::Tables> tables_;
   int threads_ = 1;
+  size_t pack_size_ = kPackSize;
   Compression compression_ = Compression::kAuto;
 
   mutable std::shared_mutex index_mu_;

@@ -1,0 +1,57 @@
+// restic's --limit-upload / --limit-download: a decorator that keeps the bytes saved and
+// the bytes loaded under a rate (KiB/s, 0 = unlimited) with one token bucket per
+// direction, shared by every thread. A transfer larger than the bucket is let through in
+// pieces of time: it waits until its bytes are paid for, so the average over a second or
+// two stays at the limit; the first second's worth passes at once (the bucket starts full).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+
+#include "backend/backend.h"
+
+namespace haven {
+
+// A token bucket of `rate` bytes per second, holding at most one second of tokens.
+class RateLimiter {
+ public:
+  explicit RateLimiter(uint64_t bytes_per_second);
+  // Blocks until `bytes` may pass.
+  void Take(uint64_t bytes);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  const double rate_;
+  std::mutex mu_;
+  double tokens_;
+  Clock::time_point last_;
+};
+
+class LimitBackend : public Backend {
+ public:
+  // Rates in KiB/s (restic's unit); 0 leaves that direction unlimited.
+  LimitBackend(std::shared_ptr<Backend> inner, uint64_t upload_kib, uint64_t download_kib);
+
+  std::string Location() const override { return inner_->Location(); }
+  bool Exists() override { return inner_->Exists(); }
+  void Create() override { inner_->Create(); }
+  void Save(const Handle& h, ByteView data) override;
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
+    inner_->List(t, fn);
+  }
+  void Remove(const Handle& h) override { inner_->Remove(h); }
+  int Connections() const override { return inner_->Connections(); }
+  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->RemoveStaleTempFiles(min_age_seconds);
+  }
+
+ private:
+  std::shared_ptr<Backend> inner_;
+  std::unique_ptr<RateLimiter> up_, down_;
+};
+
+}  // namespace haven
