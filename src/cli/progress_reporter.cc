@@ -1,5 +1,6 @@
 #include "cli/progress_reporter.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -85,6 +86,22 @@ std::string ProgressReporter::StatusJson(const char* kind, double elapsed, uint6
   return out + buf;
 }
 
+namespace {
+int TerminalColumns() {
+  struct winsize ws;
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) != 0) return 0;
+  return ws.ws_col;
+}
+}  // namespace
+
+std::string ProgressReporter::FitToWidth(std::string line, int columns) {
+  if (columns <= 0) return line;
+  size_t max = static_cast<size_t>(columns > 1 ? columns - 1 : 1);
+  // The line is ASCII (digits, units, punctuation): one byte per column.
+  if (line.size() > max) line.resize(max);
+  return line;
+}
+
 ProgressReporter::ProgressReporter(const char* kind, ProgressCounters& counters)
     : kind_(kind), c_(counters), start_(std::chrono::steady_clock::now()) {
   if (Globals().json) {
@@ -150,7 +167,10 @@ void ProgressReporter::PrintOnce() {
     std::string s = StatusJson(kind_, elapsed, files, bytes, tf, tb, errors, final_totals);
     std::fputs((s + "\n").c_str(), stdout);
   } else {
-    std::string s = StatusLine(elapsed, files, bytes, tf, tb, errors, final_totals);
+    // The width is read at every redraw, so a resized terminal gets a fitting line at the
+    // next tick (a tenth of a second) and the line never wraps.
+    std::string s = FitToWidth(StatusLine(elapsed, files, bytes, tf, tb, errors, final_totals),
+                               TerminalColumns());
     std::fputs(("\r\033[K" + s).c_str(), stdout);
   }
   std::fflush(stdout);

@@ -33,6 +33,9 @@ class ProgressReporter {
   void Finish();
 
   // "[0:42] 12.34%  1234 files 1.234 GiB, total 5678 files 9.9 GiB, 0 errors ETA 1:23"
+  // The status line cut to fit `columns` terminal columns without wrapping (one column is
+  // kept free for the cursor); columns 0 = unknown, the line is left as it is.
+  static std::string FitToWidth(std::string line, int columns);
   static std::string StatusLine(double elapsed, uint64_t files,
                                 uint64_t bytes, uint64_t total_files, uint64_t total_bytes,
                                 uint64_t errors, bool totals_final);
