@@ -1,4 +1,7 @@
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 
 #include "cli/common.h"
 #include "core/error.h"
@@ -11,7 +14,57 @@ namespace {
 struct InitOptions {
   int repository_version = 2;
   std::string scrypt = "32768,8,4";
+  bool copy_chunker_params = false;
+  std::string from_repo, from_repository_file, from_password_file, from_password_command,
+      from_key_hint;
 };
+
+// The first set variable of HAVEN_<name>, RESTIC_<name>.
+std::string FromEnv(const char* name) {
+  for (const char* prefix : {"HAVEN_", "RESTIC_"})
+    if (const char* v = std::getenv((std::string(prefix) + name).c_str()); v && *v) return v;
+  return "";
+}
+
+// init --copy-chunker-params: the chunker polynomial of the source repository (restic's
+// --from-* flags and RESTIC_FROM_* variables), so that `copy` between the two
+// deduplicates.
+uint64_t SourcePolynomial(const InitOptions& o) {
+  if (!o.from_repo.empty() && !o.from_repository_file.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Options --from-repo and --from-repository-file are mutually exclusive");
+  std::string loc = o.from_repo;
+  std::string file = o.from_repository_file;
+  if (loc.empty() && file.empty()) {
+    loc = FromEnv("FROM_REPOSITORY");
+    if (loc.empty()) file = FromEnv("FROM_REPOSITORY_FILE");
+  }
+  if (loc.empty() && !file.empty()) {
+    std::ifstream in(file);
+    if (!in) Fail(ErrorCode::kInvalidArgument, "cannot read --from-repository-file " + file);
+    std::getline(in, loc);
+    while (!loc.empty() && (loc.back() == '\r' || loc.back() == ' ')) loc.pop_back();
+  }
+  if (loc.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Please specify the source repository location (--from-repo or "
+         "--from-repository-file) for --copy-chunker-params");
+  auto be = MakeBackend(loc);
+  if (!be->Exists())
+    Fail(ErrorCode::kNoRepository, "source repository " + loc + " does not exist");
+  std::string pw;
+  std::string pfile = o.from_password_file, pcmd = o.from_password_command;
+  if (pfile.empty() && pcmd.empty()) {
+    pfile = FromEnv("FROM_PASSWORD_FILE");
+    pcmd = FromEnv("FROM_PASSWORD_COMMAND");
+    if (pfile.empty() && pcmd.empty()) pw = FromEnv("FROM_PASSWORD");
+  }
+  if (pw.empty())
+    pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
+  std::string hint = o.from_key_hint.empty() ? FromEnv("FROM_KEY_HINT") : o.from_key_hint;
+  auto src = Repository::Open(be, pw, Jobs(), hint);
+  return src->config().chunker_polynomial;
+}
 
 crypto::ScryptParams ParseScrypt(const std::string& s) {
   unsigned long long n = 0;
@@ -31,6 +84,18 @@ void RegisterInit(CLI::App& app) {
       ->default_val(2);
   cmd->add_option("--scrypt", o.scrypt,
                   "key derivation parameters N,r,p for the new key (default 32768,8,4)");
+  cmd->add_flag("--copy-chunker-params", o.copy_chunker_params,
+                "copy the chunker parameters from the source repository (for copy)");
+  cmd->add_option("--from-repo", o.from_repo,
+                  "source repository (env HAVEN_FROM_REPOSITORY, RESTIC_FROM_REPOSITORY)");
+  cmd->add_option("--from-repository-file", o.from_repository_file,
+                  "file with the source repository location (env *_FROM_REPOSITORY_FILE)");
+  cmd->add_option("--from-password-file", o.from_password_file,
+                  "file with the source repository's password (env *_FROM_PASSWORD_FILE)");
+  cmd->add_option("--from-password-command", o.from_password_command,
+                  "command printing the source repository's password (env *_FROM_PASSWORD_COMMAND)");
+  cmd->add_option("--from-key-hint", o.from_key_hint,
+                  "key of the source repository to try first (env *_FROM_KEY_HINT)");
   cmd->callback([] {
     std::string loc = RepoLocation();
     auto be = MakeBackend(loc);
@@ -38,8 +103,10 @@ void RegisterInit(CLI::App& app) {
       Fail(ErrorCode::kFatal, "create repository at " + loc +
                                   " failed: config file already exists");
     const GlobalOptions& g = Globals();
+    std::optional<uint64_t> polynomial;
+    if (o.copy_chunker_params) polynomial = SourcePolynomial(o);
     std::string pw = ReadPassword("enter password for new repository: ", /*confirm=*/true);
-    Repository::Init(*be, pw, o.repository_version, ParseScrypt(o.scrypt), Jobs());
+    Repository::Init(*be, pw, o.repository_version, ParseScrypt(o.scrypt), Jobs(), polynomial);
     auto repo = Repository::Open(be, pw, Jobs());
     if (g.json) {
       std::string j = "{\"message_type\":\"initialized\",\"id\":\"" + repo->config().id +

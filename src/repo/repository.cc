@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "chunker/polynomial.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
@@ -26,7 +27,8 @@ constexpr size_t kMaxUnpackedSize = size_t(4) << 30;
 }  // namespace
 
 void Repository::Init(Backend& be, std::string_view password, int version,
-                      const crypto::ScryptParams& params, int threads) {
+                      const crypto::ScryptParams& params, int threads,
+                      std::optional<uint64_t> chunker_polynomial) {
   if (version != 1 && version != 2)
     Fail(ErrorCode::kInvalidArgument,
          "unsupported repository version " + std::to_string(version) + " (want 1 or 2)");
@@ -34,6 +36,11 @@ void Repository::Init(Backend& be, std::string_view password, int version,
     Fail(ErrorCode::kFatal, "repository " + be.Location() + " already exists (config found)");
   crypto::CryptoKey master = crypto::CryptoKey::Random();
   RepoConfig cfg = RepoConfig::New(version);
+  if (chunker_polynomial) {
+    if (!chunker::IsIrreducible(*chunker_polynomial))
+      Fail(ErrorCode::kInvalidArgument, "chunker polynomial is not irreducible");
+    cfg.chunker_polynomial = *chunker_polynomial;
+  }
   be.Create();
   KeyFile kf = KeyFile::Create(master, password, params, threads);
   std::string kjson = kf.ToJson();

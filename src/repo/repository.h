@@ -51,9 +51,11 @@ class Repository {
   static constexpr int kMaxUploads = 1;
   static constexpr int kMaxKeysTried = 20;
 
-  // Creates the layout, a master key, one key file for `password` and the config.
+  // Creates the layout, a master key, one key file for `password` and the config (with a
+  // random chunker polynomial, or the given one: init --copy-chunker-params).
   static void Init(Backend& be, std::string_view password, int version,
-                   const crypto::ScryptParams& params, int threads);
+                   const crypto::ScryptParams& params, int threads,
+                   std::optional<uint64_t> chunker_polynomial = std::nullopt);
 
   // Opens with a password: tries key files in name order (at most kMaxKeysTried, which
   // bounds the time a hostile repository of many keys can cost; restic has the same
