@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <deque>
@@ -52,9 +53,7 @@ std::vector<std::string> TargetComponents(const std::string& target) {
   return parts;
 }
 
-namespace {
-
-std::string AbsolutePath(const std::string& p) {
+std::string AbsoluteTargetPath(const std::string& p) {
   std::string abs = p;
   if (abs.empty() || abs[0] != '/') {
     char cwd[PATH_MAX];
@@ -67,9 +66,25 @@ std::string AbsolutePath(const std::string& p) {
   return out.empty() ? "/" : out;
 }
 
+ExcludeRules ExcludeRulesOf(const BackupOptions& opts) {
+  ExcludeRules r;
+  r.excludes = opts.excludes;
+  r.iexcludes = opts.iexcludes;
+  r.if_present = opts.exclude_if_present;
+  r.larger_than = opts.exclude_larger_than;
+  r.one_file_system = opts.one_file_system;
+  return r;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
 struct FileResult {
   std::vector<BlobId> content;
   uint64_t size = 0;
+  uint64_t added = 0;  // plain bytes of the blobs this file added
+  Clock::time_point done;  // set only for opts.item_done
   std::string error;  // non-empty: the file is left out of the snapshot
   bool changed = false;  // the file changed while it was read, also on the second read
 };
@@ -83,6 +98,10 @@ struct Pending {
   bool has_dir_future = false;
   const Node* parent = nullptr;  // the parent snapshot's node of a directory
   std::string path;
+  // For opts.item_done only: snapshot path, start, whether the parent had the entry.
+  std::string sn_path;
+  Clock::time_point start;
+  bool had_parent = false;
 };
 
 // A directory of the parent snapshot: its nodes, and the tree blob they were decoded
@@ -104,6 +123,7 @@ class Backup {
   Backup(Repository& repo, const BackupOptions& opts)
       : repo_(repo),
         opts_(opts),
+        rules_(ExcludeRulesOf(opts)),
         jobs_(ResolveJobs(opts.jobs)),
         budget_(std::max<size_t>(64 << 20, static_cast<size_t>(jobs_) * (24 << 20))),
         pool_(jobs_, static_cast<size_t>(jobs_) * 4),
@@ -125,33 +145,46 @@ class Backup {
     stats_.errors++;
   }
   // Node for a directory (subtree saved). parent: the parent snapshot's node, if any.
+  // sn_path: its path in the snapshot, for opts_.item_done ("" when that is unset).
   Node SaveDirectory(const std::string& path, const std::string& name, const struct stat& st,
-                     const VirtualDir* virt, const Node* parent);
+                     const VirtualDir* virt, const Node* parent, const std::string& sn_path);
   // Saves the tree of a directory's children: all entries of a target directory (minus
   // excludes), or only the listed children of an intermediate directory of a target.
-  BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent);
+  // *tree_added (when given): the tree blob's plain size if it was new, else 0.
+  BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent,
+                      const std::string& sn_path, uint64_t* tree_added);
+  void Report(const std::string& item, bool dir, BackupItem::Action action,
+              Clock::time_point start, uint64_t data_added, uint64_t tree_added) {
+    double secs = action == BackupItem::Action::kUnchanged
+                      ? 0
+                      : std::chrono::duration<double>(Clock::now() - start).count();
+    opts_.item_done(BackupItem{item, dir, action, secs, data_added, tree_added});
+  }
   ParentDir ParentChildren(const Node* parent);
   // Reads, chunks and stores the content read from fd.
   FileResult ReadContent(int fd, const std::string& path);
   // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path);
-  // Chunks and stores bytes held in memory.
-  std::vector<BlobId> SaveBytes(std::string_view bytes);
+  // Chunks and stores bytes held in memory; *added (when given) += bytes of new blobs.
+  std::vector<BlobId> SaveBytes(std::string_view bytes, uint64_t* added = nullptr);
   // The tree node of opts_.extra_files' directory `dir` ("" = the root's entries).
   std::vector<Node> ExtraNodes(const std::map<std::string, std::string>& files,
                                const std::string& dir);
   const VirtualDir* root_virt_ = nullptr;
   // Encodes and stores a tree; when its bytes equal the parent directory's tree, that
   // tree's id is returned without hashing or storing (it is indexed already).
-  BlobId SaveTree(const std::vector<Node>& nodes, const ParentDir* parent = nullptr);
-  bool Excluded(const std::string& path) const {
-    return !opts_.excludes.empty() && opts_.excludes.Matches(path);
-  }
+  // *added (when given): the tree's plain size when it was stored as a new blob, else 0.
+  BlobId SaveTree(const std::vector<Node>& nodes, const ParentDir* parent = nullptr,
+                  uint64_t* added = nullptr);
   std::optional<FileId> FindParent(const std::vector<std::string>& abs_paths,
-                                   const std::string& host);
+                                   const std::string& host, const gojson::Timestamp& limit);
 
   Repository& repo_;
   const BackupOptions& opts_;
+  // The exclusion rules; excluder_ is null when there are none (no per-entry work).
+  ExcludeRules rules_;
+  std::unique_ptr<Excluder> excluder_;
+  std::mutex notice_mu_;
   int jobs_;
   ByteBudget budget_;  // bytes of chunks queued in blob_pool_ (before the pools, too)
   // Chunk copies handed to blob_pool_, recycled: a fresh buffer per chunk meant a fresh
@@ -199,14 +232,16 @@ class Backup {
   std::vector<std::pair<std::string, std::string>> warnings_;
 };
 
-BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent) {
+BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent,
+                        uint64_t* added) {
+  if (added) *added = 0;
   std::string bytes = EncodeTree(nodes);
   // Same bytes, same id: the parent's bytes hashed to its id when they were loaded.
   if (parent && parent->id && parent->raw.size() == bytes.size() &&
       std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
     return *parent->id;
   BlobId id(Sha256(AsBytes(bytes)));
-  repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes));
+  if (repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
   return id;
 }
 
@@ -224,13 +259,13 @@ ParentDir Backup::ParentChildren(const Node* parent) {
   return d;
 }
 
-std::vector<BlobId> Backup::SaveBytes(std::string_view bytes) {
+std::vector<BlobId> Backup::SaveBytes(std::string_view bytes, uint64_t* added) {
   std::vector<BlobId> ids;
   size_t off = 0;
   for (size_t n : chunker::ChunkLengths(repo_.chunker_tables(), AsBytes(bytes))) {
     ByteView blob = AsBytes(bytes.substr(off, n));
     BlobId id(Sha256(blob));
-    repo_.SaveBlob(BlobType::kData, id, blob);
+    if (repo_.SaveBlob(BlobType::kData, id, blob) && added) *added += n;
     ids.push_back(id);
     off += n;
   }
@@ -316,6 +351,7 @@ FileResult Backup::SaveFile(const std::string& path) {
     }
   }
   if (opts_.progress) opts_.progress->FileDone();
+  if (opts_.item_done) r.done = Clock::now();
   return r;
 }
 
@@ -330,33 +366,38 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
   chunker::Chunker ch(repo_.chunker_tables());
   // Chunks of a file that has more than one are hashed and stored on blob_pool_, so one
   // large file uses every core; their ids are collected in file order.
-  std::deque<std::future<BlobId>> pending;
+  std::deque<std::future<std::pair<BlobId, size_t>>> pending;
   std::exception_ptr failure;
   auto collect = [&](size_t keep) {
     while (pending.size() > keep) {
       try {
-        r.content.push_back(pending.front().get());
+        auto [id, added] = pending.front().get();
+        r.content.push_back(id);
+        r.added += added;
       } catch (...) {
         if (!failure) failure = std::current_exception();
       }
       pending.pop_front();
     }
   };
+  // The blob's id, and its size when it was added (0 when the repository had it).
   auto store = [this](ByteView blob) {
     BlobId id;
     {
       ScopedTimer t(Stage::kHash);
       id = BlobId(Sha256(blob));
     }
-    repo_.SaveBlob(BlobType::kData, id, blob);
-    return id;
+    bool added = repo_.SaveBlob(BlobType::kData, id, blob);
+    return std::pair<BlobId, size_t>(id, added ? blob.size() : 0);
   };
   bool multi = false;
   auto emit = [&](size_t n, bool last) {
     r.size += n;
     if (opts_.progress) opts_.progress->AddBytes(n);
     if (last && !multi) {  // the whole file is one chunk: no hand-off
-      r.content.push_back(store(ByteView(buf.data(), n)));
+      auto [id, added] = store(ByteView(buf.data(), n));
+      r.content.push_back(id);
+      r.added += added;
       return;
     }
     multi = true;
@@ -408,7 +449,10 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
 }
 
 Node Backup::SaveDirectory(const std::string& path, const std::string& name,
-                           const struct stat& st, const VirtualDir* virt, const Node* parent) {
+                           const struct stat& st, const VirtualDir* virt, const Node* parent,
+                           const std::string& sn_path) {
+  Clock::time_point start;
+  if (opts_.item_done) start = Clock::now();
   std::vector<std::string> node_warnings;
   Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime, parent);
   for (const auto& w : node_warnings) Warn(path, w);
@@ -416,12 +460,23 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
     dir.inode = dir.device_id = 0;
   }
-  dir.subtree = SaveChildren(path, virt, ParentChildren(parent));
+  uint64_t tree_added = 0;
+  dir.subtree = SaveChildren(path, virt, ParentChildren(parent), sn_path,
+                             opts_.item_done ? &tree_added : nullptr);
+  if (opts_.item_done) {
+    // The same classification as the dirs_* counters.
+    BackupItem::Action a = !parent ? BackupItem::Action::kNew
+                           : (parent->subtree && *parent->subtree == *dir.subtree)
+                               ? BackupItem::Action::kUnchanged
+                               : BackupItem::Action::kModified;
+    Report(sn_path + "/", true, a, start, 0, tree_added);
+  }
   return dir;
 }
 
 BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
-                            const ParentDir& parent) {
+                            const ParentDir& parent, const std::string& sn_path,
+                            uint64_t* tree_added) {
   const std::vector<Node>& parent_nodes = parent.nodes;
   auto find_parent = [&](const std::string& child) -> const Node* {
     auto it = std::lower_bound(parent_nodes.begin(), parent_nodes.end(), child,
@@ -431,25 +486,29 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
 
   std::vector<Pending> entries;
   BackupStats local;
+  const bool report = static_cast<bool>(opts_.item_done);
+  const bool check_ctime = !opts_.ignore_ctime && !opts_.ignore_inode;
+  const bool check_inode = !opts_.ignore_inode;
   auto add_entry = [&](const std::string& child_path, const std::string& child_name,
                        const struct stat& cst, const VirtualDir* child_virt) {
     const Node* pnode = find_parent(child_name);
     Pending p;
     p.path = child_path;
+    if (report) p.sn_path = sn_path + "/" + child_name;
     if (S_ISDIR(cst.st_mode)) {
       p.parent = pnode;
       if (TakeWalkThread()) {
         p.dir = std::async(std::launch::async, [this, child_path, child_name, cst, child_virt,
-                                                pnode] {
+                                                pnode, child_sn = p.sn_path] {
           struct Give {
             std::atomic<int>& n;
             ~Give() { n++; }
           } give{walk_threads_};
-          return SaveDirectory(child_path, child_name, cst, child_virt, pnode);
+          return SaveDirectory(child_path, child_name, cst, child_virt, pnode, child_sn);
         });
         p.has_dir_future = true;
       } else {
-        p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode);
+        p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode, p.sn_path);
       }
       entries.push_back(std::move(p));
       return;
@@ -460,7 +519,8 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     if (p.node.type == NodeType::kFile) {
       local.total_files++;
       local.total_bytes += p.node.size;
-      bool unchanged = !opts_.force && pnode && SameFileVersion(*pnode, cst);
+      bool unchanged =
+          !opts_.force && pnode && SameFileVersion(*pnode, cst, check_ctime, check_inode);
       if (unchanged && opts_.may_reuse && !opts_.may_reuse(child_path)) unchanged = false;
       if (unchanged) {
         for (const BlobId& b : pnode->content)
@@ -476,7 +536,12 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
           opts_.progress->AddBytes(p.node.size);
           opts_.progress->FileDone();
         }
+        if (report) Report(p.sn_path, false, BackupItem::Action::kUnchanged, {}, 0, 0);
       } else {
+        if (report) {
+          p.start = Clock::now();
+          p.had_parent = pnode != nullptr;
+        }
         if (pnode) {
           local.files_changed++;
         } else {
@@ -488,7 +553,8 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
             try {
               if (auto bytes = opts_.content_for(child_path, cst)) {
                 r.size = bytes->size();
-                r.content = SaveBytes(*bytes);
+                r.content = SaveBytes(*bytes, &r.added);
+                if (opts_.item_done) r.done = Clock::now();
                 return r;
               }
             } catch (const Error& e) {
@@ -504,9 +570,22 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     entries.push_back(std::move(p));
   };
 
+  const Excluder* ex = excluder_.get();
+  const bool by_name = ex && ex->by_name();
+  const bool by_stat = ex && ex->by_stat();
   if (virt && !virt->target) {
-    // An intermediate directory of a target: only the listed children.
+    // An intermediate directory of a target: only the listed children. The rules apply
+    // to a source path itself too (as restic's), not to the directories above it.
     for (const auto& [child_name, child] : virt->children) {
+      if (child.target && by_name) {
+        size_t slash = child.fs_path.rfind('/');
+        std::string_view dir = slash == 0 ? std::string_view("/")
+                                          : std::string_view(child.fs_path).substr(0, slash);
+        Excluder::DirState dir_state;
+        if (ex->ExcludedByName(child.fs_path, dir,
+                               std::string_view(child.fs_path).substr(slash + 1), dir_state))
+          continue;
+      }
       struct stat cst;
       if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child.fs_path) : nullptr) {
         cst = *known;
@@ -523,6 +602,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
         SourceError(child.fs_path, child.fs_path + " is not a directory");
         continue;
       }
+      if (child.target && by_stat && ex->ExcludedByStat(child.fs_path, cst)) continue;
       add_entry(child.fs_path, child_name, cst, &child);
     }
   } else {
@@ -544,9 +624,10 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
         SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
       int dfd = dirfd(d);
       std::sort(names.begin(), names.end());
+      Excluder::DirState dir_state;
       for (const std::string& n : names) {
         std::string child_path = path == "/" ? "/" + n : path + "/" + n;
-        if (Excluded(child_path)) continue;
+        if (by_name && ex->ExcludedByName(child_path, path, n, dir_state)) continue;
         struct stat cst;
         int rc = 0;
         if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child_path) : nullptr) {
@@ -559,6 +640,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
           SourceError(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
           continue;
         }
+        if (by_stat && ex->ExcludedByStat(child_path, cst)) continue;
         add_entry(child_path, n, cst, nullptr);
       }
       closedir(d);
@@ -587,6 +669,13 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       }
       p.node.content = std::move(fr.content);
       p.node.size = fr.size;
+      if (report) {
+        double secs = std::chrono::duration<double>(fr.done - p.start).count();
+        opts_.item_done(BackupItem{p.sn_path, false,
+                                   p.had_parent ? BackupItem::Action::kModified
+                                                : BackupItem::Action::kNew,
+                                   secs, fr.added, 0});
+      }
       if (fr.changed)
         SourceError(p.path, "file " + p.path +
                                 " changed while it was read, twice: stored as read, which may "
@@ -617,16 +706,19 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     std::sort(nodes.begin(), nodes.end(),
               [](const Node& a, const Node& b) { return a.name < b.name; });
   }
-  return SaveTree(nodes, &parent);
+  return SaveTree(nodes, &parent, tree_added);
 }
 
 std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_paths,
-                                         const std::string& host) {
+                                         const std::string& host,
+                                         const gojson::Timestamp& limit) {
   auto snaps = repo_.LoadSnapshots();
-  int64_t now = NowLocal().sec;
   for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
     const Snapshot& s = it->second;
-    if (s.hostname != host || s.time.sec > now) continue;
+    // Not newer than the new snapshot's time (restic: --time moves this limit too).
+    if (s.hostname != host || s.time.sec > limit.sec ||
+        (s.time.sec == limit.sec && s.time.nsec > limit.nsec))
+      continue;
     std::vector<std::string> p = s.paths;
     std::sort(p.begin(), p.end());
     if (p == abs_paths) return it->first;
@@ -676,7 +768,7 @@ BackupResult Backup::Run() {
       struct stat st;
       if (lstat(t.c_str(), &st) != 0)
         Fail(ErrorCode::kFatal, "unable to back up " + t + ": " + strerror(errno));
-      std::string abs = AbsolutePath(t);
+      std::string abs = AbsoluteTargetPath(t);
       abs_paths.push_back(abs);
       auto comps = TargetComponents(t[0] == '/' ? abs : t);
       if (comps.empty()) comps = TargetComponents(abs);
@@ -703,7 +795,7 @@ BackupResult Backup::Run() {
     if (opts_.parent) {
       res.parent = opts_.parent;
     } else if (!opts_.force) {
-      res.parent = FindParent(abs_paths, snap.hostname);
+      res.parent = FindParent(abs_paths, snap.hostname, snap.time);
     }
     ParentDir parent_root;
     if (res.parent) {
@@ -714,8 +806,17 @@ BackupResult Backup::Run() {
       fake.subtree = ps.tree;
       parent_root = ParentChildren(&fake);
     }
+    if (rules_.by_name() || rules_.by_stat()) {
+      std::function<void(const std::string&)> notice;
+      if (opts_.notice)
+        notice = [this](const std::string& msg) {
+          std::lock_guard lock(notice_mu_);
+          opts_.notice(msg);
+        };
+      excluder_ = std::make_unique<Excluder>(rules_, abs_paths, std::move(notice));
+    }
     root_virt_ = &top;
-    res.tree = SaveChildren("/", &top, parent_root);
+    res.tree = SaveChildren("/", &top, parent_root, "", nullptr);
   }
   snap.tree = res.tree;
   snap.parent = res.parent;

@@ -14,16 +14,37 @@
 #include <string>
 #include <vector>
 
+#include "archiver/exclude.h"
 #include "core/path_match.h"
 #include "core/progress.h"
 #include "repo/repository.h"
 
 namespace haven {
 
+// One file or directory done, for restic's -vv lines and JSON verbose_status messages.
+struct BackupItem {
+  enum class Action { kNew, kUnchanged, kModified };
+  const std::string& item;  // snapshot path; a directory's ends in '/'
+  bool dir;
+  Action action;
+  double seconds;        // from its start to its node (0 for unchanged)
+  uint64_t data_added;   // plain bytes of the data blobs it added
+  uint64_t tree_added;   // plain bytes of the tree blob it added (directories)
+};
+
 struct BackupOptions {
   std::vector<std::string> targets;
+  // ---- What is left out (restic's reject functions; see exclude.h) ----
   PatternList excludes;
+  PatternList iexcludes;  // lower-cased patterns (FoldCase), matched case-insensitively
+  std::vector<ExcludeIfPresent> exclude_if_present;  // --exclude-if-present, --exclude-caches
+  std::optional<int64_t> exclude_larger_than;  // by st_size, entries other than directories
+  bool one_file_system = false;  // leave out entries on other devices than their source path
   std::vector<std::string> exclude_strings;  // recorded in the snapshot
+  // Change detection against the parent: ctime / inode not compared (restic's
+  // --ignore-ctime, --ignore-inode; ignore_inode implies ignore_ctime, as there).
+  bool ignore_ctime = false;
+  bool ignore_inode = false;
   std::vector<std::string> tags;
   std::string host;  // empty = this host
   std::optional<FileId> parent;
@@ -35,6 +56,11 @@ struct BackupOptions {
   std::string program_version;
   // Called with each warning, in path order.
   std::function<void(const std::string&)> warn;
+  // Called at once, from any thread, with problems that are not errors (a malformed
+  // exclusion tag file), as restic prints them.
+  std::function<void(const std::string&)> notice;
+  // Optional, from any thread: each file and directory done (-v/-vv). Unset costs nothing.
+  std::function<void(const BackupItem&)> item_done;
   // Optional: counts files and bytes as they are done (for a progress report).
   ProgressCounters* progress = nullptr;
   // Optional time override (for tests); default now.
@@ -91,5 +117,11 @@ BackupResult RunBackup(Repository& repo, const BackupOptions& opts, bool dry_run
 // Restic's path cleaning for targets: absolute paths keep all components; relative
 // ones drop leading "." and ".." components.
 std::vector<std::string> TargetComponents(const std::string& target);
+
+// A source path made absolute (against the working directory) and clean.
+std::string AbsoluteTargetPath(const std::string& target);
+
+// The exclusion rules of `opts` (copied), for an Excluder.
+ExcludeRules ExcludeRulesOf(const BackupOptions& opts);
 
 }  // namespace haven

@@ -138,11 +138,13 @@ bool SameTime(const gojson::Timestamp& t, const struct timespec& ts) {
 
 }  // namespace
 
-bool SameFileVersion(const Node& old_node, const struct stat& st) {
+bool SameFileVersion(const Node& old_node, const struct stat& st, bool check_ctime,
+                     bool check_inode) {
   if (old_node.type != NodeType::kFile || !S_ISREG(st.st_mode)) return false;
-  return SameTime(old_node.mtime, st.st_mtim) && SameTime(old_node.ctime, st.st_ctim) &&
+  return SameTime(old_node.mtime, st.st_mtim) &&
+         (!check_ctime || SameTime(old_node.ctime, st.st_ctim)) &&
          old_node.size == static_cast<uint64_t>(st.st_size) &&
-         old_node.inode == static_cast<uint64_t>(st.st_ino);
+         (!check_inode || old_node.inode == static_cast<uint64_t>(st.st_ino));
 }
 
 bool SameObjectVersion(const Node& old_node, const struct stat& st) {

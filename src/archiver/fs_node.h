@@ -25,8 +25,11 @@ gojson::Timestamp StatTime(const struct timespec& ts);
 
 // The change test of backup and capture: `old_node` is a file node whose mtime, ctime,
 // size and inode equal the lstat result `st` (a regular file), so its content can be
-// reused without reading (given that its blobs are still in the repository).
-bool SameFileVersion(const Node& old_node, const struct stat& st);
+// reused without reading (given that its blobs are still in the repository). Without
+// check_ctime / check_inode that field is not compared (restic's --ignore-ctime,
+// --ignore-inode).
+bool SameFileVersion(const Node& old_node, const struct stat& st, bool check_ctime = true,
+                     bool check_inode = true);
 
 // `old_node` describes the same file-system object as `st` in the same state for
 // everything that changes the inode's ctime: same type, inode, device, mtime and ctime

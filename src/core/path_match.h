@@ -28,8 +28,18 @@ class PatternList {
   std::vector<Pattern> patterns_;
 };
 
-// Reads patterns from a file, one per line; blank lines and lines starting with '#' are
-// skipped, surrounding whitespace is trimmed. Throws kInvalidArgument naming the file.
+// Reads patterns from a file, one per line, as restic's --exclude-file: surrounding
+// whitespace is trimmed, blank lines and lines starting with '#' are skipped, then
+// environment variables are expanded ($NAME, ${NAME}; "$$" is a literal '$').
+// Throws kInvalidArgument naming the file.
 std::vector<std::string> ReadPatternFile(const std::string& file);
+
+// Go's os.Expand(s, getenv) with restic's exclude-file mapping ("$$" -> "$"): $NAME and
+// ${NAME} are replaced by the variable's value ("" when unset).
+std::string ExpandEnv(std::string_view s);
+
+// Go's strings.ToLower: every valid UTF-8 character is mapped to its lower case, each
+// invalid byte becomes U+FFFD. --iexclude lower-cases its patterns and the paths with it.
+std::string FoldCase(std::string_view s);
 
 }  // namespace haven
