@@ -2,8 +2,8 @@
 // tar: one entry per directory ("name/"), regular file and symlink, with the permission bits
 // plus setuid/setgid/sticky, uid/gid and user/group names, the mtime rounded to the second
 // (Go's archive/tar drops atime and ctime unless asked for PAX), and extended attributes as
-// PAX records (SCHILY.xattr.NAME). Names are written as their raw bytes (PAX
-// hdrcharset=BINARY when a name needs a PAX record). zip: files deflated, directories
+// PAX records (SCHILY.xattr.NAME). Names are written as their raw bytes (libarchive marks a
+// PAX path it cannot convert with hdrcharset=BINARY). zip: files deflated, directories
 // stored, symlinks with their target as content, Unix mode and mtime recorded.
 // Built on libarchive; errors throw kIo naming the entry.
 #pragma once

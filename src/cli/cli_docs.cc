@@ -145,6 +145,7 @@ std::string ManPage(const Command& c, const CLI::App& root, const std::vector<Co
     out += (p->get_required() ? name : "[" + name + "]") + "\n";
   }
   out += ".SH DESCRIPTION\n" + Roff(c.app->get_description()) + ".\n";
+  if (!c.app->get_footer().empty()) out += ".PP\n" + Roff(c.app->get_footer()) + "\n";
   if (!subs.empty()) {
     out += ".SH COMMANDS\n";
     for (const CLI::App* s : subs) {
