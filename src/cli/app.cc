@@ -86,6 +86,7 @@ int Main(int argc, char** argv) {
   RegisterCapture(app);
   RegisterApply(app);
   RegisterPackages(app);
+  RegisterGenerate(app);
 
   OneValuePerOption(app);
 

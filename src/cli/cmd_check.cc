@@ -7,13 +7,19 @@
 namespace haven::cli {
 
 void RegisterCheck(CLI::App& app) {
-  static bool read_data = false;
+  static bool read_data = false, with_cache = false;
   static std::string subset;
   auto* cmd = app.add_subcommand("check", "check the repository for errors");
   cmd->add_flag("--read-data", read_data, "read and verify all data blobs");
-  cmd->add_option("--read-data-subset", subset, "read a subset of packs: n/m or x%");
+  cmd->add_option("--read-data-subset", subset,
+                  "read a subset of data packs: n/t (group n of t), x% or a size with suffix "
+                  "k/K, m/M, g/G, t/T (random packs, e.g. 50M)");
+  cmd->add_flag("--with-cache", with_cache,
+                "read index, snapshots and trees through the local cache (faster, but checks "
+                "the cached copies of those files)");
   cmd->callback([] {
-    auto repo = OpenRepository(/*use_cache=*/false);  // verify the repository, not the cache
+    // Without --with-cache, check reads the repository's own files, not cached copies.
+    auto repo = OpenRepository(/*use_cache=*/with_cache);
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
     opts.read_data = read_data;

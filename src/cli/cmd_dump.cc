@@ -1,5 +1,13 @@
+// dump: a file of a snapshot to stdout, or a directory (or "/", the whole snapshot) as a tar
+// stream, or a zip archive with -a zip, as restic 0.14's dump: the entries are the
+// directory's contents with their paths in the snapshot minus the leading '/' (the
+// directory itself is not an entry); below the top level only directories, files and
+// symlinks are written. A directory is never written to a terminal.
 #include <unistd.h>
 
+#include <cstring>
+
+#include "cli/archive_writer.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
@@ -7,60 +15,150 @@
 
 namespace haven::cli {
 
+namespace {
+
+struct DumpOptions {
+  std::string snapshot, path, archive = "tar";
+  SnapshotFilter filter;
+};
+
+[[noreturn]] void DumpFail(ErrorCode code, const std::string& why) {
+  Fail(code, "cannot dump file: " + why);
+}
+
+void WriteAll(const uint8_t* p, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t w = write(STDOUT_FILENO, p + done, n - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Fail(ErrorCode::kIo, std::string("write to stdout failed: ") + std::strerror(errno));
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
+class Dumper {
+ public:
+  Dumper(Repository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
+
+  // The nodes of `tree`, at `prefix` (a path in the snapshot, "" for the root).
+  void Tree(const BlobId& tree, const std::string& prefix, bool top) {
+    for (const Node& n : repo_.LoadTree(tree)) {
+      std::string path = prefix + "/" + n.name;
+      bool kind_ok = n.type == NodeType::kFile || n.type == NodeType::kDir ||
+                     n.type == NodeType::kSymlink;
+      if (!kind_ok && !top) continue;  // restic sends other kinds only at the top level
+      w_.Begin(n, path.substr(1));
+      if (n.type == NodeType::kFile) Content(n, path);
+      if (n.type == NodeType::kDir && n.subtree) Tree(*n.subtree, path, false);
+    }
+  }
+
+ private:
+  void Content(const Node& n, const std::string& path) {
+    uint64_t written = 0;
+    for (const BlobId& b : n.content) {
+      Bytes data = repo_.LoadBlob(BlobType::kData, b);
+      if (written + data.size() > n.size)
+        Fail(ErrorCode::kCorrupt, "file " + path + " in the snapshot has more content than its "
+                                  "recorded size " + std::to_string(n.size));
+      w_.Write(data.data(), data.size());
+      written += data.size();
+    }
+    if (written != n.size)
+      Fail(ErrorCode::kCorrupt, "file " + path + " in the snapshot has " +
+                                    std::to_string(written) + " bytes of content but a "
+                                    "recorded size of " + std::to_string(n.size));
+  }
+
+  Repository& repo_;
+  ArchiveWriter& w_;
+};
+
+// restic's splitPath(path.Clean(p)): the components, [""] for "/".
+std::vector<std::string> SplitPath(const std::string& p) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string c = p.substr(pos, end - pos);
+    if (c == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!c.empty() && c != ".") {
+      parts.push_back(std::move(c));
+    }
+    pos = end + 1;
+  }
+  return parts;
+}
+
+void DumpTree(Repository& repo, const BlobId& tree, const std::string& prefix,
+              const DumpOptions& o) {
+  if (isatty(STDOUT_FILENO))
+    DumpFail(ErrorCode::kInvalidArgument, "stdout is the terminal, please redirect output");
+  ArchiveWriter w(o.archive == "zip" ? ArchiveFormat::kZip : ArchiveFormat::kTar,
+                  STDOUT_FILENO);
+  Dumper(repo, w).Tree(tree, prefix, true);
+  w.Finish();
+}
+
+void RunDump(const DumpOptions& o) {
+  if (o.archive != "tar" && o.archive != "zip")
+    Fail(ErrorCode::kInvalidArgument,
+         "unknown archive format \"" + o.archive + "\" for -a/--archive (want tar or zip)");
+  auto repo = OpenRepository();
+  auto lock = LockRepository(*repo, false);
+  auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
+  repo->LoadIndex();
+  std::vector<std::string> parts = SplitPath(o.path);
+  if (parts.empty()) return DumpTree(*repo, s.tree, "", o);
+  BlobId tree = s.tree;
+  std::string item;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    item += "/" + parts[i];
+    const bool last = i + 1 == parts.size();
+    std::optional<Node> found;
+    for (Node& n : repo->LoadTree(tree))
+      if (n.name == parts[i]) {
+        found = std::move(n);
+        break;
+      }
+    if (!found) DumpFail(ErrorCode::kNotFound, "path \"" + item + "\" not found in snapshot");
+    if (found->type == NodeType::kDir && found->subtree) {
+      if (last) return DumpTree(*repo, *found->subtree, item, o);
+      tree = *found->subtree;
+      continue;
+    }
+    if (!last)
+      DumpFail(ErrorCode::kNotFound, "\"" + item + "\" should be a dir, but is a " +
+                                         NodeTypeName(found->type));
+    if (found->type != NodeType::kFile)
+      DumpFail(ErrorCode::kInvalidArgument, "\"" + item + "\" should be a file, but is a " +
+                                                NodeTypeName(found->type));
+    for (const BlobId& b : found->content) {
+      Bytes data = repo->LoadBlob(BlobType::kData, b);
+      WriteAll(data.data(), data.size());
+    }
+  }
+}
+
+}  // namespace
+
 void RegisterDump(CLI::App& app) {
-  static std::string snap, path;
-  static SnapshotFilter f;
-  auto* cmd = app.add_subcommand("dump", "print a file of a snapshot to stdout");
-  cmd->add_option("snapshot", snap, "snapshot id, prefix or latest")->required();
-  cmd->add_option("path", path, "file path inside the snapshot")->required();
-  cmd->add_option("-H,--host", f.hosts, "for latest: only this host");
-  cmd->add_option("--tag", f.tags, "for latest: only these tags");
-  cmd->add_option("--path", f.paths, "for latest: only this path");
-  cmd->callback([] {
-    auto repo = OpenRepository();
-    auto lock = LockRepository(*repo, false);
-    auto [id, s] = FindSnapshot(*repo, snap, f);
-    repo->LoadIndex();
-    BlobId tree = s.tree;
-    std::vector<std::string> parts;
-    size_t pos = 0;
-    while (pos <= path.size()) {
-      size_t end = path.find('/', pos);
-      if (end == std::string::npos) end = path.size();
-      if (end > pos) parts.push_back(path.substr(pos, end - pos));
-      pos = end + 1;
-    }
-    if (parts.empty()) Fail(ErrorCode::kInvalidArgument, "dump: give the path of a file");
-    for (size_t i = 0; i < parts.size(); ++i) {
-      const Node* found = nullptr;
-      auto nodes = repo->LoadTree(tree);
-      for (const Node& n : nodes)
-        if (n.name == parts[i]) found = &n;
-      if (!found) Fail(ErrorCode::kNotFound, "cannot dump file: path \"" + path + "\" not found in snapshot");
-      if (i + 1 < parts.size()) {
-        if (found->type != NodeType::kDir || !found->subtree)
-          Fail(ErrorCode::kNotFound, "path \"" + path + "\" not found in snapshot");
-        tree = *found->subtree;
-        continue;
-      }
-      if (found->type != NodeType::kFile)
-        Fail(ErrorCode::kInvalidArgument,
-             "dump: \"" + path + "\" is a " + NodeTypeName(found->type) +
-                 ", not a file (directories as tar are not supported yet)");
-      for (const BlobId& b : found->content) {
-        Bytes data = repo->LoadBlob(BlobType::kData, b);
-        size_t done = 0;
-        while (done < data.size()) {
-          ssize_t w = write(STDOUT_FILENO, data.data() + done, data.size() - done);
-          if (w < 0) {
-            if (errno == EINTR) continue;
-            Fail(ErrorCode::kIo, "write to stdout failed");
-          }
-          done += static_cast<size_t>(w);
-        }
-      }
-    }
-  });
+  static DumpOptions o;
+  auto* cmd = app.add_subcommand(
+      "dump", "print a file of a snapshot to stdout, or a directory as a tar or zip archive");
+  cmd->add_option("snapshot", o.snapshot, "snapshot id, prefix or latest")->required();
+  cmd->add_option("file", o.path, "path inside the snapshot (a directory or / as an archive)")
+      ->required();
+  cmd->add_option("-a,--archive", o.archive,
+                  "archive format for a directory: tar or zip (default tar)");
+  cmd->add_option("-H,--host", o.filter.hosts, "for latest: only this host");
+  cmd->add_option("--tag", o.filter.tags, "for latest: only these tags");
+  cmd->add_option("--path", o.filter.paths, "for latest: only this path");
+  cmd->callback([] { RunDump(o); });
 }
 
 }  // namespace haven::cli

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/common.h"
+#include "cli/prune_report.h"
 #include "cli/snapshot_filter.h"
 #include "cli/snapshot_table.h"
 #include "core/error.h"
@@ -302,7 +303,11 @@ void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
     for (const auto& id : removed) hidden.insert(id.Hex());
     repo.set_backend(std::make_shared<HideSnapshotsBackend>(repo.backend_ptr(), hidden));
   }
-  PruneResult r = RunPrune(repo, p);
+  // The same report as `prune` (restic runs prune's code with forget's repository).
+  const bool dry_run = o.dry_run;
+  PruneResult r = RunPrune(repo, p, [dry_run](const PrunePlan& plan) {
+    PrintPrunePlan(plan, dry_run);
+  });
   if (r.remove_failures > 0)
     Warn("warning: " + std::to_string(r.remove_failures) +
          " file(s) could not be removed; a later prune removes them");

@@ -13,11 +13,21 @@ KeyFile LoadKey(Repository& repo, const FileId& id) {
   return KeyFile::Parse(AsChars(raw), id.Hex());
 }
 
-FileId AddKey(Repository& repo, const std::string& new_password_file) {
-  std::string pw = ReadPasswordFrom(new_password_file, "", "enter new password: ",
-                                    new_password_file.empty());
+// What a new key records besides the password: --user and --host (restic >= 0.15) replace
+// the current user and host name in the key file. They are labels for `key list`, not
+// authenticated (restic stores them outside the encrypted part too).
+struct NewKeyOptions {
+  std::string password_file;
+  std::string user, host;
+};
+
+FileId AddKey(Repository& repo, const NewKeyOptions& o) {
+  std::string pw = ReadPasswordFrom(o.password_file, "", "enter new password: ",
+                                    o.password_file.empty());
   KeyFile current = LoadKey(repo, repo.key_id());
   KeyFile k = KeyFile::Create(repo.key(), pw, current.params, Jobs());
+  if (!o.user.empty()) k.username = o.user;
+  if (!o.host.empty()) k.hostname = o.host;
   std::string json = k.ToJson();
   FileId id(Sha256(AsBytes(json)));
   repo.backend().Save({FileType::kKey, id.Hex()}, AsBytes(json));
@@ -39,7 +49,8 @@ FileId ResolveKey(Repository& repo, const std::string& arg) {
 }  // namespace
 
 void RegisterKey(CLI::App& app) {
-  static std::string new_password_file, remove_id;
+  static NewKeyOptions new_key;
+  static std::string remove_id;
   auto* cmd = app.add_subcommand("key", "manage keys (passwords)");
   cmd->require_subcommand(1);
   auto* list = cmd->add_subcommand("list", "list keys");
@@ -79,7 +90,9 @@ void RegisterKey(CLI::App& app) {
     for (const auto& r : rows) Print(r);
   });
   auto* add = cmd->add_subcommand("add", "add a new key (password)");
-  add->add_option("--new-password-file", new_password_file, "file with the new password");
+  add->add_option("--new-password-file", new_key.password_file, "file with the new password");
+  add->add_option("--user", new_key.user, "the username for the new key (default: current user)");
+  add->add_option("--host", new_key.host, "the hostname for the new key (default: this host)");
   add->callback([] {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
@@ -92,7 +105,7 @@ void RegisterKey(CLI::App& app) {
            "most " + std::to_string(Repository::kMaxKeysTried) +
                " when opening it: a new password might never open it. Remove a key first "
                "(haven key list, haven key remove ID)");
-    FileId id = AddKey(*repo, new_password_file);
+    FileId id = AddKey(*repo, new_key);
     Print("saved new key as " + id.Short());
   });
   auto* rm = cmd->add_subcommand("remove", "remove a key");
@@ -107,11 +120,13 @@ void RegisterKey(CLI::App& app) {
     Print("removed key " + id.Short());
   });
   auto* pw = cmd->add_subcommand("passwd", "change the password of the current key");
-  pw->add_option("--new-password-file", new_password_file, "file with the new password");
+  pw->add_option("--new-password-file", new_key.password_file, "file with the new password");
+  pw->add_option("--user", new_key.user, "the username for the new key (default: current user)");
+  pw->add_option("--host", new_key.host, "the hostname for the new key (default: this host)");
   pw->callback([] {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, true);
-    FileId fresh = AddKey(*repo, new_password_file);  // new key first, then remove the old
+    FileId fresh = AddKey(*repo, new_key);  // new key first, then remove the old
     repo->backend().Remove({FileType::kKey, repo->key_id().Hex()});
     Print("saved new key as " + fresh.Short());
   });

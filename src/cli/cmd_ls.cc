@@ -1,81 +1,206 @@
+// ls: the nodes of a snapshot, as restic 0.14 lists them: a header line ("snapshot ID of
+// [paths] filtered by [dirs] at TIME):", Go's time.Time String format), then one path per
+// line (-l: mode, owner, size, mtime), or JSON lines. DIR arguments (absolute) restrict the
+// listing to those directories and their direct children; --recursive lists everything
+// below them.
+#include <cstdio>
+#include <ctime>
 #include <iostream>
 
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
+#include "core/error.h"
 #include "repo/node.h"
 
 namespace haven::cli {
 
 namespace {
 
-void Walk(Repository& repo, const BlobId& tree, const std::string& prefix, bool json,
-          bool long_format, std::string& out) {
-  for (const Node& n : repo.LoadTree(tree)) {
-    std::string path = prefix + "/" + n.name;
-    if (json) {
-      out += "{\"name\":";
-      gojson::AppendString(out, n.name);
-      out += ",\"type\":\"";
-      out += NodeTypeName(n.type);
-      out += "\",\"path\":";
-      gojson::AppendString(out, path);
-      out += ",\"uid\":" + std::to_string(n.uid) + ",\"gid\":" + std::to_string(n.gid);
-      if (n.type == NodeType::kFile) out += ",\"size\":" + std::to_string(n.size);
-      if (n.mode) {
-        out += ",\"mode\":" + std::to_string(n.mode) + ",\"permissions\":\"" +
-               GoModeString(n.mode) + "\"";
-      }
-      out += ",\"mtime\":\"" + gojson::FormatTime(n.mtime) + "\",\"atime\":\"" +
-             gojson::FormatTime(n.atime) + "\",\"ctime\":\"" + gojson::FormatTime(n.ctime) +
-             "\",\"struct_type\":\"node\"}\n";
-    } else if (long_format) {
-      char buf[128];
-      std::snprintf(buf, sizeof(buf), "%s %5u %5u %10llu %s ", GoModeString(n.mode).c_str(),
-                    n.uid, n.gid, (unsigned long long)n.size, FormatTimeShort(n.mtime).c_str());
-      out += buf + path;
-      if (n.type == NodeType::kSymlink) out += " -> " + n.linktarget;
-      out += '\n';
-    } else {
-      out += path + '\n';
+// Go's path.Clean for absolute slash paths: no empty or "." components, ".." resolved.
+std::string CleanPath(const std::string& p) {
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  while (pos <= p.size()) {
+    size_t end = p.find('/', pos);
+    if (end == std::string::npos) end = p.size();
+    std::string c = p.substr(pos, end - pos);
+    if (c == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!c.empty() && c != ".") {
+      parts.push_back(std::move(c));
     }
-    if (out.size() > (1 << 20)) {
-      std::cout << out;
-      out.clear();
-    }
-    if (n.type == NodeType::kDir && n.subtree)
-      Walk(repo, *n.subtree, path, json, long_format, out);
+    pos = end + 1;
   }
+  std::string out;
+  for (const auto& c : parts) out += "/" + c;
+  return out.empty() ? "/" : out;
+}
+
+// restic's fs.HasPathPrefix for absolute paths: `base` is `p` or one of its ancestors.
+bool HasPathPrefix(const std::string& base, const std::string& p) {
+  std::string b = CleanPath(base), q = CleanPath(p);
+  if (b == q || b == "/") return true;
+  return q.size() > b.size() && q.compare(0, b.size(), b) == 0 && q[b.size()] == '/';
+}
+
+// Go's time.Time.String() (without a monotonic reading): "2006-01-02 15:04:05.999999999
+// -0700 MST". The zone name is "UTC" for offset 0 (restic writes such times with "Z"), the
+// local zone's abbreviation when the offset is the local one at that instant (Go then
+// attaches time.Local), else the numeric offset again (a fixed zone without a name).
+std::string GoTimeString(const gojson::Timestamp& t) {
+  time_t shown = static_cast<time_t>(t.sec + t.offset);
+  struct tm tm;
+  gmtime_r(&shown, &tm);
+  char buf[96];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+  std::string s = buf;
+  if (t.nsec != 0) {
+    std::snprintf(buf, sizeof(buf), ".%09d", t.nsec);
+    std::string frac = buf;
+    while (frac.back() == '0') frac.pop_back();
+    s += frac;
+  }
+  int32_t minutes = t.offset / 60;
+  char sign = minutes < 0 ? '-' : '+';
+  if (minutes < 0) minutes = -minutes;
+  std::snprintf(buf, sizeof(buf), " %c%02d%02d", sign, minutes / 60, minutes % 60);
+  s += buf;
+  std::string zone = s.substr(s.size() - 5);
+  if (t.offset == 0) {
+    zone = "UTC";
+  } else {
+    time_t at = static_cast<time_t>(t.sec);
+    struct tm local;
+    if (localtime_r(&at, &local) && local.tm_gmtoff == t.offset && local.tm_zone)
+      zone = local.tm_zone;
+  }
+  return s + " " + zone;
+}
+
+struct LsOptions {
+  std::string snapshot;
+  std::vector<std::string> dirs;
+  bool long_format = false;
+  bool recursive = false;
+  SnapshotFilter filter;
+};
+
+class Lister {
+ public:
+  Lister(Repository& repo, const LsOptions& o) : repo_(repo), o_(o) {}
+
+  void Walk(const BlobId& tree, const std::string& prefix) {
+    for (const Node& n : repo_.LoadTree(tree)) {
+      std::string path = prefix + "/" + n.name;
+      bool descend = true;
+      if (WithinDir(path)) {
+        Print(n, path);
+        if (!o_.recursive) descend = ApproachingDir(path);
+      } else {
+        descend = ApproachingDir(path);
+      }
+      if (out_.size() > (1 << 20)) Flush();
+      if (descend && n.type == NodeType::kDir && n.subtree) Walk(*n.subtree, path);
+    }
+  }
+
+  void Flush() {
+    std::cout << out_;
+    out_.clear();
+  }
+  std::string& out() { return out_; }
+
+ private:
+  // The node is one of the DIR arguments or below one (restic's withinDir).
+  bool WithinDir(const std::string& path) const {
+    if (o_.dirs.empty()) return true;
+    for (const auto& d : o_.dirs)
+      if (HasPathPrefix(d, path)) return true;
+    return false;
+  }
+  // A DIR argument is this node or below it (restic's approachingMatchingTree).
+  bool ApproachingDir(const std::string& path) const {
+    if (o_.dirs.empty()) return true;
+    for (const auto& d : o_.dirs)
+      if (HasPathPrefix(path, d)) return true;
+    return false;
+  }
+
+  void Print(const Node& n, const std::string& path) {
+    if (Globals().json) {
+      out_ += "{\"name\":";
+      gojson::AppendString(out_, n.name);
+      out_ += ",\"type\":\"";
+      out_ += NodeTypeName(n.type);
+      out_ += "\",\"path\":";
+      gojson::AppendString(out_, path);
+      out_ += ",\"uid\":" + std::to_string(n.uid) + ",\"gid\":" + std::to_string(n.gid);
+      if (n.type == NodeType::kFile) out_ += ",\"size\":" + std::to_string(n.size);
+      if (n.mode) {
+        out_ += ",\"mode\":" + std::to_string(n.mode) + ",\"permissions\":\"" +
+                GoModeString(n.mode) + "\"";
+      }
+      out_ += ",\"mtime\":\"" + gojson::FormatTime(n.mtime) + "\",\"atime\":\"" +
+              gojson::FormatTime(n.atime) + "\",\"ctime\":\"" + gojson::FormatTime(n.ctime) +
+              "\",\"struct_type\":\"node\"}\n";
+    } else if (o_.long_format) {
+      char buf[128];
+      // restic 0.14: "%s %5d %5d %6d %s %s" (mode, uid, gid, size, local mtime, path).
+      std::snprintf(buf, sizeof(buf), "%s %5u %5u %6llu %s ", GoModeString(n.mode).c_str(),
+                    n.uid, n.gid, (unsigned long long)n.size, FormatTimeShort(n.mtime).c_str());
+      out_ += buf + path;
+      if (n.type == NodeType::kSymlink) out_ += " -> " + n.linktarget;
+      out_ += '\n';
+    } else {
+      out_ += path + '\n';
+    }
+  }
+
+  Repository& repo_;
+  const LsOptions& o_;
+  std::string out_;
+};
+
+// Go's %v of a []string: "[a b c]".
+std::string GoList(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? " " : "") + v[i];
+  return s + "]";
 }
 
 }  // namespace
 
 void RegisterLs(CLI::App& app) {
-  static std::string snap;
-  static bool long_format = false;
-  static SnapshotFilter f;
+  static LsOptions o;
   auto* cmd = app.add_subcommand("ls", "list files in a snapshot");
-  cmd->add_option("snapshot", snap, "snapshot id, prefix or latest")->required();
-  cmd->add_flag("-l,--long", long_format, "long listing");
-  cmd->add_option("-H,--host", f.hosts, "for latest: only this host");
-  cmd->add_option("--tag", f.tags, "for latest: only these tags");
-  cmd->add_option("--path", f.paths, "for latest: only this path");
+  cmd->add_option("snapshot", o.snapshot, "snapshot id, prefix or latest")->required();
+  cmd->add_option("dir", o.dirs,
+                  "only list these (absolute) directories and their direct children");
+  cmd->add_flag("-l,--long", o.long_format, "long listing");
+  cmd->add_flag("--recursive", o.recursive,
+                "include files in subfolders of the listed directories");
+  cmd->add_option("-H,--host", o.filter.hosts, "for latest: only this host");
+  cmd->add_option("--tag", o.filter.tags, "for latest: only these tags");
+  cmd->add_option("--path", o.filter.paths, "for latest: only this path");
   cmd->callback([] {
+    for (const auto& d : o.dirs)
+      if (d.empty() || d[0] != '/')
+        Fail(ErrorCode::kInvalidArgument,
+             "All path filters must be absolute, starting with a forward slash '/' (got \"" +
+                 d + "\")");
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
-    auto [id, s] = FindSnapshot(*repo, snap, f);
+    auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
     repo->LoadIndex();
-    std::string out;
+    Lister lister(*repo, o);
     if (Globals().json) {
-      out += SnapshotListJson(id, s, "snapshot") + "\n";
+      lister.out() += SnapshotListJson(id, s, "snapshot") + "\n";
     } else if (!Globals().quiet) {
-      std::string paths = "[";
-      for (size_t i = 0; i < s.paths.size(); ++i) paths += (i ? " " : "") + s.paths[i];
-      paths += "]";
-      out += "snapshot " + id.Short() + " of " + paths + " filtered by [] at " +
-             gojson::FormatTime(s.time) + "):\n";
+      lister.out() += "snapshot " + id.Short() + " of " + GoList(s.paths) + " filtered by " +
+                      GoList(o.dirs) + " at " + GoTimeString(s.time) + "):\n";
     }
-    Walk(*repo, s.tree, "", Globals().json, long_format, out);
-    std::cout << out;
+    lister.Walk(s.tree, "");
+    lister.Flush();
   });
 }
 

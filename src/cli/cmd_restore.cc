@@ -1,6 +1,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "cli/case_fold_pattern.h"
 #include "cli/common.h"
 #include "cli/progress_reporter.h"
 #include "core/timings.h"
@@ -12,7 +13,7 @@ namespace haven::cli {
 
 void RegisterRestore(CLI::App& app) {
   static std::string snap, target;
-  static std::vector<std::string> includes, excludes;
+  static std::vector<std::string> includes, excludes, iincludes, iexcludes;
   static bool verify = false;
   static SnapshotFilter f;
   auto* cmd = app.add_subcommand("restore", "extract a snapshot into a directory");
@@ -20,6 +21,8 @@ void RegisterRestore(CLI::App& app) {
   cmd->add_option("-t,--target", target, "directory to restore to")->required();
   cmd->add_option("-i,--include", includes, "restore only paths matching a pattern");
   cmd->add_option("-e,--exclude", excludes, "do not restore paths matching a pattern");
+  cmd->add_option("--iinclude", iincludes, "same as --include but ignores the casing of names");
+  cmd->add_option("--iexclude", iexcludes, "same as --exclude but ignores the casing of names");
   cmd->add_flag("--verify", verify, "re-read restored files and compare with the snapshot");
   cmd->add_option("-H,--host", f.hosts, "for latest: only this host");
   cmd->add_option("--tag", f.tags, "for latest: only these tags");
@@ -61,8 +64,15 @@ void RegisterRestore(CLI::App& app) {
           " to " + target);
     RestoreOptions opts;
     opts.target = target;
-    opts.includes = PatternList(includes);
-    opts.excludes = PatternList(excludes);
+    // A path is restored when it matches an --include or an --iinclude, and not when it
+    // matches an --exclude or an --iexclude (restic keeps the lists apart; they are merged
+    // here, which differs only when a later list has a '!' pattern undoing an earlier match).
+    auto merged = [](std::vector<std::string> a, const std::vector<std::string>& insensitive) {
+      for (auto& p : CaseInsensitiveGlobs(insensitive)) a.push_back(std::move(p));
+      return a;
+    };
+    opts.includes = PatternList(merged(includes, iincludes));
+    opts.excludes = PatternList(merged(excludes, iexcludes));
     opts.verify = verify;
     opts.jobs = Jobs();
     opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };

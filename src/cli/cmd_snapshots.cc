@@ -1,10 +1,13 @@
-// snapshots: list the snapshots, as restic 0.14's table (full or --compact) or JSON.
+// snapshots: list the snapshots, as restic 0.14's table (full or --compact) or JSON, optionally
+// grouped (-g host,paths,tags: a "snapshots for (...):" line and a table per group). restic
+// writes the listing straight to stdout, so -q does not silence it.
 #include <algorithm>
 #include <iostream>
 
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
 #include "cli/snapshot_table.h"
+#include "maintenance/forget_policy.h"
 
 namespace haven::cli {
 
@@ -14,7 +17,52 @@ struct SnapshotsOptions {
   std::vector<std::string> ids;
   bool compact = false;
   int latest = 0;  // 0: all
+  std::string group_by;
 };
+
+// restic's PrintSnapshotGroupHeader: nothing for the empty key.
+std::string GroupHeader(const forget::SnapshotGroup& g) {
+  if (g.hostname.empty() && !g.tags && !g.paths) return "";
+  std::vector<std::string> info;
+  if (!g.hostname.empty()) info.push_back("host [" + g.hostname + "]");
+  if (g.tags) info.push_back("tags [" + Join(*g.tags, ", ") + "]");
+  if (g.paths) info.push_back("paths [" + Join(*g.paths, ", ") + "]");
+  return "snapshots for (" + Join(info, ", ") + "):\n";
+}
+
+std::string ListJson(const std::vector<forget::SnapshotEntry>& list) {
+  std::string out = "[";
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i) out += ',';
+    out += SnapshotListJson(list[i].first, list[i].second, nullptr);
+  }
+  return out + "]";
+}
+
+// -g: one table per group (groups in the order of their keys; restic's order is random),
+// or JSON [{"group_key":{...},"snapshots":[newest first]}].
+void PrintGrouped(std::vector<forget::SnapshotEntry> list, const SnapshotsOptions& o,
+                  const forget::GroupBy& by) {
+  auto groups = forget::GroupSnapshots(std::move(list), by);
+  std::string out = Globals().json ? "[" : "";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    auto& g = groups[i];
+    if (o.latest > 0) g.snapshots = LatestPerHostAndPaths(std::move(g.snapshots), size_t(o.latest));
+    if (Globals().json) {
+      std::stable_sort(g.snapshots.begin(), g.snapshots.end(), [](const auto& a, const auto& b) {
+        const auto &ta = a.second.time, &tb = b.second.time;
+        return ta.sec != tb.sec ? ta.sec > tb.sec : ta.nsec > tb.nsec;
+      });
+      if (i) out += ',';
+      out += "{\"group_key\":" + g.key + ",\"snapshots\":" + ListJson(g.snapshots) + "}";
+      continue;
+    }
+    out += GroupHeader(g);
+    out += SnapshotTable(std::move(g.snapshots), nullptr, o.compact);
+  }
+  if (Globals().json) out += "]\n";
+  std::cout << out;
+}
 }  // namespace
 
 void RegisterSnapshots(CLI::App& app) {
@@ -27,7 +75,10 @@ void RegisterSnapshots(CLI::App& app) {
   cmd->add_flag("-c,--compact", o.compact, "compact table: ID, time, host and tags only");
   cmd->add_option("--latest", o.latest, "only the last n snapshots of each host and paths")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-g,--group-by", o.group_by,
+                  "group snapshots by host, paths and/or tags, separated by comma");
   cmd->callback([] {
+    const forget::GroupBy by = forget::GroupBy::Parse(o.group_by);  // before opening
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto all = repo->LoadSnapshots();
@@ -40,6 +91,10 @@ void RegisterSnapshots(CLI::App& app) {
           if (e.first == id) sel.push_back(e);
       }
       list = sel;
+    }
+    if (by.Any()) {
+      PrintGrouped(std::move(list), o, by);
+      return;
     }
     if (o.latest > 0) list = LatestPerHostAndPaths(std::move(list), size_t(o.latest));
     // restic lists each snapshot's paths sorted (its grouping sorts them in place), in the
@@ -55,9 +110,7 @@ void RegisterSnapshots(CLI::App& app) {
       std::cout << out;
       return;
     }
-    std::string table = SnapshotTable(std::move(list), nullptr, o.compact);
-    table.pop_back();  // Print adds the last line break
-    Print(table);
+    std::cout << SnapshotTable(std::move(list), nullptr, o.compact);
   });
 }
 

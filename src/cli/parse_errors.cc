@@ -20,7 +20,7 @@ struct ResticOnlyCommand {
 };
 constexpr ResticOnlyCommand kResticOnly[] = {
     {"cache", false},    {"copy", true},    {"diff", true},         {"find", true},
-    {"generate", false}, {"list", true},    {"migrate", true},      {"mount", true},
+    {"list", true},      {"migrate", true}, {"mount", true},
     {"recover", true},   {"rewrite", true}, {"self-update", false}, {"stats", true},
     {"tag", true},
 };

@@ -17,6 +17,7 @@
 #include "core/sha256.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
+#include "maintenance/prune.h"
 #include "repo/gojson.h"
 #include "repo/node.h"
 
@@ -154,8 +155,12 @@ std::vector<std::string> TreeNameErrors(const std::vector<Node>& nodes) {
 namespace {
 
 // Packs to read for --read-data-subset. "n/m" takes the packs whose id's first byte is
-// n-1 modulo m, as restic does, so the m groups cover the repository exactly once.
-std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::string& spec) {
+// n-1 modulo m, as restic does, so the m groups cover the repository exactly once. A size
+// ("50M", suffixes k/m/g/t as prune's sizes; a plain number is refused as restic 0.14 does)
+// takes as many random packs as that size's share of all packs' bytes, at least one.
+// `stage` receives restic's announcement for a size ("read N bytes of data packs").
+std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::vector<uint64_t>& sizes,
+                                 const std::string& spec, std::string& stage) {
   size_t n = ids.size();
   std::vector<size_t> out;
   if (spec.empty()) {
@@ -183,8 +188,32 @@ std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::stri
     return all;
   }
   size_t slash = spec.find('/');
-  if (slash == std::string::npos)
-    Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec + " (want n/m or x%)");
+  if (slash == std::string::npos) {
+    if (spec.find_first_not_of("0123456789") == std::string::npos)
+      Fail(ErrorCode::kInvalidArgument,
+           "invalid --read-data-subset \"" + spec +
+               "\" (want n/m, x% or a size with a suffix k, m, g or t, such as 50M)");
+    uint64_t want = ParsePruneSize(spec, "--read-data-subset");
+    if (want == 0)
+      Fail(ErrorCode::kInvalidArgument, "invalid --read-data-subset " + spec + ": the size must be above 0");
+    uint64_t total = 0;
+    for (uint64_t sz : sizes) total += sz;
+    if (total == 0)
+      Fail(ErrorCode::kInvalidArgument,
+           "--read-data-subset " + spec + ": cannot read from a repository having size 0");
+    want = std::min(want, total);
+    stage = "read " + std::to_string(want) + " bytes of data packs";
+    // restic 0.14: floor(packs * size / total bytes), at least one pack.
+    size_t k = static_cast<size_t>(double(n) * (double(want) / double(total)));
+    k = std::clamp<size_t>(k, 1, n);
+    std::vector<size_t> all(n);
+    for (size_t i = 0; i < n; ++i) all[i] = i;
+    std::mt19937_64 rng(std::random_device{}());
+    std::shuffle(all.begin(), all.end(), rng);
+    all.resize(k);
+    std::sort(all.begin(), all.end());
+    return all;
+  }
   char* e1 = nullptr;
   char* e2 = nullptr;
   std::string gs = spec.substr(0, slash), ms = spec.substr(slash + 1);
@@ -265,10 +294,15 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
   const bool read_data = opts.read_data || !opts.read_data_subset.empty();
   std::vector<PackId> ids;
   std::vector<size_t> sel;
+  std::string read_stage = "read all data";
   if (read_data) {
+    std::vector<uint64_t> sizes;
     for (const auto& [pid, blobs] : packs)
-      if (on_disk.count(pid)) ids.push_back(pid);
-    sel = SelectSubset(ids, opts.read_data_subset);
+      if (auto it = on_disk.find(pid); it != on_disk.end()) {
+        ids.push_back(pid);
+        sizes.push_back(it->second);
+      }
+    sel = SelectSubset(ids, sizes, opts.read_data_subset, read_stage);
   }
   // Largest packs first, so that no thread is left with a big one at the end.
   std::vector<size_t> todo(sel.size());
@@ -366,7 +400,7 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
   walk_timer.reset();
 
   if (read_data) {
-    stage("read all data");
+    stage(read_stage);
     read_packs();
     for (auto& t : workers.threads) t.join();
     for (auto& errs : per_pack)

@@ -15,7 +15,8 @@ namespace haven {
 
 struct CheckOptions {
   bool read_data = false;
-  // Subset of packs to read: "n/m" (group n of m) or "x%"; empty = all.
+  // Subset of packs to read: "n/m" (group n of m), "x%" or a size ("50M": random packs
+  // whose count is that share of the packs' total bytes); empty = all.
   std::string read_data_subset;
   int jobs = 0;
   std::function<void(const std::string&)> progress;  // stage messages

@@ -134,7 +134,7 @@ for c in diff find stats tag copy rewrite mount migrate list recover; do
 done
 expect_exit 1 hv diff a b
 assert_grep "^  restic -r REPO diff \.\.\.$" "$ERR" "REPO stands in when no repository is given"
-for c in self-update generate; do
+for c in self-update; do
   expect_exit 1 hv "$c"
   assert_grep "^unknown command \"$c\" for \"haven\"$" "$ERR"
   assert_grep "^  restic $c \.\.\.$" "$ERR"
