@@ -824,8 +824,13 @@ BackupResult Backup::Run() {
 
   std::stable_sort(warnings_.begin(), warnings_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [path, msg] : warnings_)
-    if (opts_.warn) opts_.warn(msg);
+  for (const auto& [path, msg] : warnings_) {
+    if (opts_.warn_item) {
+      opts_.warn_item(path, msg);
+    } else if (opts_.warn) {
+      opts_.warn(msg);
+    }
+  }
   res.stats = stats_;
   res.incomplete = stats_.errors > 0;
   {

@@ -56,6 +56,9 @@ struct BackupOptions {
   std::string program_version;
   // Called with each warning, in path order.
   std::function<void(const std::string&)> warn;
+  // The same with the path it concerns (backup --json prints restic's error objects); when
+  // set it is called instead of `warn`.
+  std::function<void(const std::string& path, const std::string& msg)> warn_item;
   // Called at once, from any thread, with problems that are not errors (a malformed
   // exclusion tag file), as restic prints them.
   std::function<void(const std::string&)> notice;

@@ -24,7 +24,7 @@ void RateLimiter::Take(uint64_t bytes) {
 
 LimitBackend::LimitBackend(std::shared_ptr<Backend> inner, uint64_t upload_kib,
                            uint64_t download_kib)
-    : inner_(std::move(inner)) {
+    : ForwardingBackend(std::move(inner)) {
   if (upload_kib) up_ = std::make_unique<RateLimiter>(upload_kib * 1024);
   if (download_kib) down_ = std::make_unique<RateLimiter>(download_kib * 1024);
 }

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "backend/backend.h"
+#include "backend/forwarding_backend.h"
 
 namespace haven {
 
@@ -28,29 +28,16 @@ class RateLimiter {
   Clock::time_point last_;
 };
 
-class LimitBackend : public Backend {
+class LimitBackend : public ForwardingBackend {
  public:
   // Rates in KiB/s (restic's unit); 0 leaves that direction unlimited.
   LimitBackend(std::shared_ptr<Backend> inner, uint64_t upload_kib, uint64_t download_kib);
 
-  std::string Location() const override { return inner_->Location(); }
-  bool Exists() override { return inner_->Exists(); }
-  void Create() override { inner_->Create(); }
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
-  std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
-  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
-    inner_->List(t, fn);
-  }
-  void Remove(const Handle& h) override { inner_->Remove(h); }
-  int Connections() const override { return inner_->Connections(); }
-  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
-    return inner_->RemoveStaleTempFiles(min_age_seconds);
-  }
 
  private:
-  std::shared_ptr<Backend> inner_;
   std::unique_ptr<RateLimiter> up_, down_;
 };
 

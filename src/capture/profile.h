@@ -1,4 +1,5 @@
-// The capture profile (TOML, default ~/.config/haven/capture.toml):
+// The capture profile (TOML, default ~/.config/haven/capture.toml); docs/capture-profile.md
+// is the reference. In short:
 //
 //   repository = "/srv/haven"          # optional; else -r / HAVEN_REPOSITORY
 //   [track]

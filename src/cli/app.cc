@@ -9,6 +9,7 @@
 #include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "repo/gojson.h"
 
 namespace haven::cli {
 
@@ -24,6 +25,7 @@ void OneValuePerOption(CLI::App& app) {
 }  // namespace
 
 int Run(CLI::App& app, int argc, char** argv);
+int ReportFatal(const std::string& message, int code);
 
 int Main(int argc, char** argv) {
   // A fixed mmap threshold: glibc's dynamic one grows after the first large free, and then
@@ -107,13 +109,25 @@ int Run(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return ReportParseError(app, e);
   } catch (const Error& e) {
-    std::cerr << "Fatal: " << e.what() << '\n';
-    return ExitCodeFor(e.code());
+    return ReportFatal(e.what(), ExitCodeFor(e.code()));
   } catch (const std::exception& e) {
-    std::cerr << "Fatal: " << e.what() << '\n';
-    return 1;
+    return ReportFatal(e.what(), 1);
   }
   return g_exit_code;
+}
+
+// "Fatal: ..." on stderr; with --json restic 0.17's {"message_type":"exit_error"} line
+// instead, so a script reading stderr as JSON lines can parse every line.
+int ReportFatal(const std::string& message, int code) {
+  if (Globals().json) {
+    std::string j = "{\"message_type\":\"exit_error\",\"code\":" + std::to_string(code) +
+                    ",\"message\":";
+    gojson::AppendString(j, message);
+    std::cerr << j << "}\n";
+  } else {
+    std::cerr << "Fatal: " << message << '\n';
+  }
+  return code;
 }
 
 }  // namespace haven::cli

@@ -381,6 +381,16 @@ void RegisterBackup(CLI::App& app) {
     opts.jobs = Jobs();
     opts.program_version = std::string("haven ") + kVersion;
     opts.warn = [](const std::string& w) { Warn("error: " + w); };
+    if (Globals().json) {
+      // restic's error message for scripts (restic 0.17's shape: the error as {"message"}).
+      opts.warn_item = [](const std::string& path, const std::string& msg) {
+        std::string j = "{\"message_type\":\"error\",\"error\":{\"message\":";
+        gojson::AppendString(j, msg);
+        j += "},\"during\":\"archival\",\"item\":";
+        gojson::AppendString(j, path);
+        std::fprintf(stderr, "%s}\n", j.c_str());
+      };
+    }
     opts.notice = [](const std::string& w) { Warn(w); };
     if (!o.parent.empty()) {
       auto snaps = repo->LoadSnapshots();

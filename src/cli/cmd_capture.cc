@@ -15,14 +15,6 @@ namespace haven::cli {
 
 namespace {
 
-std::string HomeDir() {
-  const char* h = std::getenv("HOME");
-  if (!h || *h != '/') Fail(ErrorCode::kInvalidArgument, "capture: $HOME is not set");
-  std::string home = h;
-  while (home.size() > 1 && home.back() == '/') home.pop_back();
-  return home;
-}
-
 std::string JsonString(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "backend/forwarding_backend.h"
 #include "cli/common.h"
 #include "cli/prune_report.h"
 #include "cli/snapshot_filter.h"
@@ -255,32 +256,18 @@ std::vector<SnapshotEntry> SelectByIds(const std::vector<SnapshotEntry>& all,
 // A view of a backend without some snapshot files: `forget --dry-run --prune` plans the
 // prune as if the snapshots it would remove were gone (restic passes them to planPrune as
 // ignoreSnapshots). Everything else is passed through.
-class HideSnapshotsBackend : public Backend {
+class HideSnapshotsBackend : public ForwardingBackend {
  public:
   HideSnapshotsBackend(std::shared_ptr<Backend> inner, std::set<std::string> hidden)
-      : inner_(std::move(inner)), hidden_(std::move(hidden)) {}
-  std::string Location() const override { return inner_->Location(); }
-  bool Exists() override { return inner_->Exists(); }
-  void Create() override { inner_->Create(); }
-  void Save(const Handle& h, ByteView data) override { inner_->Save(h, data); }
-  Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
-    return inner_->Load(h, offset, length);
-  }
-  std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
+      : ForwardingBackend(std::move(inner)), hidden_(std::move(hidden)) {}
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
     inner_->List(t, [&](const FileInfo& fi) {
       if (t == FileType::kSnapshot && hidden_.count(fi.name)) return;
       fn(fi);
     });
   }
-  void Remove(const Handle& h) override { inner_->Remove(h); }
-  int Connections() const override { return inner_->Connections(); }
-  size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
-    return inner_->RemoveStaleTempFiles(min_age_seconds);
-  }
 
  private:
-  std::shared_ptr<Backend> inner_;
   std::set<std::string> hidden_;
 };
 

@@ -1,10 +1,13 @@
 // `haven packages diff [SNAPSHOT]`: a capture's package lists against this machine.
 // `haven packages list`: what the managers report here (the text a capture stores).
+#include <unistd.h>
+
 #include <cstdio>
 #include <set>
 
 #include "capture/package_diff.h"
 #include "capture/packages.h"
+#include "capture/profile.h"
 #include "cli/common.h"
 #include "core/error.h"
 
@@ -57,11 +60,27 @@ void RegisterPackages(CLI::App& app) {
       if (!pd.install.empty()) Print("  install: " + pd.install);
     }
   });
+  static std::string profile_file;
   auto* list = cmd->add_subcommand("list", "what the package managers report here");
-  list->add_option("--timeout", timeout_s, "seconds per package manager")->check(CLI::Range(1, 3600));
-  list->callback([] {
+  auto* list_timeout = list->add_option("--timeout", timeout_s, "seconds per package manager")
+                           ->check(CLI::Range(1, 3600));
+  list->add_option("--profile", profile_file,
+                   "capture profile whose [packages] managers and timeout apply (default "
+                   "~/.config/haven/capture.toml when it exists)");
+  list->callback([list_timeout] {
+    // The managers a capture would ask: the profile's [packages], as `capture` reads it.
     capture::DiscoveryOptions d;
     d.timeout_ms = timeout_s * 1000;
+    std::string file = profile_file;
+    if (file.empty()) {
+      std::string def = capture::DefaultProfilePath(HomeDir());
+      if (access(def.c_str(), F_OK) == 0) file = def;
+    }
+    if (!file.empty()) {
+      capture::Profile p = capture::Profile::Load(file, HomeDir());
+      d.managers = p.managers;
+      if (list_timeout->count() == 0) d.timeout_ms = p.package_timeout_s * 1000;
+    }
     capture::DiscoveryResult here = capture::DiscoverPackages(d);
     for (const auto& w : here.warnings) Warn("warning: " + w);
     for (const auto& l : here.lists) {

@@ -428,4 +428,12 @@ std::string FormatTimeShort(const gojson::Timestamp& t) {
   return buf;
 }
 
+std::string HomeDir() {
+  const char* h = std::getenv("HOME");
+  if (!h || *h != '/') Fail(ErrorCode::kInvalidArgument, "$HOME is not set (capture needs it)");
+  std::string home = h;
+  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  return home;
+}
+
 }  // namespace haven::cli

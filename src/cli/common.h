@@ -65,6 +65,8 @@ std::string ReadPasswordFrom(const std::string& file, const std::string& command
 std::unique_ptr<Repository> OpenRepository(bool use_cache = true);
 // --cache-dir, else $HAVEN_CACHE_DIR / $RESTIC_CACHE_DIR, else haven's own default
 // ($XDG_CACHE_HOME/haven or ~/.cache/haven); "" when none can be determined.
+// $HOME without trailing slashes; throws when it is not an absolute path.
+std::string HomeDir();
 std::string CacheBaseDir();
 
 // Where the secret scanner keeps its compiled rule databases: CacheBaseDir()/scanner, or

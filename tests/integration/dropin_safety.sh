@@ -15,6 +15,9 @@
 #      know what the damaged one uses); repair snapshots --forget removes it; then prune,
 #      haven check and restic check --read-data are clean (--no-cache: the cache's copy
 #      of the snapshot is intact)
+#   G. --json output a script parses: an unreadable file during backup (as uid 65534) is a
+#      {"message_type":"error","error":{"message"},"during":"archival","item"} line on
+#      stderr, and a fatal error is restic 0.17's {"message_type":"exit_error"} line
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../tools/lib.sh
 source "$(dirname "$0")/../tools/lib.sh"
@@ -192,5 +195,38 @@ run_ok hv -r "$R" check
 run_ok hv -r "$R" prune
 run_ok hv -r "$R" check --read-data
 run_ok r -r "$R" check --read-data
+
+# ---------------------------------------------------------------------------------------
+check "G. JSON errors"
+need_cmd setpriv util-linux
+N="$W/nobody"
+mkdir -p "$N/src"
+chmod 0711 "$W"
+echo ok >"$N/src/ok"
+echo secret >"$N/src/secret"
+chown -R 65534:65534 "$N"
+chown 0:0 "$N/src/secret"
+chmod 0600 "$N/src/secret"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$N" "$@"; }
+run_ok as_nobody "$HAVEN" --cache-dir "$N/cache" -r "$N/repo" init --scrypt 1024,8,1
+expect_exit 3 as_nobody "$HAVEN" --cache-dir "$N/cache" -r "$N/repo" --json backup "$N/src"
+python3 - "$ERR" "$N/src/secret" <<'PY' || fail "G: no JSON error object for the unreadable file"
+import json, sys
+errors = []
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("{"):
+        m = json.loads(line)
+        if m.get("message_type") == "error":
+            errors.append(m)
+assert len(errors) == 1, errors
+e = errors[0]
+assert e["item"] == sys.argv[2] and e["during"] == "archival", e
+assert "ermission denied" in e["error"]["message"], e
+PY
+summary "$OUT" >/dev/null || fail "G: no summary line on stdout"
+expect_exit 10 hv -r "$W/no-such-repo" --json snapshots
+python3 -c 'import json,sys; m=json.loads(open(sys.argv[1]).read()); assert m["message_type"]=="exit_error" and m["code"]==10 and "does not exist" in m["message"], m' "$ERR" \
+  || fail "G: a fatal error with --json is not an exit_error object: $(cat "$ERR")"
 
 pass

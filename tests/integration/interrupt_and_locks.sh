@@ -131,7 +131,7 @@ for i in 21 22; do
   echo "password-$i" >"$W/pw$i"
   run_ok r -r "$K" key add --new-password-file "$W/pw$i"
 done
-run_ok hv -r "$K" key list --json
+# (the first password's key may now sort beyond the first 20: only hinted opens are sure)
 # the key of password-22: the one haven does not know yet; find it by trying each
 last=""
 for k in $(ls "$K/keys"); do
