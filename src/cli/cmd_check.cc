@@ -7,13 +7,15 @@
 namespace haven::cli {
 
 void RegisterCheck(CLI::App& app) {
-  static bool read_data = false, with_cache = false;
+  static bool read_data = false, with_cache = false, check_unused = false;
   static std::string subset;
   auto* cmd = app.add_subcommand("check", "check the repository for errors");
   cmd->add_flag("--read-data", read_data, "read and verify all data blobs");
   cmd->add_option("--read-data-subset", subset,
                   "read a subset of data packs: n/t (group n of t), x% or a size with suffix "
                   "k/K, m/M, g/G, t/T (random packs, e.g. 50M)");
+  // restic 0.14 deprecated it and ignores it (unused data is not an error): the same here.
+  cmd->add_flag("--check-unused", check_unused, "deprecated and ignored, as in restic 0.14");
   cmd->add_flag("--with-cache", with_cache,
                 "read index, snapshots and trees through the local cache (faster, but checks "
                 "the cached copies of those files)");
@@ -24,6 +26,9 @@ void RegisterCheck(CLI::App& app) {
     CheckOptions opts;
     opts.read_data = read_data;
     opts.read_data_subset = subset;
+    if (check_unused)
+      Warn("Flag --check-unused has been deprecated, `--check-unused` is deprecated and will be "
+           "ignored");
     opts.jobs = Jobs();
     opts.progress = [](const std::string& s) { Print(s); };
     auto start = std::chrono::steady_clock::now();

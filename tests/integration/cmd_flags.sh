@@ -248,4 +248,20 @@ else
   log "NOTE: fish not installable; fish completion not syntax-checked"
 fi
 
+# ---------------------------------------------------------------------------------------
+check "I. check --check-unused is accepted and ignored, as restic 0.14 does"
+U="$W/unused"
+mkdir -p "$W/u-src"
+gen_bytes 71 3000000 >"$W/u-src/one.bin"
+run_ok hv -r "$U" init --scrypt 1024,8,1
+run_ok hv -r "$U" backup "$W/u-src"
+gen_bytes 72 2000000 >"$W/u-src/one.bin"
+run_ok hv -r "$U" backup "$W/u-src"
+run_ok hv -r "$U" snapshots --json
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["id"])' "$OUT")
+run_ok hv -r "$U" forget "$first"
+run_ok r -r "$U" check --check-unused      # the referee: unused data is no error
+run_ok hv -r "$U" check --check-unused
+assert_grep "deprecated and will be ignored" "$ERR" "I: no deprecation notice"
+
 pass "ls, dump, restore, check, key, snapshots, forget --prune and generate behave as restic's"
