@@ -72,14 +72,4 @@ std::string RandomSuffix() {
   return HexEncode(ByteView(buf, sizeof(buf)));
 }
 
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-int Fd::Close() {
-  int rc = ::close(fd_);
-  fd_ = -1;
-  return rc == 0 ? 0 : errno;
-}
-
 }  // namespace haven::posix

@@ -1,5 +1,6 @@
 // Small POSIX helpers shared by the file-based backends (local, cache): EINTR-safe open,
-// fsync, full writes and positional reads, an owning fd, and a random temp-file suffix.
+// fsync, full writes and positional reads, and a random temp-file suffix (the owning fd
+// is core/fd.h's Fd).
 #pragma once
 
 #include <sys/types.h>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/bytes.h"
+#include "core/fd.h"
 
 namespace haven::posix {
 
@@ -23,19 +25,7 @@ int ReadAt(int fd, uint8_t* out, uint64_t len, uint64_t off);
 // create with O_EXCL, so this only avoids retries).
 std::string RandomSuffix();
 
-// Owns a file descriptor; Close() reports the close error, the destructor ignores it.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-  int get() const { return fd_; }
-  // Returns 0 or errno. Linux releases the descriptor even when close fails: no retry.
-  int Close();
-
- private:
-  int fd_;
-};
+// The owning descriptor is core's (core/fd.h).
+using ::haven::Fd;
 
 }  // namespace haven::posix
