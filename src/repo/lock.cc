@@ -166,8 +166,11 @@ std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
   });
   {
     std::lock_guard lk(lock->mu_);
+    // The clock is read before the file is written: a process stopped right after the
+    // write must not count its lock as fresh from when it resumes.
+    const double written_from = BootSeconds();
     lock->id_ = lock->Write();
-    lock->refreshed_at_ = BootSeconds();
+    lock->refreshed_at_ = written_from;
   }
   try {
     CheckConflicts(repo, exclusive, &lock->id_);
@@ -211,10 +214,11 @@ void Lock::RefreshLoop() {
         lost_ = true;  // removed by someone else (e.g. `unlock --remove-all`)
         return;
       }
+      const double written_from = BootSeconds();  // before the write, as in Acquire
       FileId fresh = Write();
       FileId old = id_;
       id_ = fresh;
-      refreshed_at_ = BootSeconds();
+      refreshed_at_ = written_from;
       backend_->Remove({FileType::kLock, old.Hex()});
     } catch (const Error& e) {
       std::fprintf(stderr, "warning: refreshing lock failed: %s\n", e.what());
