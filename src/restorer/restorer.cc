@@ -15,6 +15,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/error.h"
@@ -155,12 +156,9 @@ class Restore {
       SetMetadataFd(fd.get(), rel, node);
     }
     std::sort(warnings_.begin(), warnings_.end());
-    for (const auto& [path, msg] : warnings_) {
-      if (!msg.empty() && msg[0] == '\x01') {
-        if (opts_.note) opts_.note(msg.substr(1));
-      } else if (opts_.warn) {
-        opts_.warn(msg);
-      }
+    for (const Report& r : warnings_) {
+      const auto& sink = r.note ? opts_.note : opts_.warn;
+      if (sink) sink(r.msg);
     }
     return result_;
   }
@@ -188,14 +186,14 @@ class Restore {
 
   void Warn(const std::string& path, const std::string& msg) {
     std::lock_guard lock(mu_);
-    warnings_.emplace_back(path, msg);
+    warnings_.push_back({path, msg, false});
     result_.errors++;
     if (opts_.progress) opts_.progress->Error();
   }
   // A conflict resolved as the snapshot says (not an error), reported with the warnings.
   void Note(const std::string& path, const std::string& msg) {
     std::lock_guard lock(mu_);
-    warnings_.emplace_back(path, "\x01" + msg);  // marked: goes to opts_.note
+    warnings_.push_back({path, msg, true});
   }
   void FailFile(File& f, const std::string& msg) {
     if (!f.failed.exchange(true)) Warn(f.snap_path, "restore " + f.snap_path + ": " + msg);
@@ -370,12 +368,18 @@ class Restore {
     return fd;
   }
 
-  // Called once per file, after its last blob is written (or when it has none).
-  void Finish(File& f) {
-    Fd fd(Open(f));
-    if (!fd.valid()) return;
-    SetMetadataFd(fd.get(), f.rel, f.node);
-    fd.Close();
+  // Called once per file, after its last blob is written (or when it has none). `open_fd`:
+  // the descriptor the last writer still holds (metadata goes through it, no second open),
+  // or -1 to open (and create) the file here.
+  void Finish(File& f, int open_fd = -1) {
+    Fd owned;
+    if (open_fd < 0) {
+      owned = Fd(Open(f));
+      if (!owned.valid()) return;
+      open_fd = owned.get();
+    }
+    SetMetadataFd(open_fd, f.rel, f.node);
+    owned.Close();
     if (opts_.verify && !f.failed) Verify(f.rel, f.snap_path, f.node);
     f.node.content = {};
     if (opts_.progress) opts_.progress->FileDone();
@@ -455,11 +459,13 @@ class Restore {
       }
       i = j;
     }
-    for (auto& [file, fd] : fds) close(fd);
     for (auto& [file, n] : done) {
       File& f = *files_[file];
-      if (f.pending.fetch_sub(n) == n) Finish(f);
+      if (f.pending.fetch_sub(n) != n) continue;
+      auto it = fds.find(file);
+      Finish(f, it == fds.end() ? -1 : it->second);
     }
+    for (auto& [file, fd] : fds) close(fd);
   }
 
   void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
@@ -623,7 +629,13 @@ class Restore {
   std::vector<std::pair<std::string, Node>> dirs_;
   std::map<std::pair<uint64_t, uint64_t>, std::string> hardlinks_;
   std::mutex mu_;
-  std::vector<std::pair<std::string, std::string>> warnings_;
+  // Errors (opts_.warn) and notes (opts_.note), reported sorted by path after the restore.
+  struct Report {
+    std::string path, msg;
+    bool note;
+    bool operator<(const Report& o) const { return std::tie(path, msg) < std::tie(o.path, o.msg); }
+  };
+  std::vector<Report> warnings_;
   RestoreResult result_;
 };
 
