@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "archiver/archiver.h"
 #include "cli/archive_writer.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
@@ -76,23 +77,9 @@ class Dumper {
   ArchiveWriter& w_;
 };
 
-// restic's splitPath(path.Clean(p)): the components, [""] for "/".
-std::vector<std::string> SplitPath(const std::string& p) {
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  while (pos <= p.size()) {
-    size_t end = p.find('/', pos);
-    if (end == std::string::npos) end = p.size();
-    std::string c = p.substr(pos, end - pos);
-    if (c == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!c.empty() && c != ".") {
-      parts.push_back(std::move(c));
-    }
-    pos = end + 1;
-  }
-  return parts;
-}
+// restic's splitPath(path.Clean(p)): the components of the snapshot path, none for "/"
+// (the archiver's cleaning of absolute target paths is the same rule).
+std::vector<std::string> SplitPath(const std::string& p) { return TargetComponents("/" + p); }
 
 void DumpTree(Repository& repo, const BlobId& tree, const std::string& prefix,
               const DumpOptions& o) {

@@ -57,16 +57,6 @@ forget::Duration ParseDurationFlag(const std::string& value, const char* flag) {
   }
 }
 
-// "snapshots for (host [h], tags [a, b], paths [/x]):" (restic prints it with -v only).
-std::string GroupHeader(const forget::SnapshotGroup& g) {
-  if (g.hostname.empty() && !g.tags && !g.paths) return "";
-  std::vector<std::string> info;
-  if (!g.hostname.empty()) info.push_back("host [" + g.hostname + "]");
-  if (g.tags) info.push_back("tags [" + Join(*g.tags, ", ") + "]");
-  if (g.paths) info.push_back("paths [" + Join(*g.paths, ", ") + "]");
-  return "snapshots for (" + Join(info, ", ") + "):\n";
-}
-
 // ---- JSON ---------------------------------------------------------------------------------
 
 void AppendSnapshotList(std::string& out, const std::vector<SnapshotEntry>& list) {

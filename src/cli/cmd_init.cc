@@ -1,6 +1,4 @@
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <optional>
 
 #include "cli/common.h"
@@ -19,13 +17,6 @@ struct InitOptions {
       from_key_hint;
 };
 
-// The first set variable of HAVEN_<name>, RESTIC_<name>.
-std::string FromEnv(const char* name) {
-  for (const char* prefix : {"HAVEN_", "RESTIC_"})
-    if (const char* v = std::getenv((std::string(prefix) + name).c_str()); v && *v) return v;
-  return "";
-}
-
 // init --copy-chunker-params: the chunker polynomial of the source repository (restic's
 // --from-* flags and RESTIC_FROM_* variables), so that `copy` between the two
 // deduplicates.
@@ -36,15 +27,10 @@ uint64_t SourcePolynomial(const InitOptions& o) {
   std::string loc = o.from_repo;
   std::string file = o.from_repository_file;
   if (loc.empty() && file.empty()) {
-    loc = FromEnv("FROM_REPOSITORY");
-    if (loc.empty()) file = FromEnv("FROM_REPOSITORY_FILE");
+    loc = Env("FROM_REPOSITORY");
+    if (loc.empty()) file = Env("FROM_REPOSITORY_FILE");
   }
-  if (loc.empty() && !file.empty()) {
-    std::ifstream in(file);
-    if (!in) Fail(ErrorCode::kInvalidArgument, "cannot read --from-repository-file " + file);
-    std::getline(in, loc);
-    while (!loc.empty() && (loc.back() == '\r' || loc.back() == ' ')) loc.pop_back();
-  }
+  if (loc.empty() && !file.empty()) loc = LocationFromFile(file);
   if (loc.empty())
     Fail(ErrorCode::kInvalidArgument,
          "Please specify the source repository location (--from-repo or "
@@ -55,13 +41,13 @@ uint64_t SourcePolynomial(const InitOptions& o) {
   std::string pw;
   std::string pfile = o.from_password_file, pcmd = o.from_password_command;
   if (pfile.empty() && pcmd.empty()) {
-    pfile = FromEnv("FROM_PASSWORD_FILE");
-    pcmd = FromEnv("FROM_PASSWORD_COMMAND");
-    if (pfile.empty() && pcmd.empty()) pw = FromEnv("FROM_PASSWORD");
+    pfile = Env("FROM_PASSWORD_FILE");
+    pcmd = Env("FROM_PASSWORD_COMMAND");
+    if (pfile.empty() && pcmd.empty()) pw = Env("FROM_PASSWORD");
   }
   if (pw.empty())
     pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
-  std::string hint = o.from_key_hint.empty() ? FromEnv("FROM_KEY_HINT") : o.from_key_hint;
+  std::string hint = o.from_key_hint.empty() ? Env("FROM_KEY_HINT") : o.from_key_hint;
   auto src = Repository::Open(be, pw, Jobs(), hint);
   return src->config().chunker_polynomial;
 }

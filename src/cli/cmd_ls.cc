@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "archiver/archiver.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
@@ -16,23 +17,11 @@ namespace haven::cli {
 
 namespace {
 
-// Go's path.Clean for absolute slash paths: no empty or "." components, ".." resolved.
+// Go's path.Clean for absolute slash paths: no empty or "." components, ".." resolved (the
+// archiver's cleaning of absolute targets).
 std::string CleanPath(const std::string& p) {
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  while (pos <= p.size()) {
-    size_t end = p.find('/', pos);
-    if (end == std::string::npos) end = p.size();
-    std::string c = p.substr(pos, end - pos);
-    if (c == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!c.empty() && c != ".") {
-      parts.push_back(std::move(c));
-    }
-    pos = end + 1;
-  }
   std::string out;
-  for (const auto& c : parts) out += "/" + c;
+  for (const auto& c : TargetComponents("/" + p)) out += "/" + c;
   return out.empty() ? "/" : out;
 }
 

@@ -20,16 +20,6 @@ struct SnapshotsOptions {
   std::string group_by;
 };
 
-// restic's PrintSnapshotGroupHeader: nothing for the empty key.
-std::string GroupHeader(const forget::SnapshotGroup& g) {
-  if (g.hostname.empty() && !g.tags && !g.paths) return "";
-  std::vector<std::string> info;
-  if (!g.hostname.empty()) info.push_back("host [" + g.hostname + "]");
-  if (g.tags) info.push_back("tags [" + Join(*g.tags, ", ") + "]");
-  if (g.paths) info.push_back("paths [" + Join(*g.paths, ", ") + "]");
-  return "snapshots for (" + Join(info, ", ") + "):\n";
-}
-
 std::string ListJson(const std::vector<forget::SnapshotEntry>& list) {
   std::string out = "[";
   for (size_t i = 0; i < list.size(); ++i) {

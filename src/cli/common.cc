@@ -77,13 +77,14 @@ std::string FirstLineOfFile(const std::string& path, const char* what) {
   return s;
 }
 
+
+}  // namespace
+
 std::string LocationFromFile(const std::string& path) {
   std::string loc = FirstLineOfFile(path, "repository file");
   if (loc.empty()) Fail(ErrorCode::kInvalidArgument, "repository file " + path + " is empty");
   return loc;
 }
-
-}  // namespace
 
 std::string RepoLocation() {
   const GlobalOptions& g = Globals();

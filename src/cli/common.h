@@ -47,6 +47,9 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location);
 // The repository location, first of: -r, --repository-file (both at once is an error, as in
 // restic), HAVEN_REPOSITORY, HAVEN_REPOSITORY_FILE, RESTIC_REPOSITORY, RESTIC_REPOSITORY_FILE.
 // A repository file holds the location on its first line. Throws when none is set.
+// The repository location on the first line of a file (--repository-file and the like);
+// throws naming the file when it cannot be read or is empty.
+std::string LocationFromFile(const std::string& path);
 std::string RepoLocation();
 // The repository password, with restic's precedence: --password-command, --password-file
 // (both at once is an error), then per environment prefix (HAVEN_, then RESTIC_)

@@ -122,4 +122,13 @@ std::vector<forget::SnapshotEntry> LatestPerHostAndPaths(std::vector<forget::Sna
   return out;
 }
 
+std::string GroupHeader(const forget::SnapshotGroup& g) {
+  if (g.hostname.empty() && !g.tags && !g.paths) return "";
+  std::vector<std::string> info;
+  if (!g.hostname.empty()) info.push_back("host [" + g.hostname + "]");
+  if (g.tags) info.push_back("tags [" + Join(*g.tags, ", ") + "]");
+  if (g.paths) info.push_back("paths [" + Join(*g.paths, ", ") + "]");
+  return "snapshots for (" + Join(info, ", ") + "):\n";
+}
+
 }  // namespace haven::cli

@@ -28,6 +28,10 @@ std::string Join(const std::vector<std::string>& v, const char* sep);
 std::string SnapshotTable(std::vector<forget::SnapshotEntry> list,
                           const std::vector<forget::KeepReason>* reasons, bool compact);
 
+// restic's PrintSnapshotGroupHeader, "snapshots for (host [h], tags [a, b], paths [/x]):\n";
+// "" for the empty group key (`snapshots -g` and `forget -v` print it).
+std::string GroupHeader(const forget::SnapshotGroup& g);
+
 // `snapshots --latest n`: the n newest snapshots of each host and set of paths (the paths
 // sorted, so their order does not matter), in time order.
 std::vector<forget::SnapshotEntry> LatestPerHostAndPaths(std::vector<forget::SnapshotEntry> list,

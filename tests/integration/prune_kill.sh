@@ -19,25 +19,9 @@ need_python
 
 SRC="$W/src"
 generation() {
-  python3 - "$SRC" "$1" <<'PY'
-import os, random, shutil, sys
-root, gen = sys.argv[1], int(sys.argv[2])
-def write(rel, data):
-    p = os.path.join(root, rel)
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    with open(p, "wb") as f:
-        f.write(data)
-for i in range(10):
-    write("stable/f%02d.txt" % i, ("stable %d\n" % i).encode() * 40)
-write("stable/big.bin", random.Random(1).randbytes(1 << 20))
-shutil.rmtree(os.path.join(root, "gen"), ignore_errors=True)
-for i in range(3):
-    write("gen/g%d-%d.bin" % (gen, i), random.Random(100 * gen + i).randbytes(300 << 10))
-PY
+  write_generation "$SRC" "$1" 10 40 $((1 << 20)) $((300 << 10))
 }
-listing() {
-  (cd "$1" && find . -type f ! -path './locks/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
-}
+listing() { repo_listing "$1"; }
 
 BASE="$W/base"
 run_ok hv -r "$BASE" init

@@ -354,3 +354,30 @@ wait_for_lock() {
     sleep 0.05
   done
 }
+
+# write_generation DIR GEN FILES REPEAT BIG GEN_BYTES: generation GEN of a source tree that
+# changes between backups: stable/ (FILES text files of REPEAT lines and a BIG-byte random
+# big.bin, the same in every generation) and gen/ (three GEN_BYTES random files named and
+# seeded by GEN; the previous generation's are removed).
+write_generation() {
+  python3 - "$@" <<'PY'
+import os, random, shutil, sys
+root, gen, files, repeat, big, size = sys.argv[1], *map(int, sys.argv[2:7])
+def write(rel, data):
+    p = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "wb") as f:
+        f.write(data)
+for i in range(files):
+    write("stable/f%02d.txt" % i, ("stable %d\n" % i).encode() * repeat)
+write("stable/big.bin", random.Random(1).randbytes(big))
+shutil.rmtree(os.path.join(root, "gen"), ignore_errors=True)
+for i in range(3):
+    write("gen/g%d-%d.bin" % (gen, i), random.Random(100 * gen + i).randbytes(size))
+PY
+}
+
+# repo_listing REPO: "sha256  path" of every file of a repository but its locks, sorted.
+repo_listing() {
+  (cd "$1" && find . -type f ! -path './locks/*' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
+}
