@@ -2,7 +2,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build run test clean format check-layers bench
+.PHONY: all deps build run test clean format check-layers check-function-length thread-safety bench
 
 all: build
 
@@ -23,11 +23,20 @@ run: deps $(BUILD)/build.ninja
 	@scripts/demo $(BUILD)
 	@scripts/demo-next $(BUILD)
 
-test: build check-layers
+test: build check-layers check-function-length thread-safety
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 check-layers:
 	@scripts/check-layers
+
+# No non-test function over 150 lines, except those in scripts/function-length-allow.
+check-function-length:
+	@scripts/check-function-length
+
+# clang's -Wthread-safety -Werror over every non-test source (flags from the build's
+# compile_commands.json), plus a file that must fail it (tests/thread_safety/).
+thread-safety: deps $(BUILD)/build.ninja
+	@scripts/check-thread-safety $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h')
