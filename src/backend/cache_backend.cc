@@ -167,7 +167,7 @@ class CacheBackend::InFlightLock {
  public:
   InFlightLock(CacheBackend* cb, const std::string& path) : cb_(cb), path_(path) {
     {
-      std::lock_guard lock(cb_->inflight_mu_);
+      MutexLock lock(cb_->inflight_mu_);
       auto& e = cb_->inflight_[path_];
       if (!e) e = std::make_shared<InFlight>();
       e->users++;
@@ -179,7 +179,7 @@ class CacheBackend::InFlightLock {
   InFlightLock& operator=(const InFlightLock&) = delete;
   ~InFlightLock() {
     entry_->mu.unlock();
-    std::lock_guard lock(cb_->inflight_mu_);
+    MutexLock lock(cb_->inflight_mu_);
     if (--entry_->users == 0) cb_->inflight_.erase(path_);
   }
 
@@ -253,27 +253,27 @@ void CacheBackend::SetRepositoryId(const std::string& id) {
   // restic's marker that the cache is in use (`cache --cleanup` removes old ones).
   ::utimensat(AT_FDCWD, repo_dir.c_str(), nullptr, 0);
 
-  std::unique_lock lock(cfg_mu_);
+  WriterLock lock(cfg_mu_);
   repo_dir_ = repo_dir;
 }
 
 void CacheBackend::SetTreePackPredicate(std::function<bool(const std::string&)> is_tree_pack) {
-  std::unique_lock lock(cfg_mu_);
+  WriterLock lock(cfg_mu_);
   is_tree_pack_ = std::move(is_tree_pack);
 }
 
 void CacheBackend::NoteTreePack(const std::string& name) {
-  std::lock_guard lock(noted_mu_);
+  MutexLock lock(noted_mu_);
   noted_tree_packs_.insert(name);
 }
 
 void CacheBackend::SetWarningHandler(std::function<void(const std::string&)> warn) {
-  std::unique_lock lock(cfg_mu_);
+  WriterLock lock(cfg_mu_);
   warn_ = std::move(warn);
 }
 
 std::string CacheBackend::RepoDir() const {
-  std::shared_lock lock(cfg_mu_);
+  ReaderLock lock(cfg_mu_);
   return repo_dir_;
 }
 
@@ -291,7 +291,7 @@ std::string CacheBackend::CachePath(const Handle& h) const {
 void CacheBackend::Warn(const std::string& msg) {
   std::function<void(const std::string&)> warn;
   {
-    std::shared_lock lock(cfg_mu_);
+    ReaderLock lock(cfg_mu_);
     warn = warn_;
   }
   if (warn) {
@@ -306,7 +306,7 @@ bool CacheBackend::IsCached(const Handle& h) {
   if (h.type != FileType::kPack) return false;
   std::function<bool(const std::string&)> pred;
   {
-    std::shared_lock lock(cfg_mu_);
+    ReaderLock lock(cfg_mu_);
     if (!is_tree_pack_) return false;
     pred = is_tree_pack_;
   }
@@ -431,7 +431,7 @@ Bytes CacheBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
 void CacheBackend::Save(const Handle& h, ByteView data) {
   bool noted = false;
   if (h.type == FileType::kPack) {
-    std::lock_guard lock(noted_mu_);
+    MutexLock lock(noted_mu_);
     noted = noted_tree_packs_.erase(h.name) > 0;
   }
   inner_->Save(h, data);
@@ -460,7 +460,7 @@ void CacheBackend::Forget(const Handle& h) {
 void CacheBackend::Remove(const Handle& h) {
   CheckHandle(h);
   if (h.type == FileType::kPack) {
-    std::lock_guard lock(noted_mu_);
+    MutexLock lock(noted_mu_);
     noted_tree_packs_.erase(h.name);
   }
   try {

@@ -42,13 +42,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <shared_mutex>
 #include <string>
 
 #include "backend/backend.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -98,8 +97,8 @@ class CacheBackend : public Backend {
 
  private:
   struct InFlight {
-    std::mutex mu;
-    int users = 0;  // guarded by CacheBackend::inflight_mu_
+    Mutex mu;       // held by the InFlightLock of this path
+    int users = 0;  // guarded by CacheBackend::inflight_mu_ (not expressible as GUARDED_BY)
   };
   class InFlightLock;
   struct CachedRead;
@@ -123,16 +122,16 @@ class CacheBackend : public Backend {
   const std::shared_ptr<Backend> inner_;
   const std::string base_dir_;
 
-  mutable std::shared_mutex cfg_mu_;
-  std::string repo_dir_;                                    // guarded by cfg_mu_
-  std::function<bool(const std::string&)> is_tree_pack_;    // guarded by cfg_mu_
-  std::function<void(const std::string&)> warn_;            // guarded by cfg_mu_
+  mutable SharedMutex cfg_mu_;
+  std::string repo_dir_ GUARDED_BY(cfg_mu_);
+  std::function<bool(const std::string&)> is_tree_pack_ GUARDED_BY(cfg_mu_);
+  std::function<void(const std::string&)> warn_ GUARDED_BY(cfg_mu_);
 
-  std::mutex noted_mu_;
-  std::set<std::string> noted_tree_packs_;  // guarded by noted_mu_
+  Mutex noted_mu_;
+  std::set<std::string> noted_tree_packs_ GUARDED_BY(noted_mu_);
 
-  std::mutex inflight_mu_;
-  std::map<std::string, std::shared_ptr<InFlight>> inflight_;  // guarded by inflight_mu_
+  Mutex inflight_mu_;
+  std::map<std::string, std::shared_ptr<InFlight>> inflight_ GUARDED_BY(inflight_mu_);
 };
 
 }  // namespace haven

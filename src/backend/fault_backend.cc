@@ -27,7 +27,7 @@ const char* OpName(FaultBackend::Op op) {
 FaultBackend::FaultBackend(std::shared_ptr<Backend> inner) : inner_(std::move(inner)) {}
 
 void FaultBackend::AddRule(const Rule& r) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   rules_.push_back(r);
 }
 
@@ -62,19 +62,19 @@ void FaultBackend::FailListAfter(uint64_t entries, int times, bool retryable) {
 }
 
 void FaultBackend::SetHook(std::function<void(Op, uint64_t)> hook) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   hook_ = std::move(hook);
 }
 
 void FaultBackend::ClearFaults() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   rules_.clear();
   hook_ = nullptr;
 }
 
 std::optional<FaultBackend::Rule> FaultBackend::Take(Kind kind, Op op,
                                                      std::optional<FileType> type) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
     if (it->kind != kind || it->op != op) continue;
     if (it->type && type != it->type) continue;
@@ -95,7 +95,7 @@ void FaultBackend::Begin(Op op, std::optional<FileType> type) {
   std::function<void(Op, uint64_t)> hook;
   std::optional<Rule> by_seq;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     hook = hook_;
     for (auto it = rules_.begin(); it != rules_.end(); ++it) {
       if ((it->kind == Kind::kFailNth && it->param == seq) ||

@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -95,19 +95,19 @@ class FaultBackend : public Backend {
 
   // Counts the call, runs the hook, then throws if a sequence rule or a kFailBefore rule
   // fires. kFailAfter rules are checked by MaybeFailAfter once the inner call returned.
-  void Begin(Op op, std::optional<FileType> type);
+  void Begin(Op op, std::optional<FileType> type) EXCLUDES(mu_);
   void MaybeFailAfter(Op op, std::optional<FileType> type);
   // Finds the first rule of `kind` matching (op, type), uses up one firing and returns it.
-  std::optional<Rule> Take(Kind kind, Op op, std::optional<FileType> type);
-  void AddRule(const Rule& r);
+  std::optional<Rule> Take(Kind kind, Op op, std::optional<FileType> type) EXCLUDES(mu_);
+  void AddRule(const Rule& r) EXCLUDES(mu_);
   [[noreturn]] static void Throw(const Rule& r, Op op, const std::string& detail);
 
   const std::shared_ptr<Backend> inner_;
   std::array<std::atomic<uint64_t>, 7> counts_{};
   std::atomic<uint64_t> total_{0};
-  mutable std::mutex mu_;
-  std::vector<Rule> rules_;                 // guarded by mu_
-  std::function<void(Op, uint64_t)> hook_;  // guarded by mu_ (copied out before calling)
+  mutable Mutex mu_;
+  std::vector<Rule> rules_ GUARDED_BY(mu_);
+  std::function<void(Op, uint64_t)> hook_ GUARDED_BY(mu_);  // copied out before calling
 };
 
 const char* OpName(FaultBackend::Op op);

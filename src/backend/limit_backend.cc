@@ -11,7 +11,7 @@ RateLimiter::RateLimiter(uint64_t bytes_per_second)
 void RateLimiter::Take(uint64_t bytes) {
   double wait_s;
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     Clock::time_point now = Clock::now();
     tokens_ = std::min(rate_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
     last_ = now;

@@ -7,9 +7,9 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "backend/forwarding_backend.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -18,14 +18,14 @@ class RateLimiter {
  public:
   explicit RateLimiter(uint64_t bytes_per_second);
   // Blocks until `bytes` may pass.
-  void Take(uint64_t bytes);
+  void Take(uint64_t bytes) EXCLUDES(mu_);
 
  private:
   using Clock = std::chrono::steady_clock;
   const double rate_;
-  std::mutex mu_;
-  double tokens_;
-  Clock::time_point last_;
+  Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);
+  Clock::time_point last_ GUARDED_BY(mu_);
 };
 
 class LimitBackend : public ForwardingBackend {

@@ -12,12 +12,12 @@ MemBackend::Key MemBackend::KeyOf(const Handle& h) {
 }
 
 bool MemBackend::Exists() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return objects_.contains(Key{FileType::kConfig, "config"});
 }
 
 void MemBackend::Create() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (objects_.contains(Key{FileType::kConfig, "config"})) {
     Fail(ErrorCode::kFatal, location_ + ": config already exists");
   }
@@ -25,7 +25,7 @@ void MemBackend::Create() {
 
 void MemBackend::Save(const Handle& h, ByteView data) {
   Key key = KeyOf(h);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = objects_.find(key);
   if (it != objects_.end()) {
     if (it->second.size() == data.size()) return;  // a retried save of the same object
@@ -38,7 +38,7 @@ void MemBackend::Save(const Handle& h, ByteView data) {
 
 Bytes MemBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   Key key = KeyOf(h);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) {
     Fail(ErrorCode::kNotFound, location_ + ": " + h.ToString() + " does not exist");
@@ -58,7 +58,7 @@ Bytes MemBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
 
 std::optional<uint64_t> MemBackend::Stat(const Handle& h) {
   Key key = KeyOf(h);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = objects_.find(key);
   if (it == objects_.end()) return std::nullopt;
   return it->second.size();
@@ -67,7 +67,7 @@ std::optional<uint64_t> MemBackend::Stat(const Handle& h) {
 void MemBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
   std::vector<FileInfo> found;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (auto it = objects_.lower_bound(Key{t, ""}); it != objects_.end() && it->first.first == t;
          ++it) {
       found.push_back(FileInfo{it->first.second, it->second.size()});
@@ -78,14 +78,14 @@ void MemBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn
 
 void MemBackend::Remove(const Handle& h) {
   Key key = KeyOf(h);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (objects_.erase(key) == 0) {
     Fail(ErrorCode::kNotFound, location_ + ": " + h.ToString() + " does not exist");
   }
 }
 
 size_t MemBackend::Size() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return objects_.size();
 }
 

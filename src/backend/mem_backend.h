@@ -4,11 +4,11 @@
 #pragma once
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
 #include "backend/backend.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -34,8 +34,8 @@ class MemBackend : public Backend {
   static Key KeyOf(const Handle& h);
 
   const std::string location_;
-  mutable std::mutex mu_;
-  std::map<Key, Bytes> objects_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<Key, Bytes> objects_ GUARDED_BY(mu_);
 };
 
 }  // namespace haven

@@ -8,19 +8,20 @@
 #include <cerrno>
 
 #include <map>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace haven::interrupt {
 
 namespace {
 
 struct Registry {
-  std::mutex mu;
-  unsigned long next = 1;
-  std::map<unsigned long, std::function<void()>> fns;
-  bool exiting = false;
+  Mutex mu;
+  unsigned long next GUARDED_BY(mu) = 1;
+  std::map<unsigned long, std::function<void()>> fns GUARDED_BY(mu);
+  bool exiting GUARDED_BY(mu) = false;
 };
 
 Registry& Reg() {
@@ -32,14 +33,14 @@ Registry& Reg() {
 
 Cleanup::Cleanup(std::function<void()> fn) {
   Registry& r = Reg();
-  std::lock_guard lk(r.mu);
+  MutexLock lk(r.mu);
   id_ = r.next++;
   r.fns.emplace(id_, std::move(fn));
 }
 
 Cleanup::~Cleanup() {
   Registry& r = Reg();
-  std::lock_guard lk(r.mu);
+  MutexLock lk(r.mu);
   r.fns.erase(id_);
 }
 
@@ -47,7 +48,7 @@ void CleanupAndExit(int code) {
   Registry& r = Reg();
   std::vector<std::function<void()>> fns;
   {
-    std::lock_guard lk(r.mu);
+    MutexLock lk(r.mu);
     if (!r.exiting) {
       r.exiting = true;
       for (auto it = r.fns.rbegin(); it != r.fns.rend(); ++it) fns.push_back(it->second);

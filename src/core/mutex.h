@@ -149,6 +149,14 @@ class CondVar {
     lock.release();
     return notified;
   }
+  // Returns false when `deadline` passed (a loop: `while (!cond) if (!WaitUntil(...)) break;`).
+  template <typename Clock, typename Duration>
+  bool WaitUntil(Mutex& mu, std::chrono::time_point<Clock, Duration> deadline) REQUIRES(mu) {
+    std::unique_lock<std::mutex> lock(mu.mu_, std::adopt_lock);
+    bool notified = cv_.wait_until(lock, deadline) == std::cv_status::no_timeout;
+    lock.release();
+    return notified;
+  }
   void NotifyOne() { cv_.notify_one(); }
   void NotifyAll() { cv_.notify_all(); }
 

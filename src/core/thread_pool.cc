@@ -13,32 +13,32 @@ ThreadPool::ThreadPool(int threads, size_t queue_limit) : limit_(queue_limit ? q
 
 ThreadPool::~ThreadPool() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stop_ = true;
   }
-  not_empty_.notify_all();
+  not_empty_.NotifyAll();
   for (auto& w : workers_) w.join();
 }
 
 void ThreadPool::Push(std::function<void()> job) {
-  std::unique_lock lock(mu_);
-  not_full_.wait(lock, [&] { return queue_.size() < limit_; });
+  MutexLock lock(mu_);
+  while (queue_.size() >= limit_) not_full_.Wait(mu_);
   queue_.push_back(std::move(job));
-  lock.unlock();
-  not_empty_.notify_one();
+  lock.Unlock();
+  not_empty_.NotifyOne();
 }
 
 void ThreadPool::Work() {
   for (;;) {
     std::function<void()> job;
     {
-      std::unique_lock lock(mu_);
-      not_empty_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      while (!stop_ && queue_.empty()) not_empty_.Wait(mu_);
       if (queue_.empty()) return;
       job = std::move(queue_.front());
       queue_.pop_front();
     }
-    not_full_.notify_one();
+    not_full_.NotifyOne();
     job();
   }
 }
@@ -53,8 +53,10 @@ void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
   if (n == 0) return;
   size_t workers = std::min<size_t>(n, static_cast<size_t>(std::max(1, threads)));
   std::atomic<size_t> next{0};
-  std::exception_ptr err;
-  std::mutex err_mu;
+  struct FirstError {
+    Mutex mu;
+    std::exception_ptr err GUARDED_BY(mu);
+  } first;
   auto work = [&] {
     for (;;) {
       size_t i = next.fetch_add(1);
@@ -62,8 +64,8 @@ void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
       try {
         fn(i);
       } catch (...) {
-        std::lock_guard lock(err_mu);
-        if (!err) err = std::current_exception();
+        MutexLock lock(first.mu);
+        if (!first.err) first.err = std::current_exception();
         next = n;
         return;
       }
@@ -76,7 +78,8 @@ void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
     for (size_t w = 0; w < workers; ++w) pool.emplace_back(work);
     for (auto& t : pool) t.join();
   }
-  if (err) std::rethrow_exception(err);
+  MutexLock lock(first.mu);
+  if (first.err) std::rethrow_exception(first.err);
 }
 
 }  // namespace haven

@@ -3,13 +3,13 @@
 // by more than `queue_limit` jobs. Jobs must not Submit to the same pool.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <future>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -32,15 +32,15 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:
-  void Push(std::function<void()> job);
-  void Work();
+  void Push(std::function<void()> job) EXCLUDES(mu_);
+  void Work() EXCLUDES(mu_);
 
-  std::mutex mu_;
-  std::condition_variable not_empty_, not_full_;
-  std::deque<std::function<void()>> queue_;
-  size_t limit_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
+  Mutex mu_;
+  CondVar not_empty_, not_full_;
+  std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
+  const size_t limit_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_;  // filled by the constructor, joined by the destructor
 };
 
 // Number of threads for "--jobs": 0 means all hardware threads.
@@ -61,24 +61,24 @@ namespace haven {
 class ByteBudget {
  public:
   explicit ByteBudget(size_t capacity) : capacity_(capacity) {}
-  void Acquire(size_t n) {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return used_ == 0 || used_ + n <= capacity_; });
+  void Acquire(size_t n) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
+    while (used_ != 0 && used_ + n > capacity_) cv_.Wait(mu_);
     used_ += n;
   }
-  void Release(size_t n) {
+  void Release(size_t n) EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       used_ -= n;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  size_t capacity_;
-  size_t used_ = 0;
+  Mutex mu_;
+  CondVar cv_;
+  const size_t capacity_;
+  size_t used_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace haven
