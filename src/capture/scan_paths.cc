@@ -6,10 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <future>
-#include <mutex>
 
 #include "capture/fs.h"
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/thread_pool.h"
 
 namespace haven::capture {
@@ -23,7 +23,12 @@ ScanReport ScanPaths(const Scanner& scanner, const std::vector<std::string>& pat
         p, nullptr, [&](const std::string& f, const struct stat&) { files.push_back(f); },
         [&](const std::string&, const std::string& msg) { rep.errors.push_back(msg); });
   rep.files = files.size();
-  std::mutex mu;
+  struct {
+    Mutex mu;
+    uint64_t bytes GUARDED_BY(mu) = 0;
+    std::vector<Finding> findings GUARDED_BY(mu);
+    std::vector<std::string> errors GUARDED_BY(mu);
+  } out;
   {
     int n = ResolveJobs(jobs);
     ThreadPool pool(n, static_cast<size_t>(n) * 4);
@@ -36,16 +41,22 @@ ScanReport ScanPaths(const Scanner& scanner, const std::vector<std::string>& pat
         try {
           found = scanner.ScanFile(f, &content);
         } catch (const Error& e) {
-          std::lock_guard lock(mu);
-          rep.errors.push_back(e.what());
+          MutexLock lock(out.mu);
+          out.errors.push_back(e.what());
           return;
         }
-        std::lock_guard lock(mu);
-        rep.bytes += content.size();
+        MutexLock lock(out.mu);
+        out.bytes += content.size();
         for (auto& x : found)
-          if (!allow.Allows(x)) rep.findings.push_back(std::move(x));
+          if (!allow.Allows(x)) out.findings.push_back(std::move(x));
       }));
     for (auto& d : done) d.get();
+  }
+  {
+    MutexLock lock(out.mu);
+    rep.bytes += out.bytes;
+    rep.findings = std::move(out.findings);
+    rep.errors.insert(rep.errors.end(), out.errors.begin(), out.errors.end());
   }
   std::sort(rep.findings.begin(), rep.findings.end(), FindingLess);
   std::sort(rep.errors.begin(), rep.errors.end());

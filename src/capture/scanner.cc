@@ -23,6 +23,7 @@
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/id.h"
+#include "core/mutex.h"
 
 namespace haven::capture {
 
@@ -298,8 +299,8 @@ struct Scanner::Impl {
     });
     return regex[rule];
   }
-  std::mutex mu;  // guards free_scratch
-  mutable std::vector<hs_scratch_t*> free_scratch;
+  Mutex mu;
+  std::vector<hs_scratch_t*> free_scratch GUARDED_BY(mu);
 
   ~Impl() {
     for (hs_scratch_t* s : free_scratch) hs_free_scratch(s);
@@ -334,8 +335,8 @@ struct Scanner::Impl {
     return db;
   }
 
-  hs_scratch_t* Take() {
-    std::lock_guard lock(mu);
+  hs_scratch_t* Take() EXCLUDES(mu) {
+    MutexLock lock(mu);
     if (!free_scratch.empty()) {
       hs_scratch_t* s = free_scratch.back();
       free_scratch.pop_back();
@@ -345,8 +346,8 @@ struct Scanner::Impl {
     if (hs_clone_scratch(proto, &s) != HS_SUCCESS) Fail(ErrorCode::kFatal, "hyperscan: no scratch");
     return s;
   }
-  void Give(hs_scratch_t* s) {
-    std::lock_guard lock(mu);
+  void Give(hs_scratch_t* s) EXCLUDES(mu) {
+    MutexLock lock(mu);
     free_scratch.push_back(s);
   }
 

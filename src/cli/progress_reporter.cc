@@ -118,12 +118,13 @@ ProgressReporter::~ProgressReporter() { Stop(); }
 
 void ProgressReporter::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return;
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
+  MutexLock lock(mu_);
   if (mode_ == Mode::kTerminal && printed_) {
     std::fputs("\r\033[K", stdout);
     std::fflush(stdout);
@@ -132,7 +133,7 @@ void ProgressReporter::Stop() {
 
 void ProgressReporter::Finish() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stop_) return;
   }
   if (mode_ == Mode::kJson) {
@@ -145,6 +146,7 @@ void ProgressReporter::Finish() {
       done(c_.total_bytes, c_.bytes_done);
       c_.totals_final = true;
     }
+    MutexLock lock(mu_);
     PrintOnce();
     return;
   }
@@ -152,8 +154,14 @@ void ProgressReporter::Finish() {
 }
 
 void ProgressReporter::Loop() {
-  std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) PrintOnce();
+  MutexLock lock(mu_);
+  for (;;) {
+    const auto due = std::chrono::steady_clock::now() + interval_;
+    while (!stop_ && cv_.WaitUntil(mu_, due)) {
+    }
+    if (stop_) return;
+    PrintOnce();
+  }
 }
 
 void ProgressReporter::PrintOnce() {

@@ -9,11 +9,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "core/progress.h"
 
 namespace haven::cli {
@@ -45,18 +44,18 @@ class ProgressReporter {
 
  private:
   enum class Mode { kOff, kTerminal, kJson };
-  void Loop();
-  void PrintOnce();
+  void Loop() EXCLUDES(mu_);
+  void PrintOnce() REQUIRES(mu_);
 
   const char* kind_;
   ProgressCounters& c_;
   Mode mode_ = Mode::kOff;
   std::chrono::steady_clock::time_point start_;
   std::chrono::duration<double> interval_{0.1};
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool printed_ = false;
+  Mutex mu_;  // held while a line is printed
+  CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool printed_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <mutex>
 #include <thread>
 
 #include "core/error.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -189,7 +189,7 @@ size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, 
                    bool ignore_errors, const std::function<void(const std::string&)>& warn) {
   if (!ids.empty()) repo.CheckLock();  // a command that lost its lock deletes nothing
   std::atomic<size_t> failed{0};
-  std::mutex warn_mu;
+  Mutex warn_mu;  // one warning at a time
   ParallelForEach(ids.size(), threads, [&](size_t i) {
     Handle h{t, ids[i].Hex()};
     try {
@@ -198,7 +198,7 @@ size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, 
       if (!ignore_errors) throw;
       ++failed;
       if (warn) {
-        std::lock_guard lock(warn_mu);
+        MutexLock lock(warn_mu);
         warn("unable to remove " + h.ToString() + ": " + e.what());
       }
     }

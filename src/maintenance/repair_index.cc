@@ -1,10 +1,10 @@
 #include "maintenance/repair_index.h"
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 
 #include "core/error.h"
+#include "core/mutex.h"
 #include "maintenance/index_writer.h"
 
 namespace haven {
@@ -34,7 +34,7 @@ RepairIndexResult RepairIndex(Repository& repo, const RepairIndexOptions& opts) 
   auto warn = [&](const std::string& s) {
     if (opts.warn) opts.warn(s);
   };
-  std::mutex warn_mu;
+  Mutex warn_mu;  // one warning at a time
 
   std::vector<FileId> old_ids = repo.ListIds(FileType::kIndex);
   PackTable old;
@@ -48,7 +48,7 @@ RepairIndexResult RepairIndex(Repository& repo, const RepairIndexOptions& opts) 
       } catch (const Error& e) {
         // Only damage makes an index obsolete; a transport error aborts the repair.
         if (e.code() != ErrorCode::kCorrupt) throw;
-        std::lock_guard lock(warn_mu);
+        MutexLock lock(warn_mu);
         warn("removing invalid index " + old_ids[i].Hex() + ": " + e.what());
       }
     });
@@ -106,7 +106,7 @@ RepairIndexResult RepairIndex(Repository& repo, const RepairIndexOptions& opts) 
         // A damaged pack is left out; a pack that vanished meanwhile too. Any other error
         // (I/O) aborts: writing an index without the pack would lose it.
         if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
-        std::lock_guard lock(warn_mu);
+        MutexLock lock(warn_mu);
         warn("skipped incomplete pack file: " + id.Hex() + ": " + e.what());
       }
     });

@@ -6,10 +6,11 @@
 #include <unistd.h>
 
 #include <map>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -28,11 +29,12 @@ gojson::Timestamp NowLocal() {
 }
 
 namespace {
-std::mutex g_mu;
-std::map<uint32_t, std::string> g_users, g_groups;
+Mutex g_mu;
+std::map<uint32_t, std::string> g_users GUARDED_BY(g_mu);
+std::map<uint32_t, std::string> g_groups GUARDED_BY(g_mu);
 
 std::string UserNameUncached(uint32_t uid) {
-  std::lock_guard lock(g_mu);
+  MutexLock lock(g_mu);
   auto it = g_users.find(uid);
   if (it != g_users.end()) return it->second;
   struct passwd pw, *res = nullptr;
@@ -44,7 +46,7 @@ std::string UserNameUncached(uint32_t uid) {
 }
 
 std::string GroupNameUncached(uint32_t gid) {
-  std::lock_guard lock(g_mu);
+  MutexLock lock(g_mu);
   auto it = g_groups.find(gid);
   if (it != g_groups.end()) return it->second;
   struct group gr, *res = nullptr;

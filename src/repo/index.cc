@@ -8,10 +8,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <new>
 
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/thread_pool.h"
 #include "repo/index_scanner.h"
 
@@ -289,15 +289,17 @@ void Index::LoadParallel(size_t files, int threads,
                          const std::function<void(size_t, const ParseFn&)>& open) {
   std::vector<FileRecs> parsed(files);
   {
-    std::mutex mu;  // pack registration and the scratch pool
-    std::vector<std::unique_ptr<LoadScratch>> pool;
+    struct {
+      Mutex mu;  // also serialises pack registration (packs_)
+      std::vector<std::unique_ptr<LoadScratch>> pool GUARDED_BY(mu);
+    } scratch;
     ParallelFor(files, threads, [&](size_t i) {
       std::unique_ptr<LoadScratch> sc;
       {
-        std::lock_guard lock(mu);
-        if (!pool.empty()) {
-          sc = std::move(pool.back());
-          pool.pop_back();
+        MutexLock lock(scratch.mu);
+        if (!scratch.pool.empty()) {
+          sc = std::move(scratch.pool.back());
+          scratch.pool.pop_back();
         }
       }
       if (!sc) sc = std::make_unique<LoadScratch>();
@@ -319,7 +321,7 @@ void Index::LoadParallel(size_t files, int threads,
       if (!done) Fail(ErrorCode::kFatal, "index: file " + std::to_string(i) + " not parsed");
       uint32_t first;
       {
-        std::lock_guard lock(mu);
+        MutexLock lock(scratch.mu);
         first = static_cast<uint32_t>(packs_.size());
         for (const auto& p : sc->packs)
           RegisterPack(p.id, p.first_type == static_cast<int>(BlobType::kTree));
@@ -340,8 +342,8 @@ void Index::LoadParallel(size_t files, int threads,
           Put32(r.pack, Get32(r.pack) + first);
         }
       }
-      std::lock_guard lock(mu);
-      pool.push_back(std::move(sc));
+      MutexLock lock(scratch.mu);
+      scratch.pool.push_back(std::move(sc));
     });
   }  // the scratch pool is freed here, before the shards are filled
   size_t add[kShards] = {};

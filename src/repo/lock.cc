@@ -161,21 +161,23 @@ std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
   // Registered before the lock file is written: writing it and setting id_ happen under
   // mu_ (here and in the refresher), so an interrupt at any moment removes the file.
   lock->on_interrupt_ = std::make_unique<interrupt::Cleanup>([l = lock.get()] {
-    std::lock_guard lk(l->mu_);
+    MutexLock lk(l->mu_);
     if (!l->id_.IsZero()) l->backend_->Remove({FileType::kLock, l->id_.Hex()});
   });
+  FileId own;
   {
-    std::lock_guard lk(lock->mu_);
+    MutexLock lk(lock->mu_);
     // The clock is read before the file is written: a process stopped right after the
     // write must not count its lock as fresh from when it resumes.
     const double written_from = BootSeconds();
     lock->id_ = lock->Write();
     lock->refreshed_at_ = written_from;
+    own = lock->id_;
   }
   try {
-    CheckConflicts(repo, exclusive, &lock->id_);
+    CheckConflicts(repo, exclusive, &own);
   } catch (...) {
-    std::lock_guard lk(lock->mu_);
+    MutexLock lk(lock->mu_);
     try {
       lock->backend_->Remove({FileType::kLock, lock->id_.Hex()});
     } catch (...) {
@@ -199,10 +201,12 @@ FileId Lock::Write() {
 }
 
 void Lock::RefreshLoop() {
-  std::unique_lock lk(mu_);
+  MutexLock lk(mu_);
   for (;;) {
-    if (cv_.wait_for(lk, std::chrono::seconds(LockTimes().refresh), [&] { return stop_; }))
-      return;
+    const auto due = std::chrono::steady_clock::now() + std::chrono::seconds(LockTimes().refresh);
+    while (!stop_ && cv_.WaitUntil(mu_, due)) {
+    }
+    if (stop_) return;
     if (BootSeconds() - refreshed_at_ >= ValidFor()) {
       // Stopped or starved past the point where others may call the lock stale: it is
       // not renewed (that would hide the gap); CheckHeld stops the command.
@@ -227,7 +231,7 @@ void Lock::RefreshLoop() {
 }
 
 void Lock::CheckHeld() {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   double age = BootSeconds() - refreshed_at_;
   if (!lost_ && age < ValidFor()) return;
   Fail(ErrorCode::kLocked,
@@ -241,12 +245,12 @@ void Lock::CheckHeld() {
 Lock::~Lock() {
   repo_.set_lock_check(nullptr);
   {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (refresher_.joinable()) refresher_.join();
-  std::lock_guard lk(mu_);  // the interrupt cleanup stays armed until the file is gone
+  MutexLock lk(mu_);  // the interrupt cleanup stays armed until the file is gone
   if (!id_.IsZero()) {
     try {
       backend_->Remove({FileType::kLock, id_.Hex()});

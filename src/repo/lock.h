@@ -4,15 +4,14 @@
 // when the process is interrupted.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "backend/backend.h"
 #include "core/id.h"
 #include "core/interrupt.h"
+#include "core/mutex.h"
 #include "repo/gojson.h"
 
 namespace haven {
@@ -40,25 +39,25 @@ class Lock {
   // the stale age (the process was stopped, the machine suspended, the storage slow) or
   // its file was removed. Acquire makes the repository call it before every commit
   // (snapshot write, deletions), so a command that lost its lock stops before writing.
-  void CheckHeld();
+  void CheckHeld() EXCLUDES(mu_);
   ~Lock();
   Lock(const Lock&) = delete;
   Lock& operator=(const Lock&) = delete;
 
  private:
   Lock(Repository& repo, bool exclusive);
-  void RefreshLoop();
+  void RefreshLoop() EXCLUDES(mu_);
   FileId Write();
 
   Repository& repo_;
   std::shared_ptr<Backend> backend_;  // the lock outlives backend swaps (dry-run)
   bool exclusive_;
-  FileId id_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool lost_ = false;
-  double refreshed_at_ = 0;  // CLOCK_BOOTTIME seconds of the last write of the lock
+  Mutex mu_;  // held while the lock file is written or removed
+  CondVar cv_;
+  FileId id_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  bool lost_ GUARDED_BY(mu_) = false;
+  double refreshed_at_ GUARDED_BY(mu_) = 0;  // CLOCK_BOOTTIME seconds of the last write
   std::thread refresher_;
   // Removes the lock file when the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
   std::unique_ptr<interrupt::Cleanup> on_interrupt_;

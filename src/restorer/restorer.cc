@@ -13,13 +13,13 @@
 #include <unordered_map>
 #include <future>
 #include <map>
-#include <mutex>
 #include <set>
 #include <tuple>
 #include <unordered_set>
 
 #include "core/error.h"
 #include "core/fd.h"
+#include "core/mutex.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "repo/node.h"
@@ -155,6 +155,7 @@ class Restore {
       }
       SetMetadataFd(fd.get(), rel, node);
     }
+    MutexLock lock(mu_);
     std::sort(warnings_.begin(), warnings_.end());
     for (const Report& r : warnings_) {
       const auto& sink = r.note ? opts_.note : opts_.warn;
@@ -184,15 +185,15 @@ class Restore {
     std::vector<Use> uses;
   };
 
-  void Warn(const std::string& path, const std::string& msg) {
-    std::lock_guard lock(mu_);
+  void Warn(const std::string& path, const std::string& msg) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     warnings_.push_back({path, msg, false});
     result_.errors++;
     if (opts_.progress) opts_.progress->Error();
   }
   // A conflict resolved as the snapshot says (not an error), reported with the warnings.
-  void Note(const std::string& path, const std::string& msg) {
-    std::lock_guard lock(mu_);
+  void Note(const std::string& path, const std::string& msg) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     warnings_.push_back({path, msg, true});
   }
   void FailFile(File& f, const std::string& msg) {
@@ -612,7 +613,7 @@ class Restore {
     if (!ok) {
       Warn(snap_path, "verify " + snap_path + ": restored content differs from the snapshot");
     } else {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       result_.verified++;
     }
   }
@@ -628,14 +629,16 @@ class Restore {
   std::unordered_map<PackId, size_t, IdHash> pack_no_;
   std::vector<std::pair<std::string, Node>> dirs_;
   std::map<std::pair<uint64_t, uint64_t>, std::string> hardlinks_;
-  std::mutex mu_;
+  Mutex mu_;
   // Errors (opts_.warn) and notes (opts_.note), reported sorted by path after the restore.
   struct Report {
     std::string path, msg;
     bool note;
     bool operator<(const Report& o) const { return std::tie(path, msg) < std::tie(o.path, o.msg); }
   };
-  std::vector<Report> warnings_;
+  std::vector<Report> warnings_ GUARDED_BY(mu_);
+  // Counted by the walk (one thread, before any job runs) without mu_, and by the jobs
+  // (errors, verified) under mu_: not GUARDED_BY, as the walk's increments would need it.
   RestoreResult result_;
 };
 
