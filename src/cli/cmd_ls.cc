@@ -12,6 +12,7 @@
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
 #include "repo/node.h"
+#include "repo/tree_stream.h"
 
 namespace haven::cli {
 
@@ -76,20 +77,28 @@ struct LsOptions {
 
 class Lister {
  public:
-  Lister(Repository& repo, const LsOptions& o) : repo_(repo), o_(o) {}
+  Lister(Repository& repo, const LsOptions& o) : stream_(repo, repo.threads()), o_(o) {}
 
+  // Lists the tree's nodes in order, each directory's entries right after it (the trees
+  // descended into are loaded ahead, in that order, by the stream).
   void Walk(const BlobId& tree, const std::string& prefix) {
-    for (const Node& n : repo_.LoadTree(tree)) {
-      std::string path = prefix + "/" + n.name;
-      bool descend = true;
-      if (WithinDir(path)) {
-        Print(n, path);
-        if (!o_.recursive) descend = ApproachingDir(path);
-      } else {
-        descend = ApproachingDir(path);
-      }
+    const std::vector<Node> nodes = stream_.Take(tree);
+    std::vector<char> descend(nodes.size());
+    std::vector<BlobId> subtrees;
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const Node& n = nodes[i];
+      const std::string path = prefix + "/" + n.name;
+      // restic: below a listed directory only with --recursive, else toward one.
+      const bool toward = (o_.recursive && WithinDir(path)) || ApproachingDir(path);
+      descend[i] = toward && n.type == NodeType::kDir && n.subtree;
+      if (descend[i]) subtrees.push_back(*n.subtree);
+    }
+    stream_.Expect(subtrees);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      const std::string path = prefix + "/" + nodes[i].name;
+      if (WithinDir(path)) Print(nodes[i], path);
       if (out_.size() > (1 << 20)) Flush();
-      if (descend && n.type == NodeType::kDir && n.subtree) Walk(*n.subtree, path);
+      if (descend[i]) Walk(*nodes[i].subtree, path);
     }
   }
 
@@ -145,7 +154,7 @@ class Lister {
     }
   }
 
-  Repository& repo_;
+  OrderedTreeStream stream_;
   const LsOptions& o_;
   std::string out_;
 };

@@ -4,22 +4,21 @@
 #include <cstdlib>
 #include <atomic>
 #include <map>
-#include <mutex>
-#include <optional>
 #include <random>
 #include <set>
 #include <span>
-#include <thread>
 #include <tuple>
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/sha256.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "maintenance/prune.h"
 #include "repo/gojson.h"
 #include "repo/node.h"
+#include "repo/tree_stream.h"
 
 namespace haven {
 
@@ -228,6 +227,212 @@ std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::vect
 
 }  // namespace
 
+namespace {
+
+// The packs as listed by the backend and as described by the index.
+struct PackState {
+  std::map<PackId, uint64_t> on_disk;                // name -> size
+  std::map<PackId, std::vector<PackedBlob>> packs;   // indexed blobs, duplicates merged
+};
+
+// Compares the pack files with the index: missing packs and wrong sizes are errors;
+// packs in several indexes, mixed packs and unreferenced files are hints.
+PackState CheckPackFiles(Repository& repo, CheckResult& res) {
+  PackState st;
+  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
+    if (auto id = PackId::FromHex(fi.name)) st.on_disk[*id] = fi.size;
+  });
+  repo.index().ForEach([&](const PackId& p, const PackedBlob& b) { st.packs[p].push_back(b); });
+  // A pack listed by several index files (an interrupted prune or repair wrote the new index
+  // but had not deleted the old one yet) is still one pack: merge identical entries. restic
+  // reports this as a non-critical hint.
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
+                           b.uncompressed_length);
+  };
+  for (auto& [pid, blobs] : st.packs) {
+    size_t n = blobs.size();
+    std::sort(blobs.begin(), blobs.end(),
+              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
+    blobs.erase(std::unique(blobs.begin(), blobs.end(),
+                            [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
+                blobs.end());
+    if (blobs.size() != n) res.hints.push_back("pack " + pid.Hex() + ": contained in several indexes");
+  }
+  for (auto& [pid, blobs] : st.packs) {
+    auto it = st.on_disk.find(pid);
+    if (it == st.on_disk.end()) {
+      res.errors.push_back("pack " + pid.Hex() + ": does not exist");
+      continue;
+    }
+    uint64_t expect = PackHeaderSize(blobs);
+    for (const auto& b : blobs) expect += b.length;
+    if (it->second != expect)
+      res.errors.push_back("pack " + pid.Hex() + ": size is " + std::to_string(it->second) +
+                           " bytes but the index describes " + std::to_string(expect));
+    bool mixed = false;
+    for (const auto& b : blobs) mixed |= b.type != blobs[0].type;
+    if (mixed) res.hints.push_back("pack " + pid.Hex() + ": holds both data and tree blobs");
+  }
+  for (const auto& [pid, size] : st.on_disk)
+    if (!st.packs.count(pid))
+      res.hints.push_back("pack " + pid.Hex() + ": not referenced in any index");
+  return st;
+}
+
+// The snapshots' trees, walked on StreamTrees: every tree loads and decodes with safe,
+// unique names, every dir has a subtree, every tree and data blob is indexed. Each tree
+// is checked once (a bitmap over index positions); each problem is reported once.
+class TreeCheck {
+ public:
+  TreeCheck(Repository& repo, int threads) : repo_(repo), index_(repo.index()), threads_(threads) {}
+
+  // Appends the problems to `errors`, ordered by snapshot (as listed), then path.
+  void Run(const std::vector<FileId>& snap_ids, std::vector<std::string>& errors) {
+    repo_.CompactIndex();
+    tree_bits_.assign((index_.Positions(BlobType::kTree) + 63) / 64, 0);
+    std::vector<TreeRef> roots;
+    for (size_t i = 0; i < snap_ids.size(); ++i) {
+      try {
+        Snapshot snap = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, snap_ids[i]), snap_ids[i].Hex());
+        roots.push_back({snap.tree, 0, "/"});
+        root_snap_.push_back(i);
+      } catch (const Error& e) {
+        MutexLock lock(mu_);
+        found_.push_back({i, "", std::string(e.what()) +
+                                     " (`haven repair snapshots --forget` can remove it)"});
+      }
+    }
+    snap_ids_ = &snap_ids;
+    StreamTreesOptions so;
+    so.threads = threads_;
+    so.visit = [this](const TreeRef& t, size_t pos) { return Visit(t, pos); };
+    so.tree = [this](const StreamedTree& t, TreeChildren& c) { CheckTree(t, c); };
+    so.error = [this](const TreeStreamError& e) {
+      Add(e.ref, "tree " + e.ref.id.Hex() + " (" + e.ref.path + "): " + e.message);
+      return true;
+    };
+    StreamTrees(repo_, std::move(roots), so);
+    MutexLock lock(mu_);
+    std::sort(found_.begin(), found_.end());
+    for (auto& f : found_) errors.push_back(std::move(f.msg));
+  }
+
+ private:
+  struct Found {
+    size_t snap;  // position in snap_ids
+    std::string path, msg;
+    bool operator<(const Found& o) const { return std::tie(snap, path, msg) < std::tie(o.snap, o.path, o.msg); }
+  };
+
+  void Add(const TreeRef& at, const std::string& what) {
+    const size_t snap = root_snap_[at.root];
+    std::string msg = "snapshot " + (*snap_ids_)[snap].Short() + ": " + what;
+    MutexLock lock(mu_);
+    found_.push_back({snap, at.path, std::move(msg)});
+  }
+
+  bool Visit(const TreeRef& t, size_t pos) {
+    if (pos != Index::npos) {
+      std::atomic_ref<uint64_t> w(tree_bits_[pos >> 6]);
+      const uint64_t m = uint64_t{1} << (pos & 63);
+      return !(w.fetch_or(m, std::memory_order_relaxed) & m);
+    }
+    bool first;
+    {
+      MutexLock lock(mu_);
+      first = unindexed_trees_.insert(t.id).second;
+    }
+    if (first) Add(t, "tree " + t.id.Hex() + " (" + t.path + ") is not in the index");
+    return false;
+  }
+
+  void CheckTree(const StreamedTree& t, TreeChildren& children) {
+    const TreeRef& at = t.ref;
+    const std::vector<Node> nodes = DecodeTree(t.json(), at.id.Hex());
+    const std::string tree = "tree " + at.id.Hex();
+    for (const std::string& e : TreeNameErrors(nodes)) Add(at, tree + " (" + at.path + "): " + e);
+    for (const Node& n : nodes) {
+      std::string child = at.path == "/" ? "/" + n.name : at.path + "/" + n.name;
+      if (n.type == NodeType::kDir) {
+        if (!n.subtree) {
+          Add(at, tree + ": dir " + child + " has no subtree");
+        } else {
+          children.Add(*n.subtree, std::move(child));
+        }
+      } else if (n.type == NodeType::kFile) {
+        for (const BlobId& b : n.content) {
+          if (index_.Has(BlobType::kData, b)) continue;
+          bool first;
+          {
+            MutexLock lock(mu_);
+            first = missing_data_.insert(b).second;
+          }
+          if (first) Add(at, tree + ": file " + child + " blob " + b.Hex() + " is not in the index");
+        }
+      }
+    }
+  }
+
+  Repository& repo_;
+  const Index& index_;
+  const int threads_;
+  const std::vector<FileId>* snap_ids_ = nullptr;
+  std::vector<size_t> root_snap_;     // root -> position in snap_ids
+  std::vector<uint64_t> tree_bits_;   // trees visited, by index position
+  Mutex mu_;
+  std::vector<Found> found_ GUARDED_BY(mu_);
+  std::unordered_set<BlobId, IdHash> unindexed_trees_ GUARDED_BY(mu_);
+  std::unordered_set<BlobId, IdHash> missing_data_ GUARDED_BY(mu_);
+};
+
+// --read-data: the selected packs, largest first (so that no thread is left with a big
+// one at the end), on `threads` threads; the problems in pack id order.
+void ReadPacks(Repository& repo, const PackState& st, const std::vector<PackId>& ids,
+               int threads, CheckResult& res) {
+  std::vector<size_t> todo(ids.size());
+  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
+  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
+    return st.on_disk.at(ids[a]) > st.on_disk.at(ids[b]);
+  });
+  std::vector<std::vector<std::string>> per_pack(ids.size());
+  std::atomic<size_t> next{0};
+  const size_t workers = std::min<size_t>(std::max(1, threads), std::max<size_t>(1, todo.size()));
+  ParallelFor(workers, static_cast<int>(workers), [&](size_t) {
+    PackCheckBuffers bufs;  // per thread, reused for all its packs
+    for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
+      const PackId& pid = ids[todo[k]];
+      try {
+        per_pack[todo[k]] = CheckPackData(repo, pid, st.on_disk.at(pid), st.packs.at(pid), bufs);
+      } catch (const std::exception& e) {
+        per_pack[todo[k]].push_back("pack " + pid.Hex() + ": " + e.what());
+      }
+    }
+  });
+  for (auto& errs : per_pack)
+    for (auto& e : errs) res.errors.push_back(std::move(e));
+  res.packs_read = ids.size();
+}
+
+// The packs --read-data(-subset) reads (existing ones only), in pack id order.
+std::vector<PackId> PacksToRead(const PackState& st, const CheckOptions& opts,
+                                std::string& stage) {
+  std::vector<PackId> ids;
+  std::vector<uint64_t> sizes;
+  for (const auto& [pid, blobs] : st.packs)
+    if (auto it = st.on_disk.find(pid); it != st.on_disk.end()) {
+      ids.push_back(pid);
+      sizes.push_back(it->second);
+    }
+  std::vector<PackId> out;
+  for (size_t i : SelectSubset(ids, sizes, opts.read_data_subset, stage)) out.push_back(ids[i]);
+  return out;
+}
+
+}  // namespace
+
+// The steps one after another: index, pack files, snapshots and trees, then (with
+// --read-data) the packs' bytes. Problems are reported in that order.
 CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
   CheckResult res;
   auto stage = [&](const std::string& s) {
@@ -244,168 +449,24 @@ CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
     res.errors.push_back(std::string("error loading index: ") + e.what());
     return res;
   }
-  const Index& index = repo.index();
 
   stage("check all packs");
-  std::map<PackId, uint64_t> on_disk;
-  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
-    if (auto id = PackId::FromHex(fi.name)) on_disk[*id] = fi.size;
-  });
-  std::map<PackId, std::vector<PackedBlob>> packs;
-  index.ForEach([&](const PackId& p, const PackedBlob& b) { packs[p].push_back(b); });
-  // A pack listed by several index files (an interrupted prune or repair wrote the new index
-  // but had not deleted the old one yet) is still one pack: merge identical entries. restic
-  // reports this as a non-critical hint.
-  for (auto& [pid, blobs] : packs) {
-    auto key = [](const PackedBlob& b) {
-      return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
-                             b.uncompressed_length);
-    };
-    size_t n = blobs.size();
-    std::sort(blobs.begin(), blobs.end(),
-              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
-    blobs.erase(std::unique(blobs.begin(), blobs.end(),
-                            [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
-                blobs.end());
-    if (blobs.size() != n) res.hints.push_back("pack " + pid.Hex() + ": contained in several indexes");
-  }
-  for (auto& [pid, blobs] : packs) {
-    auto it = on_disk.find(pid);
-    if (it == on_disk.end()) {
-      res.errors.push_back("pack " + pid.Hex() + ": does not exist");
-      continue;
-    }
-    uint64_t expect = PackHeaderSize(blobs);
-    for (const auto& b : blobs) expect += b.length;
-    if (it->second != expect)
-      res.errors.push_back("pack " + pid.Hex() + ": size is " + std::to_string(it->second) +
-                           " bytes but the index describes " + std::to_string(expect));
-    bool mixed = false;
-    for (const auto& b : blobs) mixed |= b.type != blobs[0].type;
-    if (mixed) res.hints.push_back("pack " + pid.Hex() + ": holds both data and tree blobs");
-  }
-  for (const auto& [pid, size] : on_disk)
-    if (!packs.count(pid))
-      res.hints.push_back("pack " + pid.Hex() + ": not referenced in any index");
-
-  // --read-data starts here, on jobs-1 threads, while this thread walks the snapshots; it
-  // joins them when the walk is done. Problems are reported in the same order as if the
-  // two ran one after the other: the walk's, then each pack's in pack id order.
+  PackState packs = CheckPackFiles(repo, res);
   const bool read_data = opts.read_data || !opts.read_data_subset.empty();
-  std::vector<PackId> ids;
-  std::vector<size_t> sel;
   std::string read_stage = "read all data";
-  if (read_data) {
-    std::vector<uint64_t> sizes;
-    for (const auto& [pid, blobs] : packs)
-      if (auto it = on_disk.find(pid); it != on_disk.end()) {
-        ids.push_back(pid);
-        sizes.push_back(it->second);
-      }
-    sel = SelectSubset(ids, sizes, opts.read_data_subset, read_stage);
-  }
-  // Largest packs first, so that no thread is left with a big one at the end.
-  std::vector<size_t> todo(sel.size());
-  for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
-  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
-    return on_disk.at(ids[sel[a]]) > on_disk.at(ids[sel[b]]);
-  });
-  std::vector<std::vector<std::string>> per_pack(sel.size());
-  std::atomic<size_t> next{0};
-  auto read_packs = [&] {
-    PackCheckBuffers bufs;  // per thread, reused for all its packs
-    for (;;) {
-      size_t k = next.fetch_add(1);
-      if (k >= todo.size()) return;
-      size_t i = todo[k];
-      const PackId& pid = ids[sel[i]];
-      try {
-        per_pack[i] = CheckPackData(repo, pid, on_disk.at(pid), packs.at(pid), bufs);
-      } catch (const std::exception& e) {
-        per_pack[i].push_back("pack " + pid.Hex() + ": " + e.what());
-      }
-    }
-  };
-  struct Workers {
-    std::vector<std::thread> threads;
-    std::atomic<size_t>& next;
-    size_t stop;
-    ~Workers() {  // also when the walk throws: stop taking packs, then wait
-      next.store(stop);
-      for (auto& t : threads)
-        if (t.joinable()) t.join();
-    }
-  } workers{{}, next, todo.size()};
-  if (read_data) {
-    int threads = std::max(1, ResolveJobs(opts.jobs));
-    for (int t = 1; t < threads && size_t(t) < todo.size(); ++t)
-      workers.threads.emplace_back(read_packs);
-  }
+  std::vector<PackId> to_read;
+  if (read_data) to_read = PacksToRead(packs, opts, read_stage);  // bad arguments fail early
 
+  const int threads = std::max(1, ResolveJobs(opts.jobs));
   stage("check snapshots, trees and blobs");
-  std::optional<ScopedTimer> walk_timer(Stage::kWalk);
-  std::unordered_set<RawId, IdHash> seen_trees;
-  std::unordered_set<RawId, IdHash> used_data;
-  for (const FileId& sid : snap_ids) {
-    Snapshot snap;
-    try {
-      snap = Snapshot::Parse(repo.LoadJson(FileType::kSnapshot, sid), sid.Hex());
-    } catch (const Error& e) {
-      res.errors.push_back(std::string(e.what()) +
-                           " (`haven repair snapshots --forget` can remove it)");
-      continue;
-    }
-    std::vector<std::pair<BlobId, std::string>> stack{{snap.tree, "/"}};
-    while (!stack.empty()) {
-      auto [tid, path] = stack.back();
-      stack.pop_back();
-      if (!seen_trees.insert(tid).second) continue;
-      if (!index.Has(BlobType::kTree, tid)) {
-        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
-                             ") is not in the index");
-        continue;
-      }
-      std::vector<Node> nodes;
-      try {
-        nodes = repo.LoadTree(tid);
-      } catch (const Error& e) {
-        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
-                             "): " + e.what());
-        continue;
-      }
-      for (const std::string& e : TreeNameErrors(nodes))
-        res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + " (" + path +
-                             "): " + e);
-      for (const Node& n : nodes) {
-        std::string child = path == "/" ? "/" + n.name : path + "/" + n.name;
-        if (n.type == NodeType::kDir) {
-          if (!n.subtree) {
-            res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + ": dir " +
-                                 child + " has no subtree");
-          } else {
-            stack.emplace_back(*n.subtree, child);
-          }
-        } else if (n.type == NodeType::kFile) {
-          for (const BlobId& b : n.content) {
-            if (!used_data.insert(b).second) continue;
-            if (!index.Has(BlobType::kData, b))
-              res.errors.push_back("snapshot " + sid.Short() + ": tree " + tid.Hex() + ": file " +
-                                   child + " blob " + b.Hex() + " is not in the index");
-          }
-        }
-      }
-    }
+  {
+    ScopedTimer timer(Stage::kWalk);
+    TreeCheck(repo, threads).Run(snap_ids, res.errors);
   }
-
-  walk_timer.reset();
 
   if (read_data) {
     stage(read_stage);
-    read_packs();
-    for (auto& t : workers.threads) t.join();
-    for (auto& errs : per_pack)
-      for (auto& e : errs) res.errors.push_back(std::move(e));
-    res.packs_read = sel.size();
+    ReadPacks(repo, packs, to_read, threads, res);
   }
   return res;
 }

@@ -1,22 +1,17 @@
 #include "maintenance/used_blobs.h"
 
 #include <simdjson.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <array>
-#include <condition_variable>
-#include <deque>
-#include <unordered_map>
 #include <cstring>
 #include <exception>
-#include <mutex>
-#include <thread>
 #include <unordered_set>
 
 #include "core/error.h"
-#include "crypto/seal.h"
+#include "core/mutex.h"
+#include "repo/tree_stream.h"
 
 namespace haven {
 
@@ -56,79 +51,6 @@ bool ParseHexId(const uint8_t* p, BlobId* out) {
   return p[64] == '"' &&
          HexDecodeInto(std::string_view(reinterpret_cast<const char*>(p), 64), out->bytes.data(), 32);
 }
-
-// A reusable buffer that is never zero-filled, with room for simdjson's padding.
-class PaddedBuffer {
- public:
-  uint8_t* Reserve(size_t n) {
-    if (cap_ < n + simdjson::SIMDJSON_PADDING) {
-      cap_ = std::max(n + simdjson::SIMDJSON_PADDING, cap_ * 2);
-      buf_.reset(new uint8_t[cap_]);
-    }
-    return buf_.get();
-  }
-  // Marks the first n bytes as the content: zeroes the padding after them.
-  void Seal(size_t n) { std::memset(buf_.get() + n, 0, simdjson::SIMDJSON_PADDING); }
-  const uint8_t* data() const { return buf_.get(); }
-  size_t capacity() const { return cap_; }
-
- private:
-  std::unique_ptr<uint8_t[]> buf_;
-  size_t cap_ = 0;
-};
-
-// Decodes tree blobs into a padded buffer with as little copying and allocation as
-// possible: decryption into a reused buffer, zstd straight into the padded buffer, SHA-256
-// check. A damaged copy, a tree with no usable location or a failed read goes through
-// Repository::LoadBlob, which tries every location and produces the error message.
-class TreeDecoder {
- public:
-  TreeDecoder() : dctx_(ZSTD_createDCtx()) {}
-  ~TreeDecoder() { ZSTD_freeDCtx(dctx_); }
-  TreeDecoder(const TreeDecoder&) = delete;
-  TreeDecoder& operator=(const TreeDecoder&) = delete;
-
-  // Decodes one sealed copy; false when it is damaged. The bytes stay valid until the next
-  // call.
-  bool Decode(const crypto::CryptoKey& key, const BlobId& id, ByteView sealed,
-              uint32_t uncompressed_length, const uint8_t** out, size_t* len) {
-    if (sealed.size() < crypto::kOverhead) return false;
-    const size_t plen = sealed.size() - crypto::kOverhead;
-    uint8_t* dst;
-    size_t n;
-    if (uncompressed_length == 0) {
-      dst = padded_.Reserve(plen);
-      if (!crypto::OpenInto(key, sealed, dst)) return false;
-      n = plen;
-    } else {
-      uint8_t* tmp = scratch_.Reserve(plen);
-      if (!crypto::OpenInto(key, sealed, tmp)) return false;
-      dst = padded_.Reserve(uncompressed_length);
-      n = ZSTD_decompressDCtx(dctx_, dst, uncompressed_length, tmp, plen);
-      if (ZSTD_isError(n) || n != uncompressed_length) return false;
-    }
-    if (Sha256(ByteView(dst, n)) != static_cast<const RawId&>(id)) return false;
-    padded_.Seal(n);
-    *out = dst;
-    *len = n;
-    return true;
-  }
-
-  // Every location in turn (throws the reason when none works).
-  const uint8_t* LoadSlow(Repository& repo, const BlobId& id, size_t* len) {
-    Bytes b = repo.LoadBlob(BlobType::kTree, id);
-    uint8_t* dst = padded_.Reserve(b.size());
-    if (!b.empty()) std::memcpy(dst, b.data(), b.size());
-    padded_.Seal(b.size());
-    *len = b.size();
-    return dst;
-  }
-  size_t capacity() const { return padded_.capacity(); }
-
- private:
-  ZSTD_DCtx* dctx_;
-  PaddedBuffer padded_, scratch_;
-};
 
 // Sets bit `pos`; true when it was clear before. Reads first, so that bits already set
 // (most of them in a repository with many snapshots) cost no atomic write.
@@ -206,6 +128,8 @@ std::vector<BlobId> UsedBlobs::Ids(BlobType t) const {
   SortUnique(out);
   return out;
 }
+
+static_assert(simdjson::SIMDJSON_PADDING <= kTreePadding);
 
 // ---- TreeScanner -------------------------------------------------------------------------
 
@@ -296,211 +220,110 @@ void TreeScanner::ScanPadded(const uint8_t* json, size_t len, size_t capacity,
 
 // ---- the walk ------------------------------------------------------------------------------
 
-UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
-                        const UsedBlobsOptions& opts) {
-  const int threads = std::max(1, opts.threads > 0 ? opts.threads : repo.threads());
-  // A tree waiting to be loaded, with the location it will be read from.
-  struct Item {
-    BlobId tree;
-    uint32_t root;  // the snapshot that reached the tree first, for messages
-    bool located;
-    BlobLocation loc;
-  };
-  // Trees are loaded in batches of one pack: a worker takes up to kBatch waiting trees of
-  // a pack and reads each run of them that lies close together with a single request.
-  constexpr size_t kBatch = 256;
-  constexpr uint64_t kMaxGap = 64 * 1024;        // read over gaps up to this size
-  constexpr uint64_t kMaxRange = 8 * 1024 * 1024;  // but no more than this at once
-  repo.CompactIndex();
-  const Index& index = repo.index();
-  std::vector<uint64_t> bits[2] = {
-      std::vector<uint64_t>((index.Positions(BlobType::kData) + 63) / 64),
-      std::vector<uint64_t>((index.Positions(BlobType::kTree) + 63) / 64)};
-  uint64_t* const data_bits = bits[0].data();
-  uint64_t* const tree_bits = bits[1].data();
-  std::mutex unindexed_mu;
-  std::unordered_set<BlobId, IdHash> unindexed_trees;  // used trees the index lacks
-  // Marks a tree as visited; returns true (and the item to load in *out) the first time.
-  auto visit = [&](const BlobId& tree, uint32_t root, Item* out) {
-    size_t pos = index.Find(BlobType::kTree, tree);
-    if (pos == Index::npos) {
-      std::lock_guard lock(unindexed_mu);
-      if (!unindexed_trees.insert(tree).second) return false;
-      *out = Item{tree, root, false, {}};
-      return true;
-    }
-    if (!SetBit(tree_bits, pos)) return false;
-    uint32_t pack_no = 0;
-    PackedBlob b = index.EntryAt(BlobType::kTree, pos, &pack_no);
-    *out = Item{tree, root, true,
-                {index.PackAt(pack_no), b.offset, b.length, b.uncompressed_length}};
-    return true;
-  };
+namespace {
 
-  std::mutex mu;
-  std::condition_variable cv;
-  // guarded by mu:
-  std::unordered_map<PackId, std::vector<Item>, IdHash> waiting;  // by pack
-  std::deque<PackId> ready;      // packs with waiting trees, each once
-  std::vector<Item> unlocated;   // not in the index: LoadSlow reports it
-  size_t active = 0;
-  bool stop = false;
-  std::exception_ptr err;
-  auto enqueue = [&](Item&& it) {  // mu held
-    if (!it.located) {
-      unlocated.push_back(std::move(it));
-      return;
-    }
-    auto& v = waiting[it.loc.pack];
-    if (v.empty()) ready.push_back(it.loc.pack);
-    v.push_back(std::move(it));
-  };
-  for (size_t i = 0; i < roots.size(); ++i) {
-    Item it;
-    if (visit(roots[i].tree, static_cast<uint32_t>(i), &it)) enqueue(std::move(it));
+// The walk's state shared by the workers: the bitmaps over index positions, the used ids
+// the index lacks, the first error.
+class UsedBlobWalk {
+ public:
+  UsedBlobWalk(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+               const UsedBlobsOptions& opts)
+      : index_(repo.index()), roots_(roots), opts_(opts),
+        threads_(StreamTreesThreads(repo, opts.threads)), workers_(threads_) {
+    bits_[0].resize((index_.Positions(BlobType::kData) + 63) / 64);
+    bits_[1].resize((index_.Positions(BlobType::kTree) + 63) / 64);
   }
 
-  std::atomic<uint64_t> scanned{0};
-  std::vector<std::vector<BlobId>> missing_data(threads);  // used, not indexed
+  UsedBlobs Run(Repository& repo) {
+    std::vector<TreeRef> refs(roots_.size());
+    for (size_t i = 0; i < roots_.size(); ++i) refs[i].id = roots_[i].tree;
+    StreamTreesOptions so;
+    so.threads = threads_;
+    so.visit = [this](const TreeRef& t, size_t pos) { return Visit(t, pos); };
+    so.tree = [this](const StreamedTree& t, TreeChildren& c) { Scan(t, c); };
+    so.error = [this](const TreeStreamError& e) { return Failed(e); };
+    StreamTrees(repo, std::move(refs), so);
+    if (err_) std::rethrow_exception(err_);
+    if (opts_.progress) opts_.progress(scanned_.load());
+    std::vector<BlobId> missing[2];
+    for (auto& w : workers_) missing[0].insert(missing[0].end(), w.missing.begin(), w.missing.end());
+    {
+      MutexLock lock(mu_);
+      missing[1].assign(unindexed_trees_.begin(), unindexed_trees_.end());
+    }
+    return UsedBlobs(index_, bits_, missing);
+  }
 
-  auto worker = [&](int w) {
+ private:
+  // What one worker reuses from tree to tree.
+  struct Worker {
     TreeScanner scanner;
-    TreeDecoder decoder;
-    const std::string no_context;  // the catch below names snapshot and tree
-    std::vector<BlobId>& missing = missing_data[w];
     std::vector<BlobId> data, subs;
     std::vector<size_t> positions;  // of data in the index
-    Bytes buf;                      // one run of trees read from a pack, reused
-    std::vector<Item> batch, fresh;
-    std::unique_lock lock(mu);
-    for (;;) {
-      cv.wait(lock, [&] { return stop || !ready.empty() || !unlocated.empty() || active == 0; });
-      if (stop || (ready.empty() && unlocated.empty())) break;
-      batch.clear();
-      if (!unlocated.empty()) {
-        batch.push_back(std::move(unlocated.back()));
-        unlocated.pop_back();
-      } else {
-        auto& v = waiting[ready.front()];
-        // With a single pack waiting, share it among the workers.
-        size_t take = std::min(kBatch, ready.size() > 1 ? v.size()
-                                                        : (v.size() + threads - 1) / threads);
-        batch.assign(std::make_move_iterator(v.end() - take), std::make_move_iterator(v.end()));
-        v.resize(v.size() - take);
-        if (v.empty()) {
-          waiting.erase(ready.front());
-          ready.pop_front();
-        }
-      }
-      ++active;
-      lock.unlock();
-      fresh.clear();
-      const Item* current = nullptr;
-      try {
-        auto scan = [&](const Item& it, const uint8_t* tree, size_t len) {
-          subs.clear();
-          data.clear();
-          scanner.ScanPadded(tree, len, decoder.capacity(), &data, &subs, no_context);
-          positions.resize(data.size());
-          index.FindMany(BlobType::kData, data.data(), data.size(), positions.data());
-          for (size_t i = 0; i < data.size(); ++i) {
-            if (positions[i] == Index::npos) {
-              missing.push_back(data[i]);
-            } else {
-              SetBit(data_bits, positions[i]);
-            }
-          }
-          Item next;
-          for (const BlobId& sub : subs)
-            if (visit(sub, it.root, &next)) fresh.push_back(std::move(next));
-          uint64_t n = scanned.fetch_add(1) + 1;
-          if (opts.progress && n % 4096 == 0) opts.progress(n);
-        };
-        if (!batch[0].located) {
-          current = &batch[0];
-          size_t len = 0;
-          const uint8_t* tree = decoder.LoadSlow(repo, batch[0].tree, &len);
-          scan(batch[0], tree, len);
-        } else {
-          std::sort(batch.begin(), batch.end(),
-                    [](const Item& a, const Item& b) { return a.loc.offset < b.loc.offset; });
-          const std::string pack = batch[0].loc.pack.Hex();
-          for (size_t first = 0; first < batch.size();) {
-            // One run of trees close to each other.
-            uint64_t lo = batch[first].loc.offset;
-            uint64_t hi = lo + batch[first].loc.length;
-            size_t last = first + 1;
-            while (last < batch.size()) {
-              uint64_t off = batch[last].loc.offset, end = off + batch[last].loc.length;
-              if (off > hi + kMaxGap || std::max(hi, end) - lo > kMaxRange) break;
-              hi = std::max(hi, end);
-              ++last;
-            }
-            bool have = false;
-            try {
-              buf.resize(hi - lo);  // reused: grows only
-              repo.backend().LoadInto({FileType::kPack, pack}, lo, buf);
-              have = true;
-            } catch (const Error&) {
-              // each tree of the run goes through LoadSlow, which reports the problem
-            }
-            for (size_t i = first; i < last; ++i) {
-              const Item& it = batch[i];
-              current = &it;
-              const uint8_t* tree = nullptr;
-              size_t len = 0;
-              if (!have ||
-                  !decoder.Decode(repo.key(), it.tree,
-                                  ByteView(buf.data() + (it.loc.offset - lo), it.loc.length),
-                                  it.loc.uncompressed_length, &tree, &len))
-                tree = decoder.LoadSlow(repo, it.tree, &len);
-              scan(it, tree, len);
-            }
-            first = last;
-          }
-        }
-      } catch (const std::exception& e) {
-        lock.lock();
-        if (!err) {
-          const Item& it = current ? *current : batch[0];
-          // Transport errors stay what they are (retryable); everything else is damage.
-          auto* he = dynamic_cast<const Error*>(&e);
-          bool io = he && (he->code() == ErrorCode::kIo || he->code() == ErrorCode::kInterrupted);
-          err = std::make_exception_ptr(
-              Error(io ? he->code() : ErrorCode::kCorrupt,
-                    "snapshot " + roots[it.root].snapshot.Short() + ": tree " + it.tree.Hex() +
-                        " cannot be loaded: " + e.what(),
-                    io && he->retryable()));
-        }
-        stop = true;
-        --active;
-        cv.notify_all();
-        break;
-      }
-      lock.lock();
-      --active;
-      for (Item& it : fresh) enqueue(std::move(it));
-      if (!fresh.empty() || active == 0) cv.notify_all();
-    }
-    lock.unlock();
-    cv.notify_all();
+    std::vector<BlobId> missing;    // used data blobs the index lacks
   };
 
-  if (threads == 1) {
-    worker(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (int w = 0; w < threads; ++w) pool.emplace_back(worker, w);
-    for (auto& t : pool) t.join();
+  // Marks a tree as used; true the first time (a tree the index lacks is remembered and
+  // still loaded: LoadBlob then names the problem).
+  bool Visit(const TreeRef& t, size_t pos) {
+    if (pos == Index::npos) {
+      MutexLock lock(mu_);
+      return unindexed_trees_.insert(t.id).second;
+    }
+    return SetBit(bits_[1].data(), pos);
   }
-  if (err) std::rethrow_exception(err);
-  if (opts.progress) opts.progress(scanned.load());
 
-  std::vector<BlobId> missing[2];
-  for (auto& v : missing_data) missing[0].insert(missing[0].end(), v.begin(), v.end());
-  missing[1].assign(unindexed_trees.begin(), unindexed_trees.end());
-  UsedBlobs out(index, bits, missing);
-  return out;
+  void Scan(const StreamedTree& t, TreeChildren& children) {
+    static const std::string no_context;  // Failed names snapshot and tree
+    Worker& w = workers_[t.worker];
+    w.subs.clear();
+    w.data.clear();
+    w.scanner.ScanPadded(t.data, t.size, t.capacity, &w.data, &w.subs, no_context);
+    w.positions.resize(w.data.size());
+    index_.FindMany(BlobType::kData, w.data.data(), w.data.size(), w.positions.data());
+    for (size_t i = 0; i < w.data.size(); ++i) {
+      if (w.positions[i] == Index::npos) {
+        w.missing.push_back(w.data[i]);
+      } else {
+        SetBit(bits_[0].data(), w.positions[i]);
+      }
+    }
+    for (const BlobId& sub : w.subs) children.Add(sub);
+    uint64_t n = scanned_.fetch_add(1) + 1;
+    if (opts_.progress && n % 4096 == 0) opts_.progress(n);
+  }
+
+  // The first failure stops the walk: transport errors stay what they are (retryable),
+  // everything else is damage.
+  bool Failed(const TreeStreamError& e) {
+    const bool io = e.code == ErrorCode::kIo || e.code == ErrorCode::kInterrupted;
+    err_ = std::make_exception_ptr(
+        Error(io ? e.code : ErrorCode::kCorrupt,
+              "snapshot " + roots_[e.ref.root].snapshot.Short() + ": tree " + e.ref.id.Hex() +
+                  " cannot be loaded: " + e.message,
+              io && e.retryable));
+    return false;
+  }
+
+  const Index& index_;
+  const std::vector<UsedBlobsRoot>& roots_;
+  const UsedBlobsOptions& opts_;
+  const int threads_;
+  std::vector<uint64_t> bits_[2];  // data, tree: one bit per index position
+  std::vector<Worker> workers_;
+  std::atomic<uint64_t> scanned_{0};
+  std::exception_ptr err_;  // set by Failed (called one at a time, then the walk stops)
+  Mutex mu_;
+  std::unordered_set<BlobId, IdHash> unindexed_trees_ GUARDED_BY(mu_);  // used, not indexed
+};
+
+}  // namespace
+
+UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+                        const UsedBlobsOptions& opts) {
+  repo.CompactIndex();
+  UsedBlobWalk walk(repo, roots, opts);
+  return walk.Run(repo);
 }
 
 }  // namespace haven

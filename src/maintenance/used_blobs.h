@@ -1,17 +1,14 @@
 // The used-blob walk of prune: every tree reachable from a set of snapshots and every
 // data blob listed in the `content` of a file node in those trees (restic's
-// FindUsedBlobs). Built for speed:
-//  * N worker threads share one queue of trees to load, grouped by the pack that holds
-//    them; a worker takes up to 256 trees of one pack and reads each run of trees lying
-//    close together (gaps <= 64 KiB, runs <= 8 MiB) with one backend request;
-//  * each tree is decrypted and decompressed into reused per-thread buffers, its SHA-256
-//    checked, and scanned by the thread's own simdjson on-demand parser, which reads only
+// FindUsedBlobs). Built for speed on StreamTrees (repo/tree_stream.h), which loads the
+// trees on N workers, grouped by pack, one ranged request per run of nearby trees, into
+// reused per-worker buffers (a damaged copy falls back to every other location):
+//  * each tree is scanned by the worker's own simdjson on-demand parser, which reads only
 //    `type`, `content` and `subtree` (TreeScanner);
 //  * every id is looked up in the (compacted) index once and marked in a bitmap over the
-//    index positions with an atomic or: trees are queued when their bit was clear, data
+//    index positions with an atomic or: trees are visited when their bit was clear, data
 //    blobs cost one bit each; no sets of ids, no sorting or merging afterwards. Ids the
-//    index lacks are collected per thread (a prune must then refuse).
-// A damaged or unreadable copy falls back to Repository::LoadBlob (every other location).
+//    index lacks are collected per worker (a prune must then refuse).
 #pragma once
 
 #include <cstddef>

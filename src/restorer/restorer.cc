@@ -23,6 +23,7 @@
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "repo/node.h"
+#include "repo/tree_stream.h"
 
 namespace haven {
 
@@ -135,8 +136,11 @@ class Restore {
     RaiseOpenFileLimit();
     {
       ScopedTimer t(Stage::kWalk);
+      OrderedTreeStream stream(repo_, ResolveJobs(opts_.jobs));
+      stream_ = &stream;
       std::string rel;
       RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0);
+      stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
     FlushEmpty();
@@ -240,12 +244,13 @@ class Restore {
     }
     std::vector<Node> nodes;
     try {
-      nodes = repo_.LoadTree(tree);
+      nodes = stream_->Take(tree);
     } catch (const Error& e) {
       Warn(snap_dir, std::string("cannot load tree for ") + where + ": " + e.what());
       return;
     }
     std::unordered_set<std::string> repeated = RepeatedNames(nodes);
+    if (depth + 1 < kMaxDepth) ExpectSubtrees(nodes, repeated, snap_dir, included);
     for (const std::string& name : std::set<std::string>(repeated.begin(), repeated.end()))
       Warn(snap_dir, "refusing repeated name \"" + gojson::QuoteName(name) + "\" in " + where +
                          " (tree " + tree.Hex() + ")");
@@ -268,6 +273,22 @@ class Restore {
                   depth);
       rel.resize(rel_len);
     }
+  }
+
+  // Announces the subtrees RestoreTree will descend into, in its order, so that the
+  // stream loads them ahead (one it does not reach after all is skipped by the stream).
+  void ExpectSubtrees(const std::vector<Node>& nodes,
+                      const std::unordered_set<std::string>& repeated,
+                      const std::string& snap_dir, bool included) {
+    std::vector<BlobId> subtrees;
+    for (const Node& n : nodes) {
+      if (n.type != NodeType::kDir || !n.subtree || !SafeNodeName(n.name)) continue;
+      if (!repeated.empty() && repeated.count(n.name)) continue;
+      bool descend;
+      if (Selected(snap_dir + "/" + n.name, true, included, &descend))
+        subtrees.push_back(*n.subtree);
+    }
+    stream_->Expect(subtrees);
   }
 
   // Makes room for a new entry `name` of the snapshot's kind in dirfd: removes what is
@@ -621,6 +642,7 @@ class Restore {
   Repository& repo_;
   const RestoreOptions& opts_;
   Fd target_;
+  OrderedTreeStream* stream_ = nullptr;  // during the walk: the trees, loaded ahead
   ThreadPool pool_;
   std::vector<std::unique_ptr<File>> files_;
   std::vector<uint32_t> empty_;
