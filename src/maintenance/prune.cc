@@ -530,126 +530,170 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   return plan;
 }
 
+namespace {
+
+std::vector<RawId> Raw(const std::vector<PackId>& v) {
+  return std::vector<RawId>(v.begin(), v.end());
+}
+
+// Per blob of plan.keep: copied already (by any pack's worker).
+struct RepackClaims {
+  std::vector<std::atomic<bool>> claimed[2];
+
+  explicit RepackClaims(const BlobSets& keep)
+      : claimed{std::vector<std::atomic<bool>>(keep.data.size()),
+                std::vector<std::atomic<bool>>(keep.trees.size())} {}
+  std::atomic<bool>& Of(const BlobSets& keep, const PackedBlob& b) {
+    return claimed[TypeIndex(b.type)][keep.Of(b.type).Find(b.id)];
+  }
+  uint64_t NotCopied() const {
+    uint64_t n = 0;
+    for (auto& v : claimed)
+      for (auto& f : v)
+        if (!f.load()) ++n;
+    return n;
+  }
+};
+
+// The blobs of pack `pi` still to copy, and the byte range that holds them.
+std::vector<const PackedBlob*> BlobsToRepack(const std::vector<PackedBlob>& blobs,
+                                             const BlobSets& keep, RepackClaims& claims,
+                                             uint64_t& lo, uint64_t& hi) {
+  std::vector<const PackedBlob*> want;
+  lo = std::numeric_limits<uint64_t>::max();
+  hi = 0;
+  for (const PackedBlob& b : blobs) {
+    size_t pos = keep.Of(b.type).Find(b.id);
+    if (pos == SortedBlobSet::npos || claims.claimed[TypeIndex(b.type)][pos].load()) continue;
+    want.push_back(&b);
+    lo = std::min<uint64_t>(lo, b.offset);
+    hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
+  }
+  return want;
+}
+
+// Copies one blob of pack `name` (its bytes in `buf` from offset lo, unless load_error)
+// into a new pack; a copy damaged here is taken from another pack when there is one.
+void CopyBlob(Repository& repo, const PackedBlob& b, const std::string& name, const Bytes& buf,
+              uint64_t lo, const std::string& load_error, std::atomic<bool>& claimed) {
+  if (claimed.load()) return;
+  Bytes plain;
+  ByteView sealed;
+  uint32_t ulen = 0;
+  std::string err = load_error;
+  if (err.empty()) {
+    ByteView slice(buf.data() + (b.offset - lo), b.length);
+    try {
+      plain = repo.DecodeBlob(b.id, slice, b.uncompressed_length, name);
+      sealed = slice;
+      ulen = b.uncompressed_length;
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  if (!err.empty()) {
+    // Damaged here: another copy may be intact.
+    try {
+      plain = repo.LoadBlob(b.type, b.id);
+    } catch (const Error& e) {
+      Fail(ErrorCode::kCorrupt, "repacking pack " + name + ": " + err + " (" + e.what() + ")");
+    }
+  }
+  if (claimed.exchange(true)) return;
+  repo.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
+}
+
+// Copies the still-wanted blobs of one pack, reading the range that holds them once.
+void RepackPack(Repository& repo, const PackTable& packs, const PackId& pid,
+                const BlobSets& keep, RepackClaims& claims) {
+  long pi = packs.Find(pid);
+  if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
+  uint64_t lo = 0, hi = 0;
+  const std::vector<const PackedBlob*> want = BlobsToRepack(packs.blobs(pi), keep, claims, lo, hi);
+  if (want.empty()) return;
+  const std::string name = pid.Hex();
+  Bytes buf;
+  std::string load_error;
+  try {
+    buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
+    load_error = e.what();
+  }
+  for (const PackedBlob* b : want)
+    CopyBlob(repo, *b, name, buf, lo, load_error, claims.Of(keep, *b));
+}
+
+// (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack
+// and an index file for all new packs. Returns the number of packs written.
+uint64_t Repack(Repository& repo, const PrunePlan& plan, int threads) {
+  const size_t packs_before = repo.index().PackCount();
+  PackTable packs = PackTable::FromIndex(repo.index());
+  RepackClaims claims(plan.keep);
+  ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
+    RepackPack(repo, packs, plan.repack[k], plan.keep, claims);
+  });
+  repo.Flush();
+  const uint64_t written = repo.index().PackCount() - packs_before;
+  if (uint64_t not_copied = claims.NotCopied())
+    Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
+                                " blob(s) were not repacked; nothing was deleted");
+  return written;
+}
+
+// (c) + (d) A complete new index without the packs about to go, then the old files.
+void RewriteIndex(Repository& repo, const PrunePlan& plan, const PruneOptions& opts,
+                  int threads, PruneResult& res) {
+  std::unordered_set<PackId, IdHash> gone;
+  for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
+    gone.insert(v->begin(), v->end());
+  if (gone.empty() && !plan.rewrite_index) return;
+  Progress(opts, "rebuilding index");
+  std::vector<FileId> fresh;
+  {
+    ScopedTimer t(Stage::kIndexWrite);
+    PackTable all = PackTable::FromIndex(repo.index());
+    fresh = WriteIndexFiles(repo, all, [&](size_t i) { return !gone.contains(all.id(i)); },
+                            threads);
+  }
+  res.index_files_written = fresh.size();
+  std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
+  std::vector<RawId> old;
+  for (const FileId& f : repo.index_files())
+    if (!fresh_set.contains(f)) old.push_back(f);
+  Progress(opts, "deleting obsolete index files");
+  ScopedTimer t(Stage::kDelete);
+  RemoveFiles(repo, FileType::kIndex, old, threads, false,
+              [&](const std::string& s) { Warn(opts, s); });
+  res.index_files_removed = old.size();
+}
+
+}  // namespace
+
 PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts) {
   PruneResult res;
   const int threads = Threads(repo, opts);
   auto warn = [&](const std::string& s) { Warn(opts, s); };
-  auto raw = [](const std::vector<PackId>& v) { return std::vector<RawId>(v.begin(), v.end()); };
-
   if (opts.dry_run) {
     res.plan = std::move(plan);
     return res;
   }
-
   // (a) Packs no index refers to are garbage (the lock is exclusive, so no backup is
   // between writing a pack and its index).
   if (!plan.remove_first.empty()) {
     Progress(opts, "deleting unreferenced packs");
     ScopedTimer t(Stage::kDelete);
     res.remove_failures +=
-        RemoveFiles(repo, FileType::kPack, raw(plan.remove_first), threads, true, warn);
+        RemoveFiles(repo, FileType::kPack, Raw(plan.remove_first), threads, true, warn);
   }
-
-  // (b) Copy the still-used blobs out of the repack packs; Flush writes the last new pack
-  // and an index file for all new packs.
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
     ScopedTimer t(Stage::kRepack);
-    const size_t packs_before = repo.index().PackCount();
-    PackTable packs = PackTable::FromIndex(repo.index());
-    std::vector<std::atomic<bool>> claimed[2] = {
-        std::vector<std::atomic<bool>>(plan.keep.data.size()),
-        std::vector<std::atomic<bool>>(plan.keep.trees.size())};
-    ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
-      const PackId& pid = plan.repack[k];
-      long pi = packs.Find(pid);
-      if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
-      std::vector<const PackedBlob*> want;
-      uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-      for (const PackedBlob& b : packs.blobs(pi)) {
-        size_t pos = plan.keep.Of(b.type).Find(b.id);
-        if (pos == SortedBlobSet::npos || claimed[TypeIndex(b.type)][pos].load()) continue;
-        want.push_back(&b);
-        lo = std::min<uint64_t>(lo, b.offset);
-        hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
-      }
-      if (want.empty()) return;
-      const std::string name = pid.Hex();
-      Bytes buf;
-      std::string load_error;
-      try {
-        buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
-        load_error = e.what();
-      }
-      for (const PackedBlob* b : want) {
-        std::atomic<bool>& flag = claimed[TypeIndex(b->type)][plan.keep.Of(b->type).Find(b->id)];
-        if (flag.load()) continue;
-        Bytes plain;
-        ByteView sealed;
-        uint32_t ulen = 0;
-        std::string err = load_error;
-        if (err.empty()) {
-          ByteView slice(buf.data() + (b->offset - lo), b->length);
-          try {
-            plain = repo.DecodeBlob(b->id, slice, b->uncompressed_length, name);
-            sealed = slice;
-            ulen = b->uncompressed_length;
-          } catch (const Error& e) {
-            err = e.what();
-          }
-        }
-        if (!err.empty()) {
-          // Damaged here: another copy may be intact.
-          try {
-            plain = repo.LoadBlob(b->type, b->id);
-          } catch (const Error& e) {
-            Fail(ErrorCode::kCorrupt, "repacking pack " + name + ": " + err + " (" + e.what() +
-                                          ")");
-          }
-        }
-        if (flag.exchange(true)) continue;
-        repo.SaveBlobCopy(b->type, b->id, plain, sealed, ulen);
-      }
-    });
-    repo.Flush();
-    res.packs_written = repo.index().PackCount() - packs_before;
-    uint64_t not_copied = 0;
-    for (auto& v : claimed)
-      for (auto& f : v)
-        if (!f.load()) ++not_copied;
-    if (not_copied)
-      Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
-                                  " blob(s) were not repacked; nothing was deleted");
+    res.packs_written = Repack(repo, plan, threads);
   }
-
-  // (c) + (d) A complete new index without the packs about to go, then the old files.
-  std::unordered_set<PackId, IdHash> gone;
-  for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
-    gone.insert(v->begin(), v->end());
-  if (!gone.empty() || plan.rewrite_index) {
-    Progress(opts, "rebuilding index");
-    std::vector<FileId> fresh;
-    {
-      ScopedTimer t(Stage::kIndexWrite);
-      PackTable all = PackTable::FromIndex(repo.index());
-      fresh = WriteIndexFiles(repo, all, [&](size_t i) { return !gone.contains(all.id(i)); },
-                              threads);
-    }
-    res.index_files_written = fresh.size();
-    std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
-    std::vector<RawId> old;
-    for (const FileId& f : repo.index_files())
-      if (!fresh_set.contains(f)) old.push_back(f);
-    Progress(opts, "deleting obsolete index files");
-    ScopedTimer t(Stage::kDelete);
-    RemoveFiles(repo, FileType::kIndex, old, threads, false, warn);
-    res.index_files_removed = old.size();
-  }
-
+  RewriteIndex(repo, plan, opts, threads, res);
   // (e) Packs that no index lists any more.
-  std::vector<RawId> doomed = raw(plan.remove);
+  std::vector<RawId> doomed = Raw(plan.remove);
   doomed.insert(doomed.end(), plan.repack.begin(), plan.repack.end());
   if (!doomed.empty()) {
     Progress(opts, "removing " + std::to_string(doomed.size()) + " old packs");
