@@ -7,6 +7,7 @@
 #include "core/timings.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
+#include "repo/tree_path.h"
 #include "restorer/restorer.h"
 
 namespace haven::cli {
@@ -40,23 +41,11 @@ void RegisterRestore(CLI::App& app) {
     auto [id, s] = FindSnapshot(*repo, arg, f);
     repo->LoadIndex();
     BlobId tree = s.tree;
-    if (!sub.empty()) {
-      size_t pos = 0;
-      while (pos < sub.size()) {
-        size_t end = sub.find('/', pos);
-        if (end == std::string::npos) end = sub.size();
-        std::string name = sub.substr(pos, end - pos);
-        pos = end + 1;
-        if (name.empty()) continue;
-        bool found = false;
-        for (const Node& n : repo->LoadTree(tree)) {
-          if (n.name == name && n.type == NodeType::kDir && n.subtree) {
-            tree = *n.subtree;
-            found = true;
-          }
-        }
-        if (!found) Fail(ErrorCode::kNotFound, "path " + sub + " not found in snapshot " + id.Short());
-      }
+    // restic's SNAPSHOT:SUBFOLDER: a directory of the snapshot.
+    if (const auto parts = SplitTreePath(sub); !parts.empty()) {
+      auto dir = FindTreePath(*repo, tree, parts).DirTree();
+      if (!dir) Fail(ErrorCode::kNotFound, "path " + sub + " not found in snapshot " + id.Short());
+      tree = *dir;
     }
     if (!Globals().json)
       Print("restoring snapshot " + id.Short() + " of " +
