@@ -9,7 +9,6 @@
 #include <cstring>
 #include <future>
 #include <map>
-#include <mutex>
 #include <set>
 #include <unordered_map>
 
@@ -19,9 +18,11 @@
 #include "capture/rules.h"
 #include "chunker/chunker.h"
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/path_match.h"
 #include "core/thread_pool.h"
 #include "repo/host_info.h"
+#include "repo/tree_path.h"
 
 namespace haven::capture {
 
@@ -94,6 +95,307 @@ struct Scanned {
   std::shared_ptr<const std::string> bytes;
 };
 
+// One capture: the steps of RunCapture and the state they share. Scan workers and the
+// archiver's workers meet under mu_.
+class CaptureRun {
+ public:
+  CaptureRun(Repository& repo, const Scanner& scanner, const CaptureOptions& opts)
+      : repo_(repo),
+        scanner_(scanner),
+        opts_(opts),
+        prof_(opts.profile),
+        tag_(opts.scan_tag_override.empty() ? ScanTag(prof_) : opts.scan_tag_override),
+        host_(opts.host.empty() ? HostName() : opts.host) {}
+  // Package discovery may still run when a step fails: stop it and wait for it.
+  ~CaptureRun() {
+    cancel_ = true;
+    if (packages_.valid()) packages_.wait();
+  }
+
+  CaptureResult Run() {
+    StartPackages();
+    FindTargetsAndParent();
+    PlanFiles();
+    VerifyAndScan();
+    if (Blocked()) return std::move(res_);
+    Save();
+    return std::move(res_);
+  }
+
+ private:
+  using Warning = std::pair<std::string, std::string>;  // (path, message)
+
+  // 1. Package discovery, concurrent with everything below.
+  void StartPackages() {
+    if (prof_.managers && prof_.managers->empty()) return;
+    DiscoveryOptions dopts;
+    dopts.managers = prof_.managers;
+    dopts.timeout_ms = prof_.package_timeout_s * 1000;
+    dopts.cancel = &cancel_;
+    packages_ = std::async(std::launch::async, DiscoverPackages, dopts);
+  }
+
+  // 2. The tracked paths and the parent: the newest capture of this host not in the future.
+  void FindTargetsAndParent() {
+    std::vector<std::string> track_warnings;
+    targets_ = ExpandTracked(prof_.track, &track_warnings);
+    AddWarnings(track_warnings);
+    if (targets_.empty()) Fail(ErrorCode::kInvalidArgument, "the profile tracks no existing path");
+    auto snaps = repo_.LoadSnapshots();
+    int64_t now = NowLocal().sec;
+    for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
+      const Snapshot& s = it->second;
+      if (s.hostname != host_ || !s.HasTag(kCaptureTag) || s.time.sec > now) continue;
+      res_.parent = it->first;
+      res_.parent_trusted = s.HasTag(tag_);
+      parent_root_ = s.tree;
+      break;
+    }
+  }
+
+  // 3a. The files the archiver will see (it reports what cannot be listed or stat'ed),
+  // each unchanged against a trusted parent (skipped, or verified) or to scan.
+  void PlanFiles() {
+    PatternList excludes(prof_.exclude);
+    for (const auto& t : targets_)
+      WalkRegularFiles(
+          t, &excludes,
+          [&](const std::string& p, const struct stat& st) {
+            files_.push_back(Planned{p, st, nullptr});
+          },
+          [](const std::string&, const std::string&) {});
+    res_.files = files_.size();
+    parent_tree_.emplace(repo_, res_.parent_trusted ? parent_root_ : std::nullopt);
+    for (Planned& f : files_) {
+      const Node* pn = parent_tree_->Find(f.path);
+      bool unchanged = pn && SameFileVersion(*pn, f.st);
+      if (unchanged)
+        for (const BlobId& b : pn->content)
+          if (!repo_.HasBlob(BlobType::kData, b)) unchanged = false;
+      if (unchanged) {
+        f.parent = pn;
+        if (opts_.verify_content) to_verify_.push_back(&f);
+      } else {
+        to_scan_.push_back(&f);
+      }
+    }
+  }
+
+  // 3b. --verify-content re-reads the unchanged files, then every changed (or mismatched)
+  // file is read and scanned, in parallel.
+  void VerifyAndScan() {
+    int n = ResolveJobs(opts_.jobs);
+    ThreadPool pool(n, static_cast<size_t>(n) * 4);
+    std::vector<std::future<void>> done;
+    for (const Planned* f : to_verify_) done.push_back(pool.Submit([this, f] { VerifyOne(f); }));
+    for (auto& d : done) d.get();
+    done.clear();
+    MutexLock lock(mu_);
+    to_scan_.insert(to_scan_.end(), mismatched_.begin(), mismatched_.end());
+    res_.files_verified = verified_;
+    res_.verify_mismatches = mismatched_.size();
+    lock.Unlock();
+    for (const Planned* f : to_scan_) done.push_back(pool.Submit([this, f] { ScanOne(f); }));
+    for (auto& d : done) d.get();
+    lock.Lock();
+    res_.files_scanned = scanned_.size();
+    // must_read is complete here (every scan has finished) and only read from now on.
+    must_read_ = std::move(must_read_scan_);
+    std::sort(findings_.begin(), findings_.end(), FindingLess);
+    res_.findings = std::move(findings_);
+  }
+
+  void VerifyOne(const Planned* f) {
+    std::string bytes;
+    try {
+      bytes = ReadWholeFile(f->path);
+    } catch (const Error&) {
+      MutexLock lock(mu_);
+      must_read_scan_.insert(f->path);  // the archiver reads it and reports the error
+      return;
+    }
+    reads_++;
+    bool same = ContentIds(repo_, bytes) == f->parent->content;
+    MutexLock lock(mu_);
+    verified_++;
+    if (!same) {
+      mismatched_.push_back(f);
+      warnings_.emplace_back(f->path, "verify-content: " + f->path +
+                                          " changed without a metadata change; stored again");
+    }
+  }
+
+  void ScanOne(const Planned* f) {
+    std::string bytes;
+    std::vector<Finding> found;
+    try {
+      found = scanner_.ScanFile(f->path, &bytes);
+    } catch (const Error&) {
+      MutexLock lock(mu_);
+      must_read_scan_.insert(f->path);  // the archiver reads it again and reports the error
+      return;
+    }
+    reads_++;
+    MutexLock lock(mu_);
+    must_read_scan_.insert(f->path);
+    scanned_[f->path] = Scanned{f->st, std::make_shared<const std::string>(std::move(bytes))};
+    for (auto& x : found)
+      if (!prof_.allow.Allows(x)) findings_.push_back(std::move(x));
+  }
+
+  // 4. The gate: a finding in block mode stores nothing.
+  bool Blocked() {
+    if (res_.findings.empty() || prof_.mode != SecretMode::kBlock) return false;
+    res_.blocked = true;
+    res_.files_read = reads_;
+    FlushWarnings();
+    return true;
+  }
+
+  // 5. The snapshot, then the home directory's tree in it.
+  void Save() {
+    std::vector<std::string> archiver_warnings;
+    BackupOptions bo = ArchiveOptions();
+    bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
+    res_.backup = RunBackup(repo_, bo, false);
+    res_.files_read = reads_ + res_.backup->stats.files_read;
+    FindHomeTree();
+    {
+      MutexLock lock(mu_);
+      for (auto& f : late_findings_) res_.findings.push_back(std::move(f));
+    }
+    std::sort(res_.findings.begin(), res_.findings.end(), FindingLess);
+    FlushWarnings();
+    for (const auto& w : archiver_warnings)
+      if (opts_.warn) opts_.warn(w);
+  }
+
+  BackupOptions ArchiveOptions() {
+    BackupOptions bo;
+    bo.targets = targets_;
+    bo.excludes = PatternList(prof_.exclude);
+    bo.exclude_strings = prof_.exclude;
+    bo.tags = {kCaptureTag, tag_, kHomeTagPrefix + opts_.home};
+    bo.host = host_;
+    if (res_.parent && res_.parent_trusted) {
+      bo.parent = res_.parent;
+    } else {
+      bo.force = true;
+    }
+    bo.jobs = opts_.jobs;
+    bo.program_version = opts_.program_version;
+    bo.time = opts_.time;
+    bo.stable_intermediate_dirs = true;
+    bo.may_reuse = [this](const std::string& path) { return !must_read_.count(path); };
+    // The planning walk's lstat of each file planned as unchanged: the archiver does not
+    // stat it again (the snapshot records it as planned; a change after planning is seen
+    // by the next capture, as one after the archiver's own lstat would be).
+    planned_unchanged_.reserve(files_.size());
+    for (const Planned& f : files_)
+      if (f.parent && !must_read_.count(f.path)) planned_unchanged_.emplace(f.path, &f.st);
+    bo.known_stat = [this](const std::string& path) -> const struct stat* {
+      auto it = planned_unchanged_.find(path);
+      return it == planned_unchanged_.end() ? nullptr : it->second;
+    };
+    bo.content_for = [this](const std::string& path, const struct stat& st) {
+      return ContentFor(path, st);
+    };
+    bo.extra_files = [this] { return PackageFiles(); };
+    return bo;
+  }
+
+  // The bytes the archiver stores for a changed file: exactly what was scanned.
+  std::shared_ptr<const std::string> ContentFor(const std::string& path, const struct stat& st) {
+    {
+      MutexLock lock(mu_);
+      auto it = scanned_.find(path);
+      if (it != scanned_.end()) {
+        if (!SameStat(it->second.st, st))
+          Fail(ErrorCode::kIo, path + " changed during the capture; not stored (capture again)");
+        return it->second.bytes;
+      }
+    }
+    // Not planned as changed (it appeared, or a parent blob went missing): scan it now.
+    std::string bytes;
+    auto found = scanner_.ScanFile(path, &bytes);
+    reads_++;
+    std::erase_if(found, [&](const Finding& f) { return prof_.allow.Allows(f); });
+    if (!found.empty() && prof_.mode == SecretMode::kBlock)
+      Fail(ErrorCode::kIo, path + " changed during the capture and holds a secret; not stored");
+    MutexLock lock(mu_);
+    for (auto& f : found) late_findings_.push_back(std::move(f));
+    return std::make_shared<const std::string>(std::move(bytes));
+  }
+
+  // The package lists, stored under /.haven/packages/.
+  std::vector<std::pair<std::string, std::string>> PackageFiles() {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (!packages_.valid()) return out;
+    DiscoveryResult d = packages_.get();
+    AddWarnings(d.warnings);
+    for (auto& l : d.lists) {
+      res_.package_files.push_back(l.file);
+      out.emplace_back(std::string(kPackagesDir) + "/" + l.file, RenderPackageList(l.lines));
+    }
+    return out;
+  }
+
+  void FindHomeTree() {
+    const std::optional<BlobId> root = res_.backup->tree;
+    const std::vector<std::string> components = TargetComponents(opts_.home);
+    if (!root || components.empty()) {
+      res_.home_tree = root;
+      return;
+    }
+    try {  // (a dry run has no trees to read back: no home_tree then)
+      res_.home_tree = FindTreePath(repo_, *root, components).DirTree();
+    } catch (const Error&) {
+      res_.home_tree.reset();
+    }
+  }
+
+  void AddWarnings(const std::vector<std::string>& ws) {
+    MutexLock lock(mu_);
+    for (const auto& w : ws) warnings_.emplace_back("", w);
+  }
+
+  // The warnings so far, sorted by path (stable).
+  void FlushWarnings() {
+    MutexLock lock(mu_);
+    std::stable_sort(warnings_.begin(), warnings_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [p, m] : warnings_)
+      if (opts_.warn) opts_.warn(m);
+    warnings_.clear();
+  }
+
+  Repository& repo_;
+  const Scanner& scanner_;
+  const CaptureOptions& opts_;
+  const Profile& prof_;
+  const std::string tag_, host_;
+  CaptureResult res_;
+  std::atomic<bool> cancel_{false};
+  std::future<DiscoveryResult> packages_;
+  std::vector<std::string> targets_;
+  std::optional<BlobId> parent_root_;
+  std::optional<ParentTree> parent_tree_;  // owns the nodes Planned::parent points to
+  std::vector<Planned> files_;
+  std::vector<const Planned*> to_verify_, to_scan_;
+  std::atomic<uint64_t> reads_{0};
+  std::set<std::string> must_read_;  // changed files (no reuse); read-only once scanned
+  std::unordered_map<std::string, const struct stat*> planned_unchanged_;
+
+  Mutex mu_;
+  std::vector<Warning> warnings_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, Scanned> scanned_ GUARDED_BY(mu_);  // path -> scanned
+  std::set<std::string> must_read_scan_ GUARDED_BY(mu_);  // must_read_ while scanning
+  std::vector<Finding> findings_ GUARDED_BY(mu_);         // of the scan
+  std::vector<Finding> late_findings_ GUARDED_BY(mu_);    // of files scanned while saved
+  std::vector<const Planned*> mismatched_ GUARDED_BY(mu_);
+  uint64_t verified_ GUARDED_BY(mu_) = 0;
+};
+
 }  // namespace
 
 std::string ScanTag(const Profile& p) {
@@ -103,234 +405,7 @@ std::string ScanTag(const Profile& p) {
 }
 
 CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const CaptureOptions& opts) {
-  CaptureResult res;
-  const Profile& prof = opts.profile;
-  const std::string tag = opts.scan_tag_override.empty() ? ScanTag(prof) : opts.scan_tag_override;
-  const std::string host = opts.host.empty() ? HostName() : opts.host;
-  std::vector<std::pair<std::string, std::string>> warnings;  // (path, message)
-  auto flush_warnings = [&] {
-    std::stable_sort(warnings.begin(), warnings.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [p, m] : warnings)
-      if (opts.warn) opts.warn(m);
-    warnings.clear();
-  };
-
-  // 1. Package discovery, concurrent with everything below.
-  std::atomic<bool> cancel{false};
-  std::future<DiscoveryResult> packages;
-  bool want_packages = !(prof.managers && prof.managers->empty());
-  DiscoveryOptions dopts;
-  dopts.managers = prof.managers;
-  dopts.timeout_ms = prof.package_timeout_s * 1000;
-  dopts.cancel = &cancel;
-  if (want_packages) packages = std::async(std::launch::async, DiscoverPackages, dopts);
-  struct CancelOnExit {
-    std::atomic<bool>& c;
-    std::future<DiscoveryResult>& f;
-    ~CancelOnExit() {
-      c = true;
-      if (f.valid()) f.wait();
-    }
-  } cancel_on_exit{cancel, packages};
-
-  // 2. Parent.
-  std::vector<std::string> track_warnings;
-  std::vector<std::string> targets = ExpandTracked(prof.track, &track_warnings);
-  for (auto& w : track_warnings) warnings.emplace_back("", w);
-  if (targets.empty()) Fail(ErrorCode::kInvalidArgument, "the profile tracks no existing path");
-  std::optional<BlobId> parent_root;
-  {
-    auto snaps = repo.LoadSnapshots();
-    int64_t now = NowLocal().sec;
-    for (auto it = snaps.rbegin(); it != snaps.rend(); ++it) {
-      const Snapshot& s = it->second;
-      if (s.hostname != host || !s.HasTag(kCaptureTag) || s.time.sec > now) continue;
-      res.parent = it->first;
-      res.parent_trusted = s.HasTag(tag);
-      parent_root = s.tree;
-      break;
-    }
-  }
-
-  // 3. Plan and scan.
-  PatternList excludes(prof.exclude);
-  std::vector<Planned> files;
-  // The files the archiver will see (it reports what cannot be listed or stat'ed).
-  for (const auto& t : targets)
-    WalkRegularFiles(
-        t, &excludes,
-        [&](const std::string& p, const struct stat& st) { files.push_back(Planned{p, st, nullptr}); },
-        [](const std::string&, const std::string&) {});
-  res.files = files.size();
-  ParentTree parent(repo, res.parent_trusted ? parent_root : std::nullopt);
-  std::vector<const Planned*> to_verify;
-  std::vector<const Planned*> to_scan;
-  for (Planned& f : files) {
-    const Node* pn = parent.Find(f.path);
-    bool unchanged = pn && SameFileVersion(*pn, f.st);
-    if (unchanged)
-      for (const BlobId& b : pn->content)
-        if (!repo.HasBlob(BlobType::kData, b)) unchanged = false;
-    if (unchanged) {
-      f.parent = pn;
-      if (opts.verify_content) to_verify.push_back(&f);
-    } else {
-      to_scan.push_back(&f);
-    }
-  }
-
-  std::mutex mu;
-  std::unordered_map<std::string, Scanned> scanned;  // path -> what was scanned
-  std::set<std::string> must_read;                   // changed files (no reuse)
-  std::vector<Finding> all_findings;
-  std::atomic<uint64_t> reads{0};
-  auto scan_one = [&](const Planned* f) {
-    std::string bytes;
-    std::vector<Finding> found;
-    try {
-      found = scanner.ScanFile(f->path, &bytes);
-    } catch (const Error&) {
-      std::lock_guard lock(mu);
-      must_read.insert(f->path);  // the archiver reads it again and reports the error
-      return;
-    }
-    reads++;
-    std::lock_guard lock(mu);
-    must_read.insert(f->path);
-    scanned[f->path] = Scanned{f->st, std::make_shared<const std::string>(std::move(bytes))};
-    for (auto& x : found)
-      if (!prof.allow.Allows(x)) all_findings.push_back(std::move(x));
-  };
-  {
-    int n = ResolveJobs(opts.jobs);
-    ThreadPool pool(n, static_cast<size_t>(n) * 4);
-    std::vector<const Planned*> mismatched;
-    std::vector<std::future<void>> done;
-    for (const Planned* f : to_verify)
-      done.push_back(pool.Submit([&, f] {
-        std::string bytes;
-        try {
-          bytes = ReadWholeFile(f->path);
-        } catch (const Error&) {
-          std::lock_guard lock(mu);
-          must_read.insert(f->path);  // the archiver reads it and reports the error
-          return;
-        }
-        reads++;
-        bool same = ContentIds(repo, bytes) == f->parent->content;
-        std::lock_guard lock(mu);
-        res.files_verified++;
-        if (!same) {
-          res.verify_mismatches++;
-          mismatched.push_back(f);
-          warnings.emplace_back(f->path, "verify-content: " + f->path +
-                                             " changed without a metadata change; stored again");
-        }
-      }));
-    for (auto& d : done) d.get();
-    done.clear();
-    to_scan.insert(to_scan.end(), mismatched.begin(), mismatched.end());
-    for (const Planned* f : to_scan) done.push_back(pool.Submit([&, f] { scan_one(f); }));
-    for (auto& d : done) d.get();
-  }
-  res.files_scanned = scanned.size();
-  std::sort(all_findings.begin(), all_findings.end(), FindingLess);
-
-  // 4. The gate.
-  res.findings = all_findings;
-  if (!res.findings.empty() && prof.mode == SecretMode::kBlock) {
-    res.blocked = true;
-    res.files_read = reads;
-    flush_warnings();
-    return res;
-  }
-
-  // 5. Archive.
-  BackupOptions bo;
-  bo.targets = targets;
-  bo.excludes = PatternList(prof.exclude);
-  bo.exclude_strings = prof.exclude;
-  bo.tags = {kCaptureTag, tag, kHomeTagPrefix + opts.home};
-  bo.host = host;
-  if (res.parent && res.parent_trusted) {
-    bo.parent = res.parent;
-  } else {
-    bo.force = true;
-  }
-  bo.jobs = opts.jobs;
-  bo.program_version = opts.program_version;
-  bo.time = opts.time;
-  bo.stable_intermediate_dirs = true;
-  std::vector<std::string> archiver_warnings;
-  bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
-  // must_read is complete here (every scan has finished) and only read from now on.
-  bo.may_reuse = [&](const std::string& path) { return !must_read.count(path); };
-  // The planning walk's lstat of each file planned as unchanged: the archiver does not
-  // stat it again (the snapshot records it as planned; a change after planning is seen
-  // by the next capture, as one after the archiver's own lstat would be).
-  std::unordered_map<std::string, const struct stat*> planned_unchanged;
-  planned_unchanged.reserve(files.size());
-  for (const Planned& f : files)
-    if (f.parent && !must_read.count(f.path)) planned_unchanged.emplace(f.path, &f.st);
-  bo.known_stat = [&](const std::string& path) -> const struct stat* {
-    auto it = planned_unchanged.find(path);
-    return it == planned_unchanged.end() ? nullptr : it->second;
-  };
-  bo.content_for = [&](const std::string& path,
-                       const struct stat& st) -> std::shared_ptr<const std::string> {
-    {
-      std::lock_guard lock(mu);
-      auto it = scanned.find(path);
-      if (it != scanned.end()) {
-        if (!SameStat(it->second.st, st))
-          Fail(ErrorCode::kIo, path + " changed during the capture; not stored (capture again)");
-        return it->second.bytes;
-      }
-    }
-    // Not planned as changed (it appeared, or a parent blob went missing): scan it now.
-    std::string bytes;
-    auto found = scanner.ScanFile(path, &bytes);
-    reads++;
-    std::erase_if(found, [&](const Finding& f) { return prof.allow.Allows(f); });
-    if (!found.empty() && prof.mode == SecretMode::kBlock)
-      Fail(ErrorCode::kIo, path + " changed during the capture and holds a secret; not stored");
-    std::lock_guard lock(mu);
-    for (auto& f : found) res.findings.push_back(std::move(f));
-    return std::make_shared<const std::string>(std::move(bytes));
-  };
-  bo.extra_files = [&]() {
-    std::vector<std::pair<std::string, std::string>> out;
-    if (!packages.valid()) return out;
-    DiscoveryResult d = packages.get();
-    for (auto& w : d.warnings) warnings.emplace_back("", w);
-    for (auto& l : d.lists) {
-      res.package_files.push_back(l.file);
-      out.emplace_back(std::string(kPackagesDir) + "/" + l.file, RenderPackageList(l.lines));
-    }
-    return out;
-  };
-  res.backup = RunBackup(repo, bo, false);
-  res.files_read = reads + res.backup->stats.files_read;
-  try {  // (a dry run has no trees to read back: no home_tree then)
-    std::optional<BlobId> cur = res.backup->tree;
-    for (const std::string& c : TargetComponents(opts.home)) {
-      const Node* found = nullptr;
-      std::vector<Node> nodes = repo.LoadTree(*cur);
-      for (const Node& n : nodes)
-        if (n.name == c) found = &n;
-      cur = found && found->type == NodeType::kDir ? found->subtree : std::nullopt;
-      if (!cur) break;
-    }
-    res.home_tree = cur;
-  } catch (const Error&) {
-    res.home_tree.reset();
-  }
-  std::sort(res.findings.begin(), res.findings.end(), FindingLess);
-  flush_warnings();
-  for (const auto& w : archiver_warnings)
-    if (opts.warn) opts.warn(w);
-  return res;
+  return CaptureRun(repo, scanner, opts).Run();
 }
 
 }  // namespace haven::capture

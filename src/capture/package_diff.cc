@@ -5,16 +5,11 @@
 
 #include "capture/capture.h"
 #include "core/error.h"
+#include "repo/tree_path.h"
 
 namespace haven::capture {
 
 namespace {
-
-const Node* Child(const std::vector<Node>& nodes, const std::string& name) {
-  for (const Node& n : nodes)
-    if (n.name == name) return &n;
-  return nullptr;
-}
 
 std::string NameOf(const std::string& line) { return line.substr(0, line.find('\t')); }
 
@@ -22,17 +17,9 @@ std::string NameOf(const std::string& line) { return line.substr(0, line.find('\
 
 std::map<std::string, std::string> LoadPackageFiles(Repository& repo, const Snapshot& snap) {
   std::map<std::string, std::string> out;
-  std::vector<Node> nodes = repo.LoadTree(snap.tree);
-  std::string dir = kPackagesDir;
-  size_t start = 0;
-  while (start < dir.size()) {
-    size_t end = dir.find('/', start);
-    if (end == std::string::npos) end = dir.size();
-    const Node* n = Child(nodes, dir.substr(start, end - start));
-    if (!n || n->type != NodeType::kDir || !n->subtree) return out;
-    nodes = repo.LoadTree(*n->subtree);
-    start = end + 1;
-  }
+  auto dir = FindTreePath(repo, snap.tree, SplitTreePath(kPackagesDir)).DirTree();
+  if (!dir) return out;
+  std::vector<Node> nodes = repo.LoadTree(*dir);
   for (const Node& n : nodes) {
     if (n.type != NodeType::kFile) continue;
     std::string bytes;

@@ -20,7 +20,6 @@ struct PackageDiff {
   std::string file;
   std::vector<std::string> missing_here, extra_here;  // list lines, sorted
   std::string install;                               // "" when nothing is missing
-  bool not_listed_here = false;  // the manager is missing here or failed
 };
 
 // Compares by package name (the first field); versions are shown, not compared.

@@ -12,7 +12,6 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -21,7 +20,9 @@
 #include "backend/dry_run_backend.h"
 #include "cli/common.h"
 #include "cli/progress_reporter.h"
+#include "cli/snapshot_filter.h"
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/timings.h"
 #include "repo/gojson.h"
 
@@ -281,6 +282,225 @@ void SplitTags(const std::vector<std::string>& in, std::vector<std::string>& out
     }
   }
 }
+
+// --stdin excludes every --files-from form.
+void CheckStdinFlags(const BackupCmd& o) {
+  if (!o.stdin_mode) return;
+  if (!o.files_from.empty())
+    Fail(ErrorCode::kInvalidArgument, "--stdin and --files-from cannot be used together");
+  if (!o.files_from_verbatim.empty())
+    Fail(ErrorCode::kInvalidArgument, "--stdin and --files-from-verbatim cannot be used together");
+  if (!o.files_from_raw.empty())
+    Fail(ErrorCode::kInvalidArgument, "--stdin and --files-from-raw cannot be used together");
+}
+
+// What is left out: --exclude*, --iexclude*, --exclude-if-present/-caches, size, -x.
+void SetExcludes(const BackupCmd& o, BackupOptions& opts) {
+  std::vector<std::string> patterns = o.excludes;
+  for (const auto& f : o.exclude_files)
+    for (auto& p : ReadPatternFile(f)) patterns.push_back(std::move(p));
+  opts.exclude_strings = patterns;
+  opts.excludes = PatternList(patterns);
+  std::vector<std::string> ipatterns;
+  for (const auto& p : o.iexcludes) ipatterns.push_back(FoldCase(p));
+  for (const auto& f : o.iexclude_files)
+    for (auto& p : ReadPatternFile(f)) ipatterns.push_back(FoldCase(p));
+  opts.iexcludes = PatternList(ipatterns);
+  for (const auto& spec : o.exclude_if_present)
+    opts.exclude_if_present.push_back(ParseExcludeIfPresent(spec));
+  if (o.exclude_caches) opts.exclude_if_present.push_back(CacheDirTag());
+  if (!o.exclude_larger_than.empty() && !o.stdin_mode) {
+    opts.exclude_larger_than = ParseSize(o.exclude_larger_than);
+    if (!opts.exclude_larger_than)
+      Fail(ErrorCode::kInvalidArgument,
+           "invalid --exclude-larger-than \"" + o.exclude_larger_than +
+               "\": expected a number with an optional suffix b, k, m, g or t");
+  }
+  opts.one_file_system = o.one_file_system && !o.stdin_mode;
+}
+
+// The targets, in restic's order: --files-from, --files-from-verbatim, --files-from-raw,
+// then the arguments.
+void SetTargets(const BackupCmd& o, BackupOptions& opts) {
+  for (const auto& f : o.files_from)
+    for (auto& p : ReadFilesFrom(f)) opts.targets.push_back(std::move(p));
+  for (const auto& f : o.files_from_verbatim)
+    for (auto& p : ReadFilesFromVerbatim(f)) opts.targets.push_back(std::move(p));
+  for (const auto& f : o.files_from_raw)
+    for (auto& p : ReadFilesFromRaw(f)) opts.targets.push_back(std::move(p));
+  opts.targets.insert(opts.targets.end(), o.paths.begin(), o.paths.end());
+}
+
+// The snapshot's fields and the warning hooks.
+void SetSnapshotAndWarnings(const BackupCmd& o, BackupOptions& opts) {
+  SplitTags(o.tags, opts.tags);
+  opts.host = o.host;
+  opts.force = o.force;
+  opts.stdin_mode = o.stdin_mode;
+  opts.stdin_filename = o.stdin_filename;
+  opts.with_atime = o.with_atime;
+  opts.jobs = Jobs();
+  opts.program_version = std::string("haven ") + kVersion;
+  opts.warn = [](const std::string& w) { Warn("error: " + w); };
+  if (Globals().json) {
+    // restic's error message for scripts (restic 0.17's shape: the error as {"message"}).
+    opts.warn_item = [](const std::string& path, const std::string& msg) {
+      std::string j = "{\"message_type\":\"error\",\"error\":{\"message\":";
+      gojson::AppendString(j, msg);
+      j += "},\"during\":\"archival\",\"item\":";
+      gojson::AppendString(j, path);
+      std::fprintf(stderr, "%s}\n", j.c_str());
+    };
+  }
+  opts.notice = [](const std::string& w) { Warn(w); };
+}
+
+// As restic: a missing source is skipped with a warning, the rest is saved and the exit
+// code is 3 (incomplete snapshot); when none exists, nothing is saved. Returns whether
+// one was skipped.
+bool KeepExistingTargets(BackupOptions& opts) {
+  if (opts.stdin_mode && !opts.targets.empty())
+    Fail(ErrorCode::kInvalidArgument, "--stdin was specified and files/dirs were listed as arguments");
+  if (!opts.stdin_mode && opts.targets.empty())
+    Fail(ErrorCode::kInvalidArgument, "nothing to backup, please specify target files/dirs");
+  if (opts.stdin_mode) return false;
+  bool skipped_missing = false;
+  std::vector<std::string> existing;
+  for (std::string& t : opts.targets) {
+    struct stat st;
+    if (lstat(t.c_str(), &st) == 0) {
+      existing.push_back(std::move(t));
+    } else {
+      int err = errno;
+      Warn(err == ENOENT ? t + " does not exist, skipping"
+                         : t + ": " + std::strerror(err) + ", skipping");
+      skipped_missing = true;
+    }
+  }
+  if (existing.empty())
+    Fail(ErrorCode::kInvalidArgument, "all source directories/files do not exist");
+  opts.targets = std::move(existing);
+  return skipped_missing;
+}
+
+// restic's per-item reports: text lines with -vv, JSON verbose_status with -v.
+void SetItemReports(BackupOptions& opts, const ProgressReporter& reporter) {
+  const bool json = Globals().json;
+  if (Globals().quiet || Globals().verbose < (json ? 1 : 2)) return;
+  // On a terminal the status line is redrawn after each item line.
+  const bool clear = !json && reporter.enabled();
+  opts.item_done = [json, clear](const BackupItem& it) {
+    std::string line = json ? ItemJson(it) : (clear ? "\r\033[K" : "") + ItemLine(it) + "\n";
+    static Mutex mu;
+    MutexLock lock(mu);
+    std::fputs(line.c_str(), stdout);
+  };
+}
+
+// RunBackup with the totals scanner beside it (for the progress line).
+BackupResult RunWithScanner(Repository& repo, const BackupOptions& opts, bool dry_run,
+                            ProgressCounters& progress, const ProgressReporter& reporter) {
+  std::atomic<bool> stop_scan{false};
+  std::thread scanner;
+  ExcludeRules scan_rules = ExcludeRulesOf(opts);
+  if (reporter.enabled() && !opts.stdin_mode)
+    scanner = std::thread([&] { ScanTotals(opts.targets, scan_rules, progress, stop_scan); });
+  BackupResult r;
+  try {
+    r = RunBackup(repo, opts, dry_run);
+  } catch (...) {
+    stop_scan = true;
+    if (scanner.joinable()) scanner.join();
+    throw;
+  }
+  stop_scan = true;
+  if (scanner.joinable()) scanner.join();
+  return r;
+}
+
+// restic's summary: JSON "summary" message or the text lines.
+void PrintSummary(const BackupResult& r, const SaveStats& ss, double secs, bool dry_run) {
+  const BackupStats& s = r.stats;
+  if (Globals().json) {
+    std::printf(
+        "{\"message_type\":\"summary\",\"files_new\":%llu,\"files_changed\":%llu,"
+        "\"files_unmodified\":%llu,\"dirs_new\":%llu,\"dirs_changed\":%llu,"
+        "\"dirs_unmodified\":%llu,\"data_blobs\":%llu,\"tree_blobs\":%llu,"
+        "\"data_added\":%llu,\"total_files_processed\":%llu,\"total_bytes_processed\":%llu,"
+        "\"total_duration\":%.6f,\"snapshot_id\":\"%s\"}\n",
+        (unsigned long long)s.files_new, (unsigned long long)s.files_changed,
+        (unsigned long long)s.files_unmodified, (unsigned long long)s.dirs_new,
+        (unsigned long long)s.dirs_changed, (unsigned long long)s.dirs_unmodified,
+        (unsigned long long)ss.data_blobs.load(), (unsigned long long)ss.tree_blobs.load(),
+        (unsigned long long)ss.data_added.load(), (unsigned long long)s.total_files,
+        (unsigned long long)s.total_bytes, secs, dry_run ? "" : r.snapshot_id.Hex().c_str());
+    return;
+  }
+  if (r.parent) Print("using parent snapshot " + r.parent->Short());
+  char line[256];
+  std::snprintf(line, sizeof(line), "\nFiles:       %5llu new, %5llu changed, %5llu unmodified",
+                (unsigned long long)s.files_new, (unsigned long long)s.files_changed,
+                (unsigned long long)s.files_unmodified);
+  Print(line);
+  std::snprintf(line, sizeof(line), "Dirs:        %5llu new, %5llu changed, %5llu unmodified",
+                (unsigned long long)s.dirs_new, (unsigned long long)s.dirs_changed,
+                (unsigned long long)s.dirs_unmodified);
+  Print(line);
+  if (Globals().verbose >= 1) {
+    std::snprintf(line, sizeof(line), "Data Blobs:  %5llu new",
+                  (unsigned long long)ss.data_blobs.load());
+    Verbose(line);
+    std::snprintf(line, sizeof(line), "Tree Blobs:  %5llu new",
+                  (unsigned long long)ss.tree_blobs.load());
+    Verbose(line);
+  }
+  Print((dry_run ? "Would add to the repository: " : "Added to the repository: ") +
+        FormatBytes(ss.data_added.load()) + " (" + FormatBytes(ss.data_added_packed.load()) +
+        " stored)");
+  std::snprintf(line, sizeof(line), "\nprocessed %llu files, %s in %.2fs",
+                (unsigned long long)s.total_files, FormatBytes(s.total_bytes).c_str(), secs);
+  Print(line);
+  if (!dry_run) Print("snapshot " + r.snapshot_id.Short() + " saved");
+}
+
+void RunBackupCmd(const BackupCmd& o) {
+  auto start = std::chrono::steady_clock::now();
+  // Flag values first: a bad one fails before the repository is opened.
+  CheckStdinFlags(o);
+  BackupOptions opts;
+  SetExcludes(o, opts);
+  opts.ignore_ctime = o.ignore_ctime;
+  opts.ignore_inode = o.ignore_inode;
+  if (!o.time.empty()) opts.time = ParseBackupTime(o.time);
+  auto repo = OpenRepository();
+  std::shared_ptr<Backend> real = repo->backend_ptr();
+  auto lock = LockRepository(*repo, false);
+  repo->LoadIndex();
+  // After the password (which may come from stdin too, before the list).
+  SetTargets(o, opts);
+  SetSnapshotAndWarnings(o, opts);
+  if (!o.parent.empty()) {
+    auto snaps = repo->LoadSnapshots();
+    opts.parent = ResolveSnapshot(o.parent, snaps);
+  }
+  const bool skipped_missing = KeepExistingTargets(opts);
+  // Same repository state, but every write is discarded.
+  if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
+  Repository* target = repo.get();
+  ProgressCounters progress;
+  opts.progress = &progress;
+  ProgressReporter reporter("backup", progress);
+  SetItemReports(opts, reporter);
+  BackupResult r = RunWithScanner(*target, opts, o.dry_run, progress, reporter);
+  reporter.Finish();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  Timings::PrintIfEnabled("backup", secs);
+  PrintSummary(r, target->stats(), secs, o.dry_run);
+  if (r.incomplete || skipped_missing) {
+    Warn("Warning: at least one source file could not be read");
+    g_exit_code = 3;
+  }
+}
 }  // namespace
 
 void RegisterBackup(CLI::App& app) {
@@ -322,189 +542,7 @@ void RegisterBackup(CLI::App& app) {
   cmd->add_flag("-f,--force", o.force, "re-read all files, do not use a parent");
   cmd->add_flag("-n,--dry-run", o.dry_run, "do not write anything, only show what would be done");
   cmd->add_flag("--with-atime", o.with_atime, "store the access time of files and dirs");
-  cmd->callback([] {
-    auto start = std::chrono::steady_clock::now();
-    // Flag values first: a bad one fails before the repository is opened.
-    if (o.stdin_mode) {
-      if (!o.files_from.empty())
-        Fail(ErrorCode::kInvalidArgument, "--stdin and --files-from cannot be used together");
-      if (!o.files_from_verbatim.empty())
-        Fail(ErrorCode::kInvalidArgument,
-             "--stdin and --files-from-verbatim cannot be used together");
-      if (!o.files_from_raw.empty())
-        Fail(ErrorCode::kInvalidArgument, "--stdin and --files-from-raw cannot be used together");
-    }
-    BackupOptions opts;
-    std::vector<std::string> patterns = o.excludes;
-    for (const auto& f : o.exclude_files)
-      for (auto& p : ReadPatternFile(f)) patterns.push_back(std::move(p));
-    opts.exclude_strings = patterns;
-    opts.excludes = PatternList(patterns);
-    std::vector<std::string> ipatterns;
-    for (const auto& p : o.iexcludes) ipatterns.push_back(FoldCase(p));
-    for (const auto& f : o.iexclude_files)
-      for (auto& p : ReadPatternFile(f)) ipatterns.push_back(FoldCase(p));
-    opts.iexcludes = PatternList(ipatterns);
-    for (const auto& spec : o.exclude_if_present)
-      opts.exclude_if_present.push_back(ParseExcludeIfPresent(spec));
-    if (o.exclude_caches) opts.exclude_if_present.push_back(CacheDirTag());
-    if (!o.exclude_larger_than.empty() && !o.stdin_mode) {
-      opts.exclude_larger_than = ParseSize(o.exclude_larger_than);
-      if (!opts.exclude_larger_than)
-        Fail(ErrorCode::kInvalidArgument,
-             "invalid --exclude-larger-than \"" + o.exclude_larger_than +
-                 "\": expected a number with an optional suffix b, k, m, g or t");
-    }
-    opts.one_file_system = o.one_file_system && !o.stdin_mode;
-    opts.ignore_ctime = o.ignore_ctime;
-    opts.ignore_inode = o.ignore_inode;
-    if (!o.time.empty()) opts.time = ParseBackupTime(o.time);
-    auto repo = OpenRepository();
-    std::shared_ptr<Backend> real = repo->backend_ptr();
-    auto lock = LockRepository(*repo, false);
-    repo->LoadIndex();
-    // After the password (which may come from stdin too, before the list). restic's
-    // order: --files-from, --files-from-verbatim, --files-from-raw, then the arguments.
-    for (const auto& f : o.files_from)
-      for (auto& p : ReadFilesFrom(f)) opts.targets.push_back(std::move(p));
-    for (const auto& f : o.files_from_verbatim)
-      for (auto& p : ReadFilesFromVerbatim(f)) opts.targets.push_back(std::move(p));
-    for (const auto& f : o.files_from_raw)
-      for (auto& p : ReadFilesFromRaw(f)) opts.targets.push_back(std::move(p));
-    opts.targets.insert(opts.targets.end(), o.paths.begin(), o.paths.end());
-    SplitTags(o.tags, opts.tags);
-    opts.host = o.host;
-    opts.force = o.force;
-    opts.stdin_mode = o.stdin_mode;
-    opts.stdin_filename = o.stdin_filename;
-    opts.with_atime = o.with_atime;
-    opts.jobs = Jobs();
-    opts.program_version = std::string("haven ") + kVersion;
-    opts.warn = [](const std::string& w) { Warn("error: " + w); };
-    if (Globals().json) {
-      // restic's error message for scripts (restic 0.17's shape: the error as {"message"}).
-      opts.warn_item = [](const std::string& path, const std::string& msg) {
-        std::string j = "{\"message_type\":\"error\",\"error\":{\"message\":";
-        gojson::AppendString(j, msg);
-        j += "},\"during\":\"archival\",\"item\":";
-        gojson::AppendString(j, path);
-        std::fprintf(stderr, "%s}\n", j.c_str());
-      };
-    }
-    opts.notice = [](const std::string& w) { Warn(w); };
-    if (!o.parent.empty()) {
-      auto snaps = repo->LoadSnapshots();
-      opts.parent = repo->ResolveSnapshot(o.parent, snaps);
-    }
-    if (opts.stdin_mode && !opts.targets.empty())
-      Fail(ErrorCode::kInvalidArgument, "--stdin was specified and files/dirs were listed as arguments");
-    if (!opts.stdin_mode && opts.targets.empty())
-      Fail(ErrorCode::kInvalidArgument, "nothing to backup, please specify target files/dirs");
-    // As restic: a missing source is skipped with a warning, the rest is saved and the
-    // exit code is 3 (incomplete snapshot); when none exists, nothing is saved.
-    bool skipped_missing = false;
-    if (!opts.stdin_mode) {
-      std::vector<std::string> existing;
-      for (std::string& t : opts.targets) {
-        struct stat st;
-        if (lstat(t.c_str(), &st) == 0) {
-          existing.push_back(std::move(t));
-        } else {
-          int err = errno;
-          Warn(err == ENOENT ? t + " does not exist, skipping"
-                             : t + ": " + std::strerror(err) + ", skipping");
-          skipped_missing = true;
-        }
-      }
-      if (existing.empty())
-        Fail(ErrorCode::kInvalidArgument, "all source directories/files do not exist");
-      opts.targets = std::move(existing);
-    }
-    // Same repository state, but every write is discarded.
-    if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
-    Repository* target = repo.get();
-    ProgressCounters progress;
-    opts.progress = &progress;
-    ProgressReporter reporter("backup", progress);
-    // restic's per-item reports: text lines with -vv, JSON verbose_status with -v.
-    const bool json = Globals().json;
-    if (!Globals().quiet && Globals().verbose >= (json ? 1 : 2)) {
-      // On a terminal the status line is redrawn after each item line.
-      const bool clear = !json && reporter.enabled();
-      opts.item_done = [json, clear](const BackupItem& it) {
-        std::string line = json ? ItemJson(it) : (clear ? "\r\033[K" : "") + ItemLine(it) + "\n";
-        static std::mutex mu;
-        std::lock_guard lock(mu);
-        std::fputs(line.c_str(), stdout);
-      };
-    }
-    std::atomic<bool> stop_scan{false};
-    std::thread scanner;
-    ExcludeRules scan_rules = ExcludeRulesOf(opts);
-    if (reporter.enabled() && !opts.stdin_mode)
-      scanner = std::thread([&] { ScanTotals(opts.targets, scan_rules, progress, stop_scan); });
-    BackupResult r;
-    try {
-      r = RunBackup(*target, opts, o.dry_run);
-    } catch (...) {
-      stop_scan = true;
-      if (scanner.joinable()) scanner.join();
-      throw;
-    }
-    stop_scan = true;
-    if (scanner.joinable()) scanner.join();
-    reporter.Finish();
-    double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    Timings::PrintIfEnabled("backup", secs);
-    const BackupStats& s = r.stats;
-    const SaveStats& ss = target->stats();
-    if (Globals().json) {
-      std::printf(
-          "{\"message_type\":\"summary\",\"files_new\":%llu,\"files_changed\":%llu,"
-          "\"files_unmodified\":%llu,\"dirs_new\":%llu,\"dirs_changed\":%llu,"
-          "\"dirs_unmodified\":%llu,\"data_blobs\":%llu,\"tree_blobs\":%llu,"
-          "\"data_added\":%llu,\"total_files_processed\":%llu,\"total_bytes_processed\":%llu,"
-          "\"total_duration\":%.6f,\"snapshot_id\":\"%s\"}\n",
-          (unsigned long long)s.files_new, (unsigned long long)s.files_changed,
-          (unsigned long long)s.files_unmodified, (unsigned long long)s.dirs_new,
-          (unsigned long long)s.dirs_changed, (unsigned long long)s.dirs_unmodified,
-          (unsigned long long)ss.data_blobs.load(), (unsigned long long)ss.tree_blobs.load(),
-          (unsigned long long)ss.data_added.load(), (unsigned long long)s.total_files,
-          (unsigned long long)s.total_bytes, secs,
-          o.dry_run ? "" : r.snapshot_id.Hex().c_str());
-    } else {
-      if (r.parent) Print("using parent snapshot " + r.parent->Short());
-      char line[256];
-      std::snprintf(line, sizeof(line), "\nFiles:       %5llu new, %5llu changed, %5llu unmodified",
-                    (unsigned long long)s.files_new, (unsigned long long)s.files_changed,
-                    (unsigned long long)s.files_unmodified);
-      Print(line);
-      std::snprintf(line, sizeof(line), "Dirs:        %5llu new, %5llu changed, %5llu unmodified",
-                    (unsigned long long)s.dirs_new, (unsigned long long)s.dirs_changed,
-                    (unsigned long long)s.dirs_unmodified);
-      Print(line);
-      if (Globals().verbose >= 1) {
-        std::snprintf(line, sizeof(line), "Data Blobs:  %5llu new",
-                      (unsigned long long)ss.data_blobs.load());
-        Verbose(line);
-        std::snprintf(line, sizeof(line), "Tree Blobs:  %5llu new",
-                      (unsigned long long)ss.tree_blobs.load());
-        Verbose(line);
-      }
-      Print((o.dry_run ? "Would add to the repository: " : "Added to the repository: ") +
-            FormatBytes(ss.data_added.load()) + " (" + FormatBytes(ss.data_added_packed.load()) +
-            " stored)");
-      std::snprintf(line, sizeof(line), "\nprocessed %llu files, %s in %.2fs",
-                    (unsigned long long)s.total_files, FormatBytes(s.total_bytes).c_str(), secs);
-      Print(line);
-      if (!o.dry_run) Print("snapshot " + r.snapshot_id.Short() + " saved");
-    }
-    if (r.incomplete || skipped_missing) {
-      Warn("Warning: at least one source file could not be read");
-      g_exit_code = 3;
-    }
-  });
+  cmd->callback([] { RunBackupCmd(o); });
 }
 
 }  // namespace haven::cli

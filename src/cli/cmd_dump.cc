@@ -13,6 +13,7 @@
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
 #include "repo/node.h"
+#include "repo/tree_path.h"
 
 namespace haven::cli {
 
@@ -101,33 +102,26 @@ void RunDump(const DumpOptions& o) {
   repo->LoadIndex();
   std::vector<std::string> parts = SplitPath(o.path);
   if (parts.empty()) return DumpTree(*repo, s.tree, "", o);
-  BlobId tree = s.tree;
-  std::string item;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    item += "/" + parts[i];
-    const bool last = i + 1 == parts.size();
-    std::optional<Node> found;
-    for (Node& n : repo->LoadTree(tree))
-      if (n.name == parts[i]) {
-        found = std::move(n);
-        break;
-      }
-    if (!found) DumpFail(ErrorCode::kNotFound, "path \"" + item + "\" not found in snapshot");
-    if (found->type == NodeType::kDir && found->subtree) {
-      if (last) return DumpTree(*repo, *found->subtree, item, o);
-      tree = *found->subtree;
-      continue;
-    }
-    if (!last)
-      DumpFail(ErrorCode::kNotFound, "\"" + item + "\" should be a dir, but is a " +
-                                         NodeTypeName(found->type));
-    if (found->type != NodeType::kFile)
-      DumpFail(ErrorCode::kInvalidArgument, "\"" + item + "\" should be a file, but is a " +
-                                                NodeTypeName(found->type));
-    for (const BlobId& b : found->content) {
-      Bytes data = repo->LoadBlob(BlobType::kData, b);
-      WriteAll(data.data(), data.size());
-    }
+  const TreePath found = FindTreePath(*repo, s.tree, parts);
+  auto item = [&](size_t upto) {  // "/a/b" for parts[0..upto]
+    std::string out;
+    for (size_t i = 0; i <= upto; ++i) out += "/" + parts[i];
+    return out;
+  };
+  if (found.stop == TreePath::Stop::kNotFound)
+    DumpFail(ErrorCode::kNotFound, "path \"" + item(found.at) + "\" not found in snapshot");
+  if (found.stop == TreePath::Stop::kNotADir)
+    DumpFail(ErrorCode::kNotFound, "\"" + item(found.at) + "\" should be a dir, but is a " +
+                                       NodeTypeName(found.nodes.back().type));
+  if (auto dir = found.DirTree()) return DumpTree(*repo, *dir, item(parts.size() - 1), o);
+  const Node& file = found.nodes.back();
+  if (file.type != NodeType::kFile)
+    DumpFail(ErrorCode::kInvalidArgument, "\"" + item(parts.size() - 1) +
+                                              "\" should be a file, but is a " +
+                                              NodeTypeName(file.type));
+  for (const BlobId& b : file.content) {
+    Bytes data = repo->LoadBlob(BlobType::kData, b);
+    WriteAll(data.data(), data.size());
   }
 }
 

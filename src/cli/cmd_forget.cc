@@ -1,38 +1,35 @@
 // forget: remove snapshots by policy (--keep-*) per group, or the snapshots named on the
-// command line. Flags, output (text tables and --json) and exit codes follow restic 0.14;
-// the policy itself is maintenance/forget_policy.
+// command line. Flags, output (text tables and --json) and exit codes follow restic 0.14.
+// This file wires options: the policy is maintenance/forget_policy, the selection
+// cli/snapshot_filter, the output cli/forget_report, deletion RemoveFiles
+// (maintenance/index_writer) and the prune after it maintenance/prune.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <optional>
 #include <set>
-#include <thread>
 
-#include "backend/forwarding_backend.h"
 #include "cli/common.h"
+#include "cli/forget_report.h"
 #include "cli/prune_report.h"
 #include "cli/snapshot_filter.h"
 #include "cli/snapshot_table.h"
 #include "core/error.h"
 #include "maintenance/forget_policy.h"
+#include "maintenance/index_writer.h"
 #include "maintenance/prune.h"
 
 namespace haven::cli {
 
 namespace {
 
-using forget::SnapshotEntry;
-
 struct ForgetOptions {
   int last = 0, hourly = 0, daily = 0, weekly = 0, monthly = 0, yearly = 0;
   std::string within, within_hourly, within_daily, within_weekly, within_monthly,
       within_yearly;
   std::vector<std::string> keep_tags;
-  std::vector<std::string> hosts, tags, paths;
+  SnapshotFilter filter;  // --host, --tag, --path
   bool compact = false;
   std::string group_by = "host,paths";
   bool dry_run = false;
@@ -57,77 +54,6 @@ forget::Duration ParseDurationFlag(const std::string& value, const char* flag) {
   }
 }
 
-// ---- JSON ---------------------------------------------------------------------------------
-
-void AppendSnapshotList(std::string& out, const std::vector<SnapshotEntry>& list) {
-  if (list.empty()) {
-    out += "null";  // a nil slice in restic's ForgetGroup
-    return;
-  }
-  out += '[';
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (i) out += ',';
-    out += SnapshotListJson(list[i].first, list[i].second, nullptr);
-  }
-  out += ']';
-}
-
-// One element of restic's ForgetGroup array.
-std::string GroupJson(const forget::SnapshotGroup& g, const forget::PolicyResult& r) {
-  std::string out = "{\"tags\":";
-  gojson::AppendStringList(out, g.tags);
-  out += ",\"host\":";
-  gojson::AppendString(out, g.hostname);
-  out += ",\"paths\":";
-  gojson::AppendStringList(out, g.paths);
-  out += ",\"keep\":";
-  AppendSnapshotList(out, r.keep);
-  out += ",\"remove\":";
-  AppendSnapshotList(out, r.remove);
-  out += ",\"reasons\":";
-  if (r.reasons.empty()) {
-    out += "null";
-  } else {
-    out += '[';
-    for (size_t i = 0; i < r.reasons.size(); ++i) {
-      const auto& k = r.reasons[i];
-      if (i) out += ',';
-      out += "{\"snapshot\":" + k.snapshot.ToJson() + ",\"matches\":";
-      gojson::AppendStringList(out, k.matches);
-      out += ",\"counters\":{";
-      bool first = true;
-      auto counter = [&](const char* name, int v) {
-        if (v == 0) return;  // omitempty
-        if (!first) out += ',';
-        first = false;
-        out += std::string("\"") + name + "\":" + std::to_string(v);
-      };
-      counter("last", k.counters.last);
-      counter("hourly", k.counters.hourly);
-      counter("daily", k.counters.daily);
-      counter("weekly", k.counters.weekly);
-      counter("monthly", k.counters.monthly);
-      counter("yearly", k.counters.yearly);
-      out += "}}";
-    }
-    out += ']';
-  }
-  out += '}';
-  return out;
-}
-
-// restic's IDSet.String(): sorted short ids in braces.
-std::string IdSetString(const std::set<FileId>& ids) {
-  std::string s = "{";
-  bool first = true;
-  for (const auto& id : ids) {
-    if (!first) s += ' ';
-    first = false;
-    s += id.Short();
-  }
-  return s + "}";
-}
-
 gojson::Timestamp Now() {
   auto d = std::chrono::system_clock::now().time_since_epoch();
   auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
@@ -141,162 +67,8 @@ int32_t LocalOffset(int64_t sec) {
   return static_cast<int32_t>(tm.tm_gmtoff);
 }
 
-// Deletes the snapshot files (restic's DeleteFilesChecked: stop at the first error).
-void DeleteSnapshots(Repository& repo, const std::set<FileId>& ids) {
-  std::vector<FileId> list(ids.begin(), ids.end());
-  const auto start = std::chrono::steady_clock::now();
-  std::mutex mu;
-  std::optional<Error> first_error;
-  size_t next = 0;
-  const int workers =
-      std::max(1, std::min<int>(repo.backend().Connections(), static_cast<int>(list.size())));
-  if (!list.empty()) repo.CheckLock();  // a command that lost its lock deletes nothing
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      while (true) {
-        size_t i;
-        {
-          std::lock_guard g(mu);
-          if (first_error || next >= list.size()) return;
-          i = next++;
-        }
-        Handle h{FileType::kSnapshot, list[i].Hex()};
-        try {
-          repo.backend().Remove(h);
-          if (Globals().verbose >= 2 && !Globals().json) Verbose("removed " + h.ToString());
-        } catch (const Error& e) {
-          std::lock_guard g(mu);
-          if (!Globals().json) Warn("unable to remove " + h.ToString() + " from the repository");
-          if (!first_error) first_error = e;
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (first_error) throw *first_error;
-  if (!Globals().json && !Globals().quiet) {
-    auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    char buf[128];
-    std::snprintf(buf, sizeof(buf), "[%lld:%02lld] 100.00%%  %zu / %zu files deleted",
-                  static_cast<long long>(secs / 60), static_cast<long long>(secs % 60),
-                  list.size(), list.size());
-    Print(buf);
-  }
-}
-
-// The snapshots named on the command line (restic's FindFilteredSnapshots with ids):
-// unknown or ambiguous ids are reported and skipped.
-std::vector<SnapshotEntry> SelectByIds(const std::vector<SnapshotEntry>& all,
-                                       const forget::Filter& filter,
-                                       const std::vector<std::string>& args) {
-  std::vector<FileId> ids;
-  bool used_filter = false;
-  for (const std::string& a : args) {
-    if (a == "latest") {
-      used_filter = true;
-      const SnapshotEntry* best = nullptr;
-      for (const auto& e : all)
-        if (filter.Matches(e.second) &&
-            (!best || e.second.time.sec > best->second.time.sec ||
-             (e.second.time.sec == best->second.time.sec &&
-              e.second.time.nsec >= best->second.time.nsec)))
-          best = &e;
-      if (!best) {
-        Warn("Ignoring \"latest\", no snapshot matched given filter (Paths:[" +
-             Join(filter.paths, " ") + "] Tags:" + forget::TagListsString(filter.tags) +
-             " Hosts:[" + Join(filter.hosts, " ") + "])");
-        continue;
-      }
-      ids.push_back(best->first);
-      continue;
-    }
-    std::optional<FileId> match;
-    bool multiple = false;
-    for (const auto& e : all) {
-      if (e.first.Hex().compare(0, a.size(), a) == 0 && a.size() <= 64) {
-        if (match) multiple = true;
-        match = e.first;
-      }
-    }
-    if (multiple) {
-      Warn("Ignoring \"" + a + "\": multiple IDs with prefix \"" + a + "\" found");
-      continue;
-    }
-    if (!match) {
-      Warn("Ignoring \"" + a + "\": no matching ID found for prefix \"" + a + "\"");
-      continue;
-    }
-    ids.push_back(*match);
-  }
-  if (!used_filter && !filter.Empty())
-    Warn("Ignoring filters as there are explicit snapshot ids given");
-  std::vector<SnapshotEntry> out;
-  std::set<FileId> seen;
-  for (const FileId& id : ids) {
-    if (!seen.insert(id).second) continue;
-    for (const auto& e : all)
-      if (e.first == id) out.push_back(e);
-  }
-  return out;
-}
-
-// A view of a backend without some snapshot files: `forget --dry-run --prune` plans the
-// prune as if the snapshots it would remove were gone (restic passes them to planPrune as
-// ignoreSnapshots). Everything else is passed through.
-class HideSnapshotsBackend : public ForwardingBackend {
- public:
-  HideSnapshotsBackend(std::shared_ptr<Backend> inner, std::set<std::string> hidden)
-      : ForwardingBackend(std::move(inner)), hidden_(std::move(hidden)) {}
-  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
-    inner_->List(t, [&](const FileInfo& fi) {
-      if (t == FileType::kSnapshot && hidden_.count(fi.name)) return;
-      fn(fi);
-    });
-  }
-
- private:
-  std::set<std::string> hidden_;
-};
-
-void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
-                         const std::set<FileId>& removed) {
-  const GlobalOptions& g = Globals();
-  if (!g.json) Print(std::to_string(removed.size()) + " snapshots have been removed, running prune");
-  PruneOptions p;
-  p.max_unused = o.max_unused;
-  p.max_repack_size = o.max_repack_size;
-  p.repack_cacheable_only = o.repack_cacheable_only;
-  p.repack_small = o.repack_small;
-  p.repack_uncompressed = o.repack_uncompressed;
-  p.dry_run = o.dry_run;
-  p.jobs = Jobs();
-  p.progress = [](const std::string& s) { Print(s); };
-  p.warn = [](const std::string& s) { Warn(s); };
-  if (o.dry_run) {
-    std::set<std::string> hidden;
-    for (const auto& id : removed) hidden.insert(id.Hex());
-    repo.set_backend(std::make_shared<HideSnapshotsBackend>(repo.backend_ptr(), hidden));
-  }
-  // The same report as `prune` (restic runs prune's code with forget's repository).
-  const bool dry_run = o.dry_run;
-  PruneResult r = RunPrune(repo, p, [dry_run](const PrunePlan& plan) {
-    PrintPrunePlan(plan, dry_run);
-  });
-  if (r.remove_failures > 0)
-    Warn("warning: " + std::to_string(r.remove_failures) +
-         " file(s) could not be removed; a later prune removes them");
-}
-
-void RunForget() {
-  ForgetOptions& o = Opts();
-  const GlobalOptions& g = Globals();
-
-  // Everything that can be rejected is rejected before the repository is touched.
-  ParseMaxUnused(o.max_unused);
-  if (!o.max_repack_size.empty()) ParsePruneSize(o.max_repack_size, "--max-repack-size");
+// The --keep-* options as a policy; negative counts and durations are refused.
+forget::ExpirePolicy PolicyFromOptions(const ForgetOptions& o) {
   for (int v : {o.last, o.hourly, o.daily, o.weekly, o.monthly, o.yearly})
     if (v < 0)
       // restic 0.14 accepts negative counts and then removes every snapshot the bucket
@@ -321,12 +93,130 @@ void RunForget() {
       Fail(ErrorCode::kInvalidArgument,
            "durations containing negative values are not allowed for --keep-within*");
   for (const auto& t : o.keep_tags) policy.keep_tags.push_back(forget::SplitTagList(t));
-  forget::Filter filter;
-  filter.hosts = o.hosts;
-  for (const auto& t : o.tags) filter.tags.push_back(forget::SplitTagList(t));
-  filter.paths = o.paths;
-  forget::GroupBy group_by = forget::GroupBy::Parse(o.group_by);
+  return policy;
+}
 
+// The snapshots named on the command line (restic's FindFilteredSnapshots with ids):
+// unknown or ambiguous ids are reported and skipped.
+std::set<FileId> SelectByIds(const std::vector<SnapshotEntry>& all, const SnapshotFilter& filter,
+                             const std::vector<std::string>& args) {
+  std::set<FileId> ids;
+  bool used_filter = false;
+  for (const std::string& a : args) {
+    if (a == "latest") {
+      used_filter = true;
+      auto matching = filter.Apply(all);
+      if (matching.empty()) {
+        Warn("Ignoring \"latest\", no snapshot matched given filter " + filter.String());
+        continue;
+      }
+      ids.insert(ResolveSnapshot(a, matching));
+      continue;
+    }
+    const PrefixMatch m = MatchIdPrefix(all, a);
+    if (m.count > 1) {
+      Warn("Ignoring \"" + a + "\": multiple IDs with prefix \"" + a + "\" found");
+    } else if (m.count == 0) {
+      Warn("Ignoring \"" + a + "\": no matching ID found for prefix \"" + a + "\"");
+    } else {
+      ids.insert(m.id);
+    }
+  }
+  if (!used_filter && !filter.Empty())
+    Warn("Ignoring filters as there are explicit snapshot ids given");
+  return ids;
+}
+
+// Applies the policy to each group of the filtered snapshots, prints the groups' tables
+// and returns the snapshots to remove; `json` gets the groups' JSON array ("" if none).
+std::set<FileId> SelectByPolicy(const std::vector<SnapshotEntry>& all, const ForgetOptions& o,
+                                const forget::ExpirePolicy& policy,
+                                const forget::GroupBy& group_by, std::string& json) {
+  const GlobalOptions& g = Globals();
+  std::set<FileId> remove_ids;
+  auto groups = forget::GroupSnapshots(o.filter.Apply(all), group_by);
+  if (policy.Empty()) {
+    if (!g.json) Print("no policy was specified, no snapshots will be removed");
+    return remove_ids;
+  }
+  if (!g.json) Print("Applying Policy: " + policy.String());
+  forget::PolicyOptions popts;
+  popts.local_offset = LocalOffset;
+  const gojson::Timestamp now = Now();
+  for (const auto& grp : groups) {
+    if (g.verbose >= 1 && !g.json) std::cout << GroupHeader(grp);
+    auto r = forget::ApplyPolicy(grp.snapshots, policy, now, popts);
+    if (!g.quiet && !g.json) std::cout << ForgetGroupText(r, o.compact);
+    json += json.empty() ? "[" : ",";
+    json += ForgetGroupJson(grp, r);
+    for (const auto& e : r.remove) remove_ids.insert(e.first);
+  }
+  if (!json.empty()) json += "]\n";
+  return remove_ids;
+}
+
+// Deletes the snapshot files (restic's DeleteFilesChecked: stop at the first error).
+void DeleteSnapshots(Repository& repo, const std::set<FileId>& ids) {
+  const auto start = std::chrono::steady_clock::now();
+  const GlobalOptions& g = Globals();
+  const std::vector<RawId> list(ids.begin(), ids.end());
+  const int workers =
+      std::max(1, std::min<int>(repo.backend().Connections(), static_cast<int>(list.size())));
+  RemoveFiles(repo, FileType::kSnapshot, list, workers, false, {},
+              [&g](const Handle& h, const Error* e) {
+                if (g.json) return;
+                if (e) {
+                  Warn("unable to remove " + h.ToString() + " from the repository");
+                } else if (g.verbose >= 2) {
+                  Verbose("removed " + h.ToString());
+                }
+              });
+  if (g.json || g.quiet) return;
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "[%lld:%02lld] 100.00%%  %zu / %zu files deleted",
+                static_cast<long long>(secs / 60), static_cast<long long>(secs % 60),
+                list.size(), list.size());
+  Print(buf);
+}
+
+// `--prune`: prune's run and report with forget's repository. A dry run plans it as if
+// the snapshots forget would remove were gone (restic's ignoreSnapshots).
+void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
+                         const std::set<FileId>& removed) {
+  if (!Globals().json)
+    Print(std::to_string(removed.size()) + " snapshots have been removed, running prune");
+  PruneOptions p;
+  p.max_unused = o.max_unused;
+  p.max_repack_size = o.max_repack_size;
+  p.repack_cacheable_only = o.repack_cacheable_only;
+  p.repack_small = o.repack_small;
+  p.repack_uncompressed = o.repack_uncompressed;
+  p.dry_run = o.dry_run;
+  p.jobs = Jobs();
+  p.progress = [](const std::string& s) { Print(s); };
+  p.warn = [](const std::string& s) { Warn(s); };
+  if (o.dry_run) p.ignore_snapshots = removed;
+  const bool dry_run = o.dry_run;
+  PruneResult r = RunPrune(repo, p, [dry_run](const PrunePlan& plan) {
+    PrintPrunePlan(plan, dry_run);
+  });
+  if (r.remove_failures > 0)
+    Warn("warning: " + std::to_string(r.remove_failures) +
+         " file(s) could not be removed; a later prune removes them");
+}
+
+void RunForget() {
+  ForgetOptions& o = Opts();
+  const GlobalOptions& g = Globals();
+
+  // Everything that can be rejected is rejected before the repository is touched.
+  ParseMaxUnused(o.max_unused);
+  if (!o.max_repack_size.empty()) ParsePruneSize(o.max_repack_size, "--max-repack-size");
+  const forget::ExpirePolicy policy = PolicyFromOptions(o);
+  const forget::GroupBy group_by = forget::GroupBy::Parse(o.group_by);
   if (g.no_lock && !o.dry_run)
     Fail(ErrorCode::kInvalidArgument,
          "--no-lock is only applicable in combination with --dry-run for forget command");
@@ -334,41 +224,10 @@ void RunForget() {
   auto repo = OpenRepository();
   auto lock = LockRepository(*repo, true);  // nullptr with --no-lock (dry run only)
   auto all = repo->LoadSnapshots();
-
-  std::set<FileId> remove_ids;
-  std::string json_out;  // the groups' JSON, comma separated
-  size_t json_groups = 0;
-
-  if (!o.ids.empty()) {
-    for (const auto& e : SelectByIds(all, filter, o.ids)) remove_ids.insert(e.first);
-  } else {
-    std::vector<SnapshotEntry> selected;
-    for (const auto& e : all)
-      if (filter.Matches(e.second)) selected.push_back(e);
-    auto groups = forget::GroupSnapshots(std::move(selected), group_by);
-    if (policy.Empty()) {
-      if (!g.json) Print("no policy was specified, no snapshots will be removed");
-    } else {
-      if (!g.json) Print("Applying Policy: " + policy.String());
-      forget::PolicyOptions popts;
-      popts.local_offset = LocalOffset;
-      const gojson::Timestamp now = Now();
-      for (const auto& grp : groups) {
-        if (g.verbose >= 1 && !g.json) std::cout << GroupHeader(grp);
-        auto r = forget::ApplyPolicy(grp.snapshots, policy, now, popts);
-        if (!r.keep.empty() && !g.quiet && !g.json)
-          std::cout << "keep " << r.keep.size() << " snapshots:\n"
-                    << SnapshotTable(r.keep, &r.reasons, o.compact) << '\n';
-        if (!r.remove.empty() && !g.quiet && !g.json)
-          std::cout << "remove " << r.remove.size() << " snapshots:\n"
-                    << SnapshotTable(r.remove, nullptr, o.compact) << '\n';
-        if (json_groups++) json_out += ',';
-        json_out += GroupJson(grp, r);
-        for (const auto& e : r.remove) remove_ids.insert(e.first);
-      }
-    }
-  }
-
+  std::string json;  // the groups' JSON array
+  const std::set<FileId> remove_ids = o.ids.empty()
+                                          ? SelectByPolicy(all, o, policy, group_by, json)
+                                          : SelectByIds(all, o.filter, o.ids);
   if (!remove_ids.empty()) {
     if (!o.dry_run) {
       DeleteSnapshots(*repo, remove_ids);
@@ -378,7 +237,7 @@ void RunForget() {
                 << IdSetString(remove_ids) << "\n\n";
     }
   }
-  if (g.json && json_groups > 0) std::cout << '[' << json_out << "]\n";
+  if (g.json) std::cout << json;
   std::cout.flush();
   if (!remove_ids.empty() && o.prune) RunPruneAfterForget(*repo, o, remove_ids);
 }
@@ -411,15 +270,15 @@ void RegisterForget(CLI::App& app) {
   cmd->add_option("--keep-tag", o.keep_tags,
                   "keep snapshots with this taglist (can be specified multiple times)")
       ->allow_extra_args(false);
-  cmd->add_option("--host,--hostname", o.hosts,
+  cmd->add_option("--host,--hostname", o.filter.hosts,
                   "only consider snapshots with the given host (can be specified multiple "
                   "times)")
       ->allow_extra_args(false);
-  cmd->add_option("--tag", o.tags,
+  cmd->add_option("--tag", o.filter.tags,
                   "only consider snapshots which include this taglist in the format "
                   "tag[,tag,...] (can be specified multiple times)")
       ->allow_extra_args(false);
-  cmd->add_option("--path", o.paths,
+  cmd->add_option("--path", o.filter.paths,
                   "only consider snapshots which include this (absolute) path (can be "
                   "specified multiple times)")
       ->allow_extra_args(false);

@@ -3,37 +3,71 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "maintenance/forget_policy.h"
 
 namespace haven::cli {
+
+std::vector<forget::TagList> SnapshotFilter::TagLists() const {
+  std::vector<forget::TagList> lists;
+  for (const std::string& group : tags) lists.push_back(forget::SplitTagList(group));
+  return lists;
+}
 
 bool SnapshotFilter::Matches(const Snapshot& s) const {
   if (!hosts.empty() && std::find(hosts.begin(), hosts.end(), s.hostname) == hosts.end())
     return false;
-  if (!tags.empty()) {
-    // restic's TagList semantics: tags trimmed; "" selects untagged snapshots.
-    std::vector<forget::TagList> lists;
-    for (const std::string& group : tags) lists.push_back(forget::SplitTagList(group));
-    if (!forget::HasTagList(s, lists)) return false;
-  }
+  // restic's TagList semantics: tags trimmed; "" selects untagged snapshots.
+  if (!tags.empty() && !forget::HasTagList(s, TagLists())) return false;
   for (const std::string& p : paths)
     if (std::find(s.paths.begin(), s.paths.end(), p) == s.paths.end()) return false;
   return true;
 }
 
-std::vector<std::pair<FileId, Snapshot>> SnapshotFilter::Apply(
-    const std::vector<std::pair<FileId, Snapshot>>& all) const {
-  std::vector<std::pair<FileId, Snapshot>> out;
+std::vector<SnapshotEntry> SnapshotFilter::Apply(const std::vector<SnapshotEntry>& all) const {
+  std::vector<SnapshotEntry> out;
   for (const auto& e : all)
     if (Matches(e.second)) out.push_back(e);
   return out;
 }
 
-std::pair<FileId, Snapshot> FindSnapshot(Repository& repo, const std::string& arg,
-                                         const SnapshotFilter& filter) {
+std::string SnapshotFilter::String() const {
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + v[i];
+    return out;
+  };
+  return "(Paths:[" + join(paths) + "] Tags:" + forget::TagListsString(TagLists()) +
+         " Hosts:[" + join(hosts) + "])";
+}
+
+PrefixMatch MatchIdPrefix(const std::vector<SnapshotEntry>& snaps, std::string_view prefix) {
+  PrefixMatch m;
+  for (const auto& e : snaps) {
+    if (e.first.Hex().compare(0, prefix.size(), prefix) == 0) {
+      ++m.count;
+      m.id = e.first;
+    }
+  }
+  return m;
+}
+
+FileId ResolveSnapshot(std::string_view arg, const std::vector<SnapshotEntry>& snaps) {
+  if (arg == "latest") {
+    if (snaps.empty()) Fail(ErrorCode::kNotFound, "no snapshot found");
+    return snaps.back().first;
+  }
+  const PrefixMatch m = MatchIdPrefix(snaps, arg);
+  if (m.count > 1)
+    Fail(ErrorCode::kInvalidArgument, "snapshot prefix \"" + std::string(arg) + "\" is ambiguous");
+  if (m.count == 0 || arg.empty())
+    Fail(ErrorCode::kNotFound, "no snapshot matched \"" + std::string(arg) + "\"");
+  return m.id;
+}
+
+SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
+                           const SnapshotFilter& filter) {
   auto all = repo.LoadSnapshots();
   auto list = arg == "latest" ? filter.Apply(all) : all;
-  FileId id = repo.ResolveSnapshot(arg, list);
+  FileId id = ResolveSnapshot(arg, list);
   for (auto& e : list)
     if (e.first == id) return e;
   Fail(ErrorCode::kNotFound, "no snapshot matched \"" + arg + "\"");

@@ -1,27 +1,49 @@
-// Snapshot selection shared by commands: --host, --tag, --path filters and SNAPSHOT
-// arguments (id, unique prefix, "latest" among the filtered snapshots).
+// Snapshot selection shared by every command: the one --host/--tag/--path filter and the
+// one SNAPSHOT-argument resolver (id, unique prefix, "latest" among the filtered snapshots),
+// with restic's semantics.
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "maintenance/forget_policy.h"
 #include "repo/repository.h"
 
 namespace haven::cli {
 
+using SnapshotEntry = std::pair<FileId, Snapshot>;
+
 struct SnapshotFilter {
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts;  // any of them (empty = all)
   std::vector<std::string> tags;   // each entry: comma-separated tags that must all be present
   std::vector<std::string> paths;  // every given path must be among the snapshot's paths
 
+  bool Empty() const { return hosts.empty() && tags.empty() && paths.empty(); }
+  // restic's TagLists of --tag: each entry split on ',' (see forget::SplitTagList).
+  std::vector<forget::TagList> TagLists() const;
   bool Matches(const Snapshot& s) const;
-  std::vector<std::pair<FileId, Snapshot>> Apply(
-      const std::vector<std::pair<FileId, Snapshot>>& all) const;
+  std::vector<SnapshotEntry> Apply(const std::vector<SnapshotEntry>& all) const;
+  // restic's filter description: "(Paths:[a b] Tags:[[x]] Hosts:[h])".
+  std::string String() const;
 };
 
+// The snapshots whose id starts with `prefix`: how many, and the last of them.
+struct PrefixMatch {
+  size_t count = 0;
+  FileId id;
+};
+PrefixMatch MatchIdPrefix(const std::vector<SnapshotEntry>& snaps, std::string_view prefix);
+
+// Resolves a SNAPSHOT argument among `snaps` (sorted by time): "latest" is the last one
+// ("no snapshot found" when empty), else a full id or unique prefix (errors: "snapshot
+// prefix \"x\" is ambiguous", "no snapshot matched \"x\"").
+FileId ResolveSnapshot(std::string_view arg, const std::vector<SnapshotEntry>& snaps);
+
 // Resolves a SNAPSHOT argument; "latest" honours the filter. Returns id and snapshot.
-std::pair<FileId, Snapshot> FindSnapshot(Repository& repo, const std::string& arg,
-                                         const SnapshotFilter& filter = {});
+SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
+                           const SnapshotFilter& filter = {});
 
 // Snapshot JSON as restic prints it in listings: the stored fields plus id and short_id.
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type);

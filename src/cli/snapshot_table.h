@@ -1,26 +1,15 @@
-// restic's snapshot listing as text: its table (internal/ui/table: columns as wide as their
-// widest line, cells joined by two spaces, trailing blanks cut, a dashed rule under the
-// header and above the footer) and the columns of `snapshots` and `forget`, full or compact.
+// restic's snapshot listing as text (cli/table.h): the columns of `snapshots` and
+// `forget`, full or compact.
 // Also the --latest selection of `snapshots`.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cli/table.h"
 #include "maintenance/forget_policy.h"
 
 namespace haven::cli {
-
-struct Table {
-  std::vector<std::string> headers;
-  std::vector<std::vector<std::string>> rows;  // cells may contain '\n'
-  std::vector<std::string> footer;
-  bool blank_between_rows = false;
-
-  std::string Render() const;
-};
-
-std::string Join(const std::vector<std::string>& v, const char* sep);
 
 // restic's PrintSnapshots: oldest first, then "N snapshots". Full: ID, Time, Host, Tags
 // (comma-separated), Reasons (when given, one per line), Paths (one per line; a blank line

@@ -177,15 +177,6 @@ bool HasTagList(const Snapshot& s, const std::vector<TagList>& lists) {
   return false;
 }
 
-bool Filter::Matches(const Snapshot& s) const {
-  if (!hosts.empty() && std::find(hosts.begin(), hosts.end(), s.hostname) == hosts.end())
-    return false;
-  if (!HasTagList(s, tags)) return false;
-  for (const std::string& p : paths)
-    if (std::find(s.paths.begin(), s.paths.end(), p) == s.paths.end()) return false;
-  return true;
-}
-
 // ---- Policy --------------------------------------------------------------------------------
 
 bool ExpirePolicy::Empty() const {

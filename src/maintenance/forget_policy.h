@@ -73,15 +73,6 @@ bool HasTags(const Snapshot& s, const TagList& l);
 // At least one list matches, or lists is empty.
 bool HasTagList(const Snapshot& s, const std::vector<TagList>& lists);
 
-// The snapshot filter of `forget` (--host, --tag, --path) with restic's semantics.
-struct Filter {
-  std::vector<std::string> hosts;  // any of them (empty = all)
-  std::vector<TagList> tags;       // HasTagList
-  std::vector<std::string> paths;  // all of them present (exact string comparison)
-  bool Empty() const { return hosts.empty() && tags.empty() && paths.empty(); }
-  bool Matches(const Snapshot& s) const;
-};
-
 // ---- Policy --------------------------------------------------------------------------------
 
 struct ExpirePolicy {

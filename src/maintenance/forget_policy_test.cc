@@ -185,19 +185,6 @@ TEST(ForgetTags, SplitAndMatch) {
   EXPECT_TRUE(HasTagList(none, {}));
   EXPECT_TRUE(HasTagList(ab, {{"x"}, {"b"}}));
   EXPECT_FALSE(HasTagList(ab, {{"x"}, {"a", "y"}}));
-
-  Filter f;
-  f.hosts = {"h1", "h2"};
-  f.paths = {"/p"};
-  Snapshot s;
-  s.hostname = "h2";
-  s.paths = {"/q", "/p"};
-  EXPECT_TRUE(f.Matches(s));
-  s.hostname = "h3";
-  EXPECT_FALSE(f.Matches(s));
-  s.hostname = "h1";
-  f.paths = {"/p", "/r"};
-  EXPECT_FALSE(f.Matches(s));
 }
 
 // ---- Grouping ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "core/error.h"
@@ -186,21 +187,31 @@ std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
 }
 
 size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, int threads,
-                   bool ignore_errors, const std::function<void(const std::string&)>& warn) {
+                   bool ignore_errors, const std::function<void(const std::string&)>& warn,
+                   const RemoveReportFn& report) {
   if (!ids.empty()) repo.CheckLock();  // a command that lost its lock deletes nothing
   std::atomic<size_t> failed{0};
-  Mutex warn_mu;  // one warning at a time
+  Mutex report_mu;
   ParallelForEach(ids.size(), threads, [&](size_t i) {
     Handle h{t, ids[i].Hex()};
     try {
       repo.backend().Remove(h);
     } catch (const Error& e) {
+      if (report) {
+        MutexLock lock(report_mu);
+        report(h, &e);
+      }
       if (!ignore_errors) throw;
       ++failed;
       if (warn) {
-        MutexLock lock(warn_mu);
+        MutexLock lock(report_mu);
         warn("unable to remove " + h.ToString() + ": " + e.what());
       }
+      return;
+    }
+    if (report) {
+      MutexLock lock(report_mu);
+      report(h, nullptr);
     }
   });
   return failed.load();

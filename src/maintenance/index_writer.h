@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/error.h"
 #include "core/thread_pool.h"
 #include "core/id.h"
 #include "repo/index.h"
@@ -84,10 +85,14 @@ inline void ParallelForEach(size_t n, int threads, const std::function<void(size
 std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
                                     const std::function<bool(size_t)>& keep, int threads);
 
+// Called after each removal attempt (error = nullptr on success), one call at a time.
+using RemoveReportFn = std::function<void(const Handle& h, const Error* error)>;
+
 // Removes files of type t in parallel. With ignore_errors, failures are passed to warn
 // and the rest is still removed (returns the number of failures); otherwise the first
-// failure is thrown.
+// failure is thrown (the remaining files are skipped). `report` (optional) sees each file.
 size_t RemoveFiles(Repository& repo, FileType t, const std::vector<RawId>& ids, int threads,
-                   bool ignore_errors, const std::function<void(const std::string&)>& warn);
+                   bool ignore_errors, const std::function<void(const std::string&)>& warn,
+                   const RemoveReportFn& report = {});
 
 }  // namespace haven

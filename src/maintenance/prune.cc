@@ -103,34 +103,41 @@ std::function<uint64_t(uint64_t)> ParseMaxUnused(const std::string& in) {
   return [size](uint64_t) { return size; };
 }
 
-PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
-  auto max_unused = ParseMaxUnused(opts.max_unused);
-  uint64_t max_repack = std::numeric_limits<uint64_t>::max();
+namespace {
+
+// The parsed limits of the options.
+struct PruneLimits {
+  std::function<uint64_t(uint64_t)> max_unused;
+  uint64_t max_repack = std::numeric_limits<uint64_t>::max();  // max = unlimited
+  uint64_t target = 0;  // packs below this size are "small"
+};
+
+PruneLimits ParseLimits(Repository& repo, const PruneOptions& opts) {
+  PruneLimits l;
+  l.max_unused = ParseMaxUnused(opts.max_unused);
   if (!Trim(opts.max_repack_size).empty())
-    max_repack = ParsePruneSize(opts.max_repack_size, "--max-repack-size");
-  const int version = repo.config().version;
-  if (opts.repack_uncompressed && version < 2)
+    l.max_repack = ParsePruneSize(opts.max_repack_size, "--max-repack-size");
+  if (opts.repack_uncompressed && repo.config().version < 2)
     Fail(ErrorCode::kInvalidArgument,
          "compression requires at least repository format version 2");
   if (opts.repack_uncompressed && repo.compression() == Compression::kOff)
     Fail(ErrorCode::kInvalidArgument,
          "disabled compression and `--repack-uncompressed` are mutually exclusive");
+  l.target = opts.repack_small ? repo.pack_size() / 5 * 4 : repo.pack_size() / 25;
+  return l;
+}
 
-  PrunePlan plan;
-  PruneStats& st = plan.stats;
-
-  // The lock is exclusive, so the order of index and snapshots does not matter here.
-  Progress(opts, "loading indexes...");
-  {
-    ScopedTimer t(Stage::kIndexLoad);
-    repo.LoadIndex();
-  }
+// The trees of every snapshot except opts.ignore_snapshots. Unlike the read-only commands,
+// prune does not skip a snapshot it cannot load: it cannot know which data that snapshot
+// needs (and a read error may be transient), so going on could delete it. The user removes
+// a damaged one explicitly first.
+std::vector<UsedBlobsRoot> SnapshotRoots(Repository& repo, const PruneOptions& opts) {
   Progress(opts, "loading all snapshots...");
-  // Unlike the read-only commands, prune does not skip a snapshot it cannot load: it
-  // cannot know which data that snapshot needs (and a read error may be transient), so
-  // going on could delete it. The user removes a damaged one explicitly first.
+  std::vector<Repository::SnapshotFailure> all_failed;
+  auto snaps = repo.LoadSnapshots(&all_failed);
   std::vector<Repository::SnapshotFailure> failed;
-  auto snaps = repo.LoadSnapshots(&failed);
+  for (auto& f : all_failed)
+    if (!opts.ignore_snapshots.contains(f.id)) failed.push_back(std::move(f));
   if (!failed.empty())
     Fail(ErrorCode::kCorrupt,
          "snapshot " + failed[0].id.Hex() + " cannot be loaded (" + failed[0].error +
@@ -143,44 +150,60 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
                                 : ""));
   std::vector<UsedBlobsRoot> roots;
   roots.reserve(snaps.size());
-  for (const auto& [id, s] : snaps) roots.push_back({id, s.tree});
+  for (const auto& [id, s] : snaps)
+    if (!opts.ignore_snapshots.contains(id)) roots.push_back({id, s.tree});
+  return roots;
+}
+
+// Loads the index and walks every snapshot's trees.
+UsedBlobs FindUsed(Repository& repo, const PruneOptions& opts) {
+  // The lock is exclusive, so the order of index and snapshots does not matter here.
+  Progress(opts, "loading indexes...");
+  {
+    ScopedTimer t(Stage::kIndexLoad);
+    repo.LoadIndex();
+  }
+  const std::vector<UsedBlobsRoot> roots = SnapshotRoots(repo, opts);
   Progress(opts, "finding data that is still in use for " + std::to_string(roots.size()) +
                      " snapshots");
   UsedBlobsOptions uo;
   uo.threads = Threads(repo, opts);
-  std::optional<UsedBlobs> found;
-  {
-    ScopedTimer t(Stage::kWalk);
-    found.emplace(FindUsedBlobs(repo, roots, uo));
-  }
-  const UsedBlobs& used = *found;
-  ScopedTimer plan_timer(Stage::kPlan);
+  ScopedTimer t(Stage::kWalk);
+  return FindUsedBlobs(repo, roots, uo);
+}
 
-  Progress(opts, "searching used packs...");
-  IndexPackView packs(repo.index());  // 4 bytes per blob, not a copy of the index
-  plan.rewrite_index = packs.had_duplicates();
+// What the plan knows of the index: its packs, the used blobs and restic's duplicate
+// count per used blob (1 = seen once, >= 2 = number of copies, saturating at 255).
+struct PruneIndex {
+  const Index& index;
+  const IndexPackView& packs;
+  const UsedBlobs& used;
+  std::vector<uint8_t> count[2];
 
-  // Pass 1: which used blobs the index has, and how often (restic's duplicate counting:
-  // 1 = seen once, >= 2 = number of copies, saturating at 255).
-  const Index& index = repo.index();
-  std::vector<uint8_t> count[2] = {std::vector<uint8_t>(index.Positions(BlobType::kData)),
-                                   std::vector<uint8_t>(index.Positions(BlobType::kTree))};
-  // The view gives each blob's index position (where its used bit lives): no lookups.
-  std::vector<size_t> first;
-  auto used_pos = [&](const PackedBlob& b, size_t first_pos) {
+  // The blob's index position when it is used, else npos. The view gives each blob's
+  // index position (where its used bit lives): no lookups.
+  size_t UsedPos(const PackedBlob& b, size_t first_pos) const {
     return used.UsedAt(b.type, first_pos) ? first_pos : UsedBlobs::npos;
-  };
-  for (size_t i = 0; i < packs.size(); ++i) {
-    const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+  }
+};
+
+// Pass 1: how often the index holds each used blob; the blob statistics.
+void CountCopies(PruneIndex& px, PruneStats& st) {
+  const Index& index = px.index;
+  px.count[0].assign(index.Positions(BlobType::kData), 0);
+  px.count[1].assign(index.Positions(BlobType::kTree), 0);
+  std::vector<size_t> first;
+  for (size_t i = 0; i < px.packs.size(); ++i) {
+    const std::vector<PackedBlob> blobs = px.packs.blobs(i, &first);
     for (size_t k = 0; k < blobs.size(); ++k) {
       const PackedBlob& b = blobs[k];
-      size_t pos = used_pos(b, first[k]);
+      size_t pos = px.UsedPos(b, first[k]);
       if (pos == UsedBlobs::npos) {
         st.size.unused += b.length;
         st.blobs.unused++;
         continue;
       }
-      uint8_t& c = count[TypeIndex(b.type)][pos];
+      uint8_t& c = px.count[TypeIndex(b.type)][pos];
       if (c == 0) {
         c = 1;
         st.size.used += b.length;
@@ -192,41 +215,45 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
       }
     }
   }
-  {
-    uint64_t missing = 0;
-    std::string examples;
-    for (int t = 0; t < 2; ++t) {
-      for (const BlobId& id : used.Missing(static_cast<BlobType>(t))) {
-        if (missing++ < 5)
-          examples += std::string("\n  ") + BlobTypeName(static_cast<BlobType>(t)) + " blob " +
-                      id.Hex();
-      }
-    }
-    if (missing)
-      Fail(ErrorCode::kCorrupt,
-           "index is not complete: " + std::to_string(missing) +
-               " used blob(s) not found in the index:" + examples +
-               (missing > 5 ? "\n  ..." : "") +
-               "\nIntegrity check failed: Data seems to be missing.\n"
-               "Will not start prune to prevent (additional) data loss!\n"
-               "Run `haven check`; `haven repair index` adds packs missing from the index.");
-  }
+}
 
-  // Pass 2: per-pack usage; duplicates are decided in pass 3.
-  std::vector<PackInfo> info(packs.size());
-  bool have_duplicates = st.blobs.duplicate > 0;
-  for (size_t i = 0; i < packs.size(); ++i) {
+// Refuses when a used blob is in no index.
+void RequireCompleteIndex(const UsedBlobs& used) {
+  uint64_t missing = 0;
+  std::string examples;
+  for (int t = 0; t < 2; ++t) {
+    for (const BlobId& id : used.Missing(static_cast<BlobType>(t))) {
+      if (missing++ < 5)
+        examples += std::string("\n  ") + BlobTypeName(static_cast<BlobType>(t)) + " blob " +
+                    id.Hex();
+    }
+  }
+  if (missing)
+    Fail(ErrorCode::kCorrupt,
+         "index is not complete: " + std::to_string(missing) +
+             " used blob(s) not found in the index:" + examples +
+             (missing > 5 ? "\n  ..." : "") +
+             "\nIntegrity check failed: Data seems to be missing.\n"
+             "Will not start prune to prevent (additional) data loss!\n"
+             "Run `haven check`; `haven repair index` adds packs missing from the index.");
+}
+
+// Pass 2: per-pack usage, duplicates left for pass 3.
+std::vector<PackInfo> PackUsage(const PruneIndex& px) {
+  std::vector<PackInfo> info(px.packs.size());
+  std::vector<size_t> first;
+  for (size_t i = 0; i < px.packs.size(); ++i) {
     PackInfo& ip = info[i];
-    const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
+    const std::vector<PackedBlob> blobs = px.packs.blobs(i, &first);
     ip.used_size = PackHeaderSize(blobs);
     for (size_t k = 0; k < blobs.size(); ++k) {
       const PackedBlob& b = blobs[k];
       int t = TypeIndex(b.type);
       if (ip.type == kTypeUnset) ip.type = t;
       if (ip.type != t) ip.type = kTypeMixed;
-      size_t pos = used_pos(b, first[k]);
-      if (pos != UsedBlobs::npos && count[t][pos] >= 2) {
-        // duplicate: below
+      size_t pos = px.UsedPos(b, first[k]);
+      if (pos != UsedBlobs::npos && px.count[t][pos] >= 2) {
+        // duplicate: pass 3
       } else if (pos != UsedBlobs::npos) {
         ip.used_size += b.length;
         ip.used_blobs++;
@@ -237,104 +264,127 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
       if (b.uncompressed_length == 0) ip.uncompressed = true;
     }
   }
-  // Pass 3: one copy of each duplicate counts as used, preferring packs that hold other
-  // used blobs, else the last copy seen.
-  if (have_duplicates) {
-    std::vector<uint8_t> left[2] = {count[0], count[1]};
-    for (size_t i = 0; i < packs.size(); ++i) {
-      PackInfo& ip = info[i];
-      const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
-      for (size_t k = 0; k < blobs.size(); ++k) {
-        const PackedBlob& b = blobs[k];
-        int t = TypeIndex(b.type);
-        size_t pos = used_pos(b, first[k]);
-        if (pos == UsedBlobs::npos || count[t][pos] < 2) continue;
-        uint8_t& l = left[t][pos];
-        if (l == 0) {
-          ip.unused_size += b.length;
-          ip.unused_blobs++;
-        } else if (ip.used_blobs > 0 || l == 1) {
-          ip.used_size += b.length;
-          ip.used_blobs++;
-          l = 0;
-        } else {
-          ip.unused_size += b.length;
-          ip.unused_blobs++;
-          --l;
-        }
+  return info;
+}
+
+// Pass 3: one copy of each duplicate counts as used, preferring packs that hold other
+// used blobs, else the last copy seen.
+void AssignDuplicates(const PruneIndex& px, std::vector<PackInfo>& info) {
+  std::vector<uint8_t> left[2] = {px.count[0], px.count[1]};
+  std::vector<size_t> first;
+  for (size_t i = 0; i < px.packs.size(); ++i) {
+    PackInfo& ip = info[i];
+    const std::vector<PackedBlob> blobs = px.packs.blobs(i, &first);
+    for (size_t k = 0; k < blobs.size(); ++k) {
+      const PackedBlob& b = blobs[k];
+      int t = TypeIndex(b.type);
+      size_t pos = px.UsedPos(b, first[k]);
+      if (pos == UsedBlobs::npos || px.count[t][pos] < 2) continue;
+      uint8_t& l = left[t][pos];
+      if (l == 0) {
+        ip.unused_size += b.length;
+        ip.unused_blobs++;
+      } else if (ip.used_blobs > 0 || l == 1) {
+        ip.used_size += b.length;
+        ip.used_blobs++;
+        l = 0;
+      } else {
+        ip.unused_size += b.length;
+        ip.unused_blobs++;
+        --l;
       }
     }
   }
+}
 
-  // Decide per pack file on storage.
-  Progress(opts, "collecting packs for deletion and repacking");
-  const uint64_t target = opts.repack_small ? repo.pack_size() / 5 * 4 : repo.pack_size() / 25;
-  std::vector<Candidate> candidates, small;
-  std::vector<char> seen(packs.size(), 0);
-  std::vector<char> excluded(packs.size(), 0);  // removed, repacked or ignored
+// The decisions per indexed pack, filled by the classification steps.
+struct PackDecisions {
+  std::vector<char> seen;      // listed on storage
+  std::vector<char> excluded;  // removed, repacked or ignored
+  std::vector<Candidate> candidates, small;  // repack candidates; small complete packs
+};
+
+// One pack on storage the index describes: remove (nothing used), keep, or a candidate.
+void ClassifyPack(const PackId& id, uint64_t size, const PackInfo& p, size_t i, int version,
+                  const PruneOptions& opts, uint64_t target, PrunePlan& plan,
+                  PackDecisions& d) {
+  PruneStats& st = plan.stats;
+  if (p.used_blobs == 0) {
+    st.packs.unused++;
+  } else if (p.unused_blobs == 0) {
+    st.packs.used++;
+  } else {
+    st.packs.partly_used++;
+  }
+  bool must_compress = version >= 2 &&
+                       (p.type == TypeIndex(BlobType::kTree) || opts.repack_uncompressed) &&
+                       p.uncompressed;
+  if (p.used_blobs == 0) {
+    plan.remove.push_back(id);
+    d.excluded[i] = 1;
+    st.blobs.remove += p.unused_blobs;
+    st.size.remove += p.unused_size;
+  } else if (opts.repack_cacheable_only && p.type == TypeIndex(BlobType::kData)) {
+    st.packs.keep++;
+  } else if (p.unused_blobs == 0 && p.type != kTypeMixed && !must_compress) {
+    if (size >= target) {
+      st.packs.keep++;
+    } else {
+      d.small.push_back({id, p, must_compress});
+    }
+  } else {
+    d.candidates.push_back({id, p, must_compress});
+  }
+}
+
+// Every pack file on storage: unreferenced ones go first; an indexed one whose size
+// differs from the index while it holds used blobs makes prune refuse.
+void ClassifyListedPacks(Repository& repo, const IndexPackView& packs,
+                         const std::vector<PackInfo>& info, const PruneOptions& opts,
+                         uint64_t target, PrunePlan& plan, PackDecisions& d) {
   std::string size_errors;
   uint64_t size_error_count = 0;
   std::vector<std::pair<PackId, uint64_t>> listed;
   repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
     if (auto id = PackId::FromHex(fi.name)) listed.emplace_back(*id, fi.size);
   });
+  const int version = repo.config().version;
   for (const auto& [id, size] : listed) {
     long i = packs.Find(id);
     if (i < 0) {
       plan.remove_first.push_back(id);
-      st.size.unref += size;
+      plan.stats.size.unref += size;
       continue;
     }
-    if (seen[i]) continue;  // listed twice: ignore the second
-    seen[i] = 1;
-    PackInfo p = info[i];
+    if (d.seen[i]) continue;  // listed twice: ignore the second
+    d.seen[i] = 1;
+    const PackInfo& p = info[i];
     if (p.Size() != size && p.used_blobs != 0) {
       size_error_count++;
       size_errors += "\n  pack " + id.Hex() + ": calculated size " + std::to_string(p.Size()) +
                      " does not match real size " + std::to_string(size);
       continue;
     }
-    if (p.used_blobs == 0) {
-      st.packs.unused++;
-    } else if (p.unused_blobs == 0) {
-      st.packs.used++;
-    } else {
-      st.packs.partly_used++;
-    }
-    bool must_compress = version >= 2 &&
-                         (p.type == TypeIndex(BlobType::kTree) || opts.repack_uncompressed) &&
-                         p.uncompressed;
-    if (p.used_blobs == 0) {
-      plan.remove.push_back(id);
-      excluded[i] = 1;
-      st.blobs.remove += p.unused_blobs;
-      st.size.remove += p.unused_size;
-    } else if (opts.repack_cacheable_only && p.type == TypeIndex(BlobType::kData)) {
-      st.packs.keep++;
-    } else if (p.unused_blobs == 0 && p.type != kTypeMixed && !must_compress) {
-      if (size >= target) {
-        st.packs.keep++;
-      } else {
-        small.push_back({id, p, must_compress});
-      }
-    } else {
-      candidates.push_back({id, p, must_compress});
-    }
+    ClassifyPack(id, size, p, i, version, opts, target, plan, d);
   }
   if (size_error_count)
     Fail(ErrorCode::kCorrupt,
          "pack size does not match calculated size from index for " +
              std::to_string(size_error_count) + " pack(s) holding used blobs:" + size_errors +
              "\nRun `haven repair index`.");
+}
 
-  // Indexed packs missing from storage: forget them if unused, else refuse.
+// Indexed packs missing from storage: forget them if unused, else refuse.
+void ClassifyMissingPacks(const IndexPackView& packs, const std::vector<PackInfo>& info,
+                          const PruneOptions& opts, PrunePlan& plan, PackDecisions& d) {
+  PruneStats& st = plan.stats;
   std::string missing_list;
   uint64_t missing = 0;
   for (size_t i = 0; i < packs.size(); ++i) {
-    if (seen[i]) continue;
+    if (d.seen[i]) continue;
     if (info[i].used_blobs == 0) {
       plan.ignore.push_back(packs.id(i));
-      excluded[i] = 1;
+      d.excluded[i] = 1;
       st.blobs.remove += info[i].unused_blobs;
       st.size.remove += info[i].unused_size;
     } else {
@@ -351,16 +401,30 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
     Warn(opts, "Missing but unneeded pack files are referenced in the index, will be repaired");
     for (const PackId& id : plan.ignore) Warn(opts, "will forget missing pack file " + id.Hex());
   }
+}
 
-  if (small.size() < 10) {
+// Classifies every pack (keep / repack candidate / remove / unreferenced / ignore).
+PackDecisions ClassifyPacks(Repository& repo, const IndexPackView& packs,
+                            const std::vector<PackInfo>& info, const PruneOptions& opts,
+                            uint64_t target, PrunePlan& plan) {
+  Progress(opts, "collecting packs for deletion and repacking");
+  PackDecisions d;
+  d.seen.assign(packs.size(), 0);
+  d.excluded.assign(packs.size(), 0);
+  ClassifyListedPacks(repo, packs, info, opts, target, plan, d);
+  ClassifyMissingPacks(packs, info, opts, plan, d);
+  if (d.small.size() < 10) {
     // too few small packs to be worth it; also avoids repacking a single small pack forever
-    st.packs.keep += small.size();
+    plan.stats.packs.keep += d.small.size();
   } else {
-    candidates.insert(candidates.end(), small.begin(), small.end());
+    d.candidates.insert(d.candidates.end(), d.small.begin(), d.small.end());
   }
+  return d;
+}
 
-  // Tree and mixed packs first, then packs below the target size, then by descending
-  // unused/used ratio.
+// Tree and mixed packs first, then packs below the target size, then by descending
+// unused/used ratio.
+void SortCandidates(std::vector<Candidate>& candidates, uint64_t target) {
   const int data_type = TypeIndex(BlobType::kData);
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const Candidate& a, const Candidate& b) {
@@ -373,36 +437,41 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
                      return static_cast<unsigned __int128>(pi.unused_size) * pj.used_size >
                             static_cast<unsigned __int128>(pj.unused_size) * pi.used_size;
                    });
+}
 
-  const uint64_t max_unused_after = max_unused(st.size.used);
-  for (const Candidate& c : candidates) {
-    const PackInfo& p = c.info;
-    // restic 0.14 compares (unused - remove - repackrm); counting duplicates as unused too
-    // (as restic's own statistics do) avoids its unsigned wrap-around.
-    uint64_t unused_total = st.size.unused + st.size.duplicate;
-    uint64_t gone = st.size.remove + st.size.repackrm;
-    uint64_t unused_after = unused_total > gone ? unused_total - gone : 0;
-    bool reached_unused = unused_after < max_unused_after;
-    bool reached_repack = max_repack == std::numeric_limits<uint64_t>::max()
-                              ? false
-                              : st.size.repack + p.Size() >= max_repack;
-    bool large_enough = p.Size() >= target;
-    bool repack = false;
-    if (reached_repack) {
-      repack = false;
-    } else if (p.type != data_type || c.must_compress) {
-      repack = true;
-    } else if (reached_unused && large_enough) {
-      repack = false;
-    } else {
-      repack = true;
-    }
-    if (!repack) {
+// Whether to repack candidate c, given what is chosen so far (restic 0.14's rules).
+bool ShouldRepack(const Candidate& c, const PruneStats& st, const PruneLimits& l,
+                  uint64_t max_unused_after) {
+  const PackInfo& p = c.info;
+  // restic 0.14 compares (unused - remove - repackrm); counting duplicates as unused too
+  // (as restic's own statistics do) avoids its unsigned wrap-around.
+  uint64_t unused_total = st.size.unused + st.size.duplicate;
+  uint64_t gone = st.size.remove + st.size.repackrm;
+  uint64_t unused_after = unused_total > gone ? unused_total - gone : 0;
+  bool reached_unused = unused_after < max_unused_after;
+  bool reached_repack = l.max_repack == std::numeric_limits<uint64_t>::max()
+                            ? false
+                            : st.size.repack + p.Size() >= l.max_repack;
+  bool large_enough = p.Size() >= l.target;
+  if (reached_repack) return false;
+  if (p.type != TypeIndex(BlobType::kData) || c.must_compress) return true;
+  return !(reached_unused && large_enough);
+}
+
+// Chooses the packs to repack within --max-unused and --max-repack-size.
+void ChooseRepacks(const IndexPackView& packs, const PruneLimits& l, PrunePlan& plan,
+                   PackDecisions& d) {
+  PruneStats& st = plan.stats;
+  SortCandidates(d.candidates, l.target);
+  const uint64_t max_unused_after = l.max_unused(st.size.used);
+  for (const Candidate& c : d.candidates) {
+    if (!ShouldRepack(c, st, l, max_unused_after)) {
       st.packs.keep++;
       continue;
     }
+    const PackInfo& p = c.info;
     plan.repack.push_back(c.id);
-    excluded[packs.Find(c.id)] = 1;
+    d.excluded[packs.Find(c.id)] = 1;
     st.blobs.repack += p.unused_blobs + p.used_blobs;
     st.size.repack += p.Size();
     st.blobs.repackrm += p.unused_blobs;
@@ -411,152 +480,220 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   st.packs.unref = plan.remove_first.size();
   st.packs.repack = plan.repack.size();
   st.packs.remove = plan.remove.size();
+}
 
-  // Blobs to copy: used blobs that no pack we keep already holds.
-  if (!plan.repack.empty()) {
-    std::vector<char> elsewhere[2] = {std::vector<char>(count[0].size()),
-                                      std::vector<char>(count[1].size())};
-    for (size_t i = 0; i < packs.size(); ++i) {
-      if (excluded[i]) continue;
-      const std::vector<PackedBlob> blobs = packs.blobs(i, &first);
-      for (size_t k = 0; k < blobs.size(); ++k) {
-        size_t pos = used_pos(blobs[k], first[k]);
-        if (pos != UsedBlobs::npos) elsewhere[TypeIndex(blobs[k].type)][pos] = 1;
-      }
+// The blobs to copy out of the repacked packs: used blobs no kept pack already holds.
+void BlobsToCopy(const PruneIndex& px, const std::vector<char>& excluded, PrunePlan& plan) {
+  if (plan.repack.empty()) return;
+  std::vector<char> elsewhere[2] = {std::vector<char>(px.count[0].size()),
+                                    std::vector<char>(px.count[1].size())};
+  std::vector<size_t> first;
+  for (size_t i = 0; i < px.packs.size(); ++i) {
+    if (excluded[i]) continue;
+    const std::vector<PackedBlob> blobs = px.packs.blobs(i, &first);
+    for (size_t k = 0; k < blobs.size(); ++k) {
+      size_t pos = px.UsedPos(blobs[k], first[k]);
+      if (pos != UsedBlobs::npos) elsewhere[TypeIndex(blobs[k].type)][pos] = 1;
     }
-    std::vector<BlobId> keep[2];
-    for (int t = 0; t < 2; ++t) {
-      const BlobType type = static_cast<BlobType>(t);
-      for (size_t pos = 0; pos < count[t].size(); ++pos)
-        if (used.UsedAt(type, pos) && !elsewhere[t][pos])
-          keep[t].push_back(index.EntryAt(type, pos, nullptr).id);
-    }
-    plan.keep.data = SortedBlobSet(std::move(keep[0]));
-    plan.keep.trees = SortedBlobSet(std::move(keep[1]));
   }
+  std::vector<BlobId> keep[2];
+  for (int t = 0; t < 2; ++t) {
+    const BlobType type = static_cast<BlobType>(t);
+    for (size_t pos = 0; pos < px.count[t].size(); ++pos)
+      if (px.used.UsedAt(type, pos) && !elsewhere[t][pos])
+        keep[t].push_back(px.index.EntryAt(type, pos, nullptr).id);
+  }
+  plan.keep.data = SortedBlobSet(std::move(keep[0]));
+  plan.keep.trees = SortedBlobSet(std::move(keep[1]));
+}
+
+}  // namespace
+
+PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
+  const PruneLimits limits = ParseLimits(repo, opts);
+  PrunePlan plan;
+  const UsedBlobs used = FindUsed(repo, opts);
+  ScopedTimer plan_timer(Stage::kPlan);
+
+  Progress(opts, "searching used packs...");
+  IndexPackView packs(repo.index());  // 4 bytes per blob, not a copy of the index
+  plan.rewrite_index = packs.had_duplicates();
+  PruneIndex px{repo.index(), packs, used, {}};
+  CountCopies(px, plan.stats);
+  RequireCompleteIndex(used);
+  std::vector<PackInfo> info = PackUsage(px);
+  if (plan.stats.blobs.duplicate > 0) AssignDuplicates(px, info);
+
+  PackDecisions d = ClassifyPacks(repo, packs, info, opts, limits.target, plan);
+  ChooseRepacks(packs, limits, plan, d);
+  BlobsToCopy(px, d.excluded, plan);
   return plan;
 }
+
+namespace {
+
+std::vector<RawId> Raw(const std::vector<PackId>& v) {
+  return std::vector<RawId>(v.begin(), v.end());
+}
+
+// Per blob of plan.keep: copied already (by any pack's worker).
+struct RepackClaims {
+  std::vector<std::atomic<bool>> claimed[2];
+
+  explicit RepackClaims(const BlobSets& keep)
+      : claimed{std::vector<std::atomic<bool>>(keep.data.size()),
+                std::vector<std::atomic<bool>>(keep.trees.size())} {}
+  std::atomic<bool>& Of(const BlobSets& keep, const PackedBlob& b) {
+    return claimed[TypeIndex(b.type)][keep.Of(b.type).Find(b.id)];
+  }
+  uint64_t NotCopied() const {
+    uint64_t n = 0;
+    for (auto& v : claimed)
+      for (auto& f : v)
+        if (!f.load()) ++n;
+    return n;
+  }
+};
+
+// The blobs of pack `pi` still to copy, and the byte range that holds them.
+std::vector<const PackedBlob*> BlobsToRepack(const std::vector<PackedBlob>& blobs,
+                                             const BlobSets& keep, RepackClaims& claims,
+                                             uint64_t& lo, uint64_t& hi) {
+  std::vector<const PackedBlob*> want;
+  lo = std::numeric_limits<uint64_t>::max();
+  hi = 0;
+  for (const PackedBlob& b : blobs) {
+    size_t pos = keep.Of(b.type).Find(b.id);
+    if (pos == SortedBlobSet::npos || claims.claimed[TypeIndex(b.type)][pos].load()) continue;
+    want.push_back(&b);
+    lo = std::min<uint64_t>(lo, b.offset);
+    hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
+  }
+  return want;
+}
+
+// Copies one blob of pack `name` (its bytes in `buf` from offset lo, unless load_error)
+// into a new pack; a copy damaged here is taken from another pack when there is one.
+void CopyBlob(Repository& repo, const PackedBlob& b, const std::string& name, const Bytes& buf,
+              uint64_t lo, const std::string& load_error, std::atomic<bool>& claimed) {
+  if (claimed.load()) return;
+  Bytes plain;
+  ByteView sealed;
+  uint32_t ulen = 0;
+  std::string err = load_error;
+  if (err.empty()) {
+    ByteView slice(buf.data() + (b.offset - lo), b.length);
+    try {
+      plain = repo.DecodeBlob(b.id, slice, b.uncompressed_length, name);
+      sealed = slice;
+      ulen = b.uncompressed_length;
+    } catch (const Error& e) {
+      err = e.what();
+    }
+  }
+  if (!err.empty()) {
+    // Damaged here: another copy may be intact.
+    try {
+      plain = repo.LoadBlob(b.type, b.id);
+    } catch (const Error& e) {
+      Fail(ErrorCode::kCorrupt, "repacking pack " + name + ": " + err + " (" + e.what() + ")");
+    }
+  }
+  if (claimed.exchange(true)) return;
+  repo.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
+}
+
+// Copies the still-wanted blobs of one pack, reading the range that holds them once.
+void RepackPack(Repository& repo, const PackTable& packs, const PackId& pid,
+                const BlobSets& keep, RepackClaims& claims) {
+  long pi = packs.Find(pid);
+  if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
+  uint64_t lo = 0, hi = 0;
+  const std::vector<const PackedBlob*> want = BlobsToRepack(packs.blobs(pi), keep, claims, lo, hi);
+  if (want.empty()) return;
+  const std::string name = pid.Hex();
+  Bytes buf;
+  std::string load_error;
+  try {
+    buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
+    load_error = e.what();
+  }
+  for (const PackedBlob* b : want)
+    CopyBlob(repo, *b, name, buf, lo, load_error, claims.Of(keep, *b));
+}
+
+// (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack
+// and an index file for all new packs. Returns the number of packs written.
+uint64_t Repack(Repository& repo, const PrunePlan& plan, int threads) {
+  const size_t packs_before = repo.index().PackCount();
+  PackTable packs = PackTable::FromIndex(repo.index());
+  RepackClaims claims(plan.keep);
+  ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
+    RepackPack(repo, packs, plan.repack[k], plan.keep, claims);
+  });
+  repo.Flush();
+  const uint64_t written = repo.index().PackCount() - packs_before;
+  if (uint64_t not_copied = claims.NotCopied())
+    Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
+                                " blob(s) were not repacked; nothing was deleted");
+  return written;
+}
+
+// (c) + (d) A complete new index without the packs about to go, then the old files.
+void RewriteIndex(Repository& repo, const PrunePlan& plan, const PruneOptions& opts,
+                  int threads, PruneResult& res) {
+  std::unordered_set<PackId, IdHash> gone;
+  for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
+    gone.insert(v->begin(), v->end());
+  if (gone.empty() && !plan.rewrite_index) return;
+  Progress(opts, "rebuilding index");
+  std::vector<FileId> fresh;
+  {
+    ScopedTimer t(Stage::kIndexWrite);
+    PackTable all = PackTable::FromIndex(repo.index());
+    fresh = WriteIndexFiles(repo, all, [&](size_t i) { return !gone.contains(all.id(i)); },
+                            threads);
+  }
+  res.index_files_written = fresh.size();
+  std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
+  std::vector<RawId> old;
+  for (const FileId& f : repo.index_files())
+    if (!fresh_set.contains(f)) old.push_back(f);
+  Progress(opts, "deleting obsolete index files");
+  ScopedTimer t(Stage::kDelete);
+  RemoveFiles(repo, FileType::kIndex, old, threads, false,
+              [&](const std::string& s) { Warn(opts, s); });
+  res.index_files_removed = old.size();
+}
+
+}  // namespace
 
 PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts) {
   PruneResult res;
   const int threads = Threads(repo, opts);
   auto warn = [&](const std::string& s) { Warn(opts, s); };
-  auto raw = [](const std::vector<PackId>& v) { return std::vector<RawId>(v.begin(), v.end()); };
-
   if (opts.dry_run) {
     res.plan = std::move(plan);
     return res;
   }
-
   // (a) Packs no index refers to are garbage (the lock is exclusive, so no backup is
   // between writing a pack and its index).
   if (!plan.remove_first.empty()) {
     Progress(opts, "deleting unreferenced packs");
     ScopedTimer t(Stage::kDelete);
     res.remove_failures +=
-        RemoveFiles(repo, FileType::kPack, raw(plan.remove_first), threads, true, warn);
+        RemoveFiles(repo, FileType::kPack, Raw(plan.remove_first), threads, true, warn);
   }
-
-  // (b) Copy the still-used blobs out of the repack packs; Flush writes the last new pack
-  // and an index file for all new packs.
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
     ScopedTimer t(Stage::kRepack);
-    const size_t packs_before = repo.index().PackCount();
-    PackTable packs = PackTable::FromIndex(repo.index());
-    std::vector<std::atomic<bool>> claimed[2] = {
-        std::vector<std::atomic<bool>>(plan.keep.data.size()),
-        std::vector<std::atomic<bool>>(plan.keep.trees.size())};
-    ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
-      const PackId& pid = plan.repack[k];
-      long pi = packs.Find(pid);
-      if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
-      std::vector<const PackedBlob*> want;
-      uint64_t lo = std::numeric_limits<uint64_t>::max(), hi = 0;
-      for (const PackedBlob& b : packs.blobs(pi)) {
-        size_t pos = plan.keep.Of(b.type).Find(b.id);
-        if (pos == SortedBlobSet::npos || claimed[TypeIndex(b.type)][pos].load()) continue;
-        want.push_back(&b);
-        lo = std::min<uint64_t>(lo, b.offset);
-        hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
-      }
-      if (want.empty()) return;
-      const std::string name = pid.Hex();
-      Bytes buf;
-      std::string load_error;
-      try {
-        buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
-      } catch (const Error& e) {
-        if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
-        load_error = e.what();
-      }
-      for (const PackedBlob* b : want) {
-        std::atomic<bool>& flag = claimed[TypeIndex(b->type)][plan.keep.Of(b->type).Find(b->id)];
-        if (flag.load()) continue;
-        Bytes plain;
-        ByteView sealed;
-        uint32_t ulen = 0;
-        std::string err = load_error;
-        if (err.empty()) {
-          ByteView slice(buf.data() + (b->offset - lo), b->length);
-          try {
-            plain = repo.DecodeBlob(b->id, slice, b->uncompressed_length, name);
-            sealed = slice;
-            ulen = b->uncompressed_length;
-          } catch (const Error& e) {
-            err = e.what();
-          }
-        }
-        if (!err.empty()) {
-          // Damaged here: another copy may be intact.
-          try {
-            plain = repo.LoadBlob(b->type, b->id);
-          } catch (const Error& e) {
-            Fail(ErrorCode::kCorrupt, "repacking pack " + name + ": " + err + " (" + e.what() +
-                                          ")");
-          }
-        }
-        if (flag.exchange(true)) continue;
-        repo.SaveBlobCopy(b->type, b->id, plain, sealed, ulen);
-      }
-    });
-    repo.Flush();
-    res.packs_written = repo.index().PackCount() - packs_before;
-    uint64_t not_copied = 0;
-    for (auto& v : claimed)
-      for (auto& f : v)
-        if (!f.load()) ++not_copied;
-    if (not_copied)
-      Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
-                                  " blob(s) were not repacked; nothing was deleted");
+    res.packs_written = Repack(repo, plan, threads);
   }
-
-  // (c) + (d) A complete new index without the packs about to go, then the old files.
-  std::unordered_set<PackId, IdHash> gone;
-  for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
-    gone.insert(v->begin(), v->end());
-  if (!gone.empty() || plan.rewrite_index) {
-    Progress(opts, "rebuilding index");
-    std::vector<FileId> fresh;
-    {
-      ScopedTimer t(Stage::kIndexWrite);
-      PackTable all = PackTable::FromIndex(repo.index());
-      fresh = WriteIndexFiles(repo, all, [&](size_t i) { return !gone.contains(all.id(i)); },
-                              threads);
-    }
-    res.index_files_written = fresh.size();
-    std::unordered_set<FileId, IdHash> fresh_set(fresh.begin(), fresh.end());
-    std::vector<RawId> old;
-    for (const FileId& f : repo.index_files())
-      if (!fresh_set.contains(f)) old.push_back(f);
-    Progress(opts, "deleting obsolete index files");
-    ScopedTimer t(Stage::kDelete);
-    RemoveFiles(repo, FileType::kIndex, old, threads, false, warn);
-    res.index_files_removed = old.size();
-  }
-
+  RewriteIndex(repo, plan, opts, threads, res);
   // (e) Packs that no index lists any more.
-  std::vector<RawId> doomed = raw(plan.remove);
+  std::vector<RawId> doomed = Raw(plan.remove);
   doomed.insert(doomed.end(), plan.repack.begin(), plan.repack.end());
   if (!doomed.empty()) {
     Progress(opts, "removing " + std::to_string(doomed.size()) + " old packs");

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct PruneOptions {
   bool repack_uncompressed = false;  // v2: repack (and compress) uncompressed packs
   bool dry_run = false;
   int jobs = 0;  // 0: repo.threads()
+  // Snapshots to plan without, as if they were gone (restic's ignoreSnapshots: `forget
+  // --prune --dry-run` plans the prune after the snapshots it would remove).
+  std::set<FileId> ignore_snapshots;
   std::function<void(const std::string&)> progress;  // stage messages ("repacking packs")
   std::function<void(const std::string&)> warn;      // non-fatal problems
 };

@@ -462,6 +462,29 @@ TEST(Prune, DryRunChangesNothing) {
   EXPECT_EQ(Listing(t.mem()), listing);
 }
 
+// forget --prune --dry-run: the plan with ignore_snapshots equals the plan after the
+// snapshots are really gone, and the snapshots stay.
+TEST(Prune, IgnoreSnapshotsPlansAsIfForgotten) {
+  TestRepo t;
+  auto snaps = t.BackupMany(3);
+  auto listing = Listing(t.mem());
+  PruneOptions o = Quiet();
+  o.dry_run = true;
+  o.ignore_snapshots = {snaps[0], snaps[1]};
+  PrunePlan ignored = RunPrune(*t.Open(), o).plan;
+  EXPECT_EQ(Listing(t.mem()), listing);
+  t.Forget(snaps[0]);
+  t.Forget(snaps[1]);
+  o.ignore_snapshots.clear();
+  PrunePlan forgotten = RunPrune(*t.Open(), o).plan;
+  EXPECT_GT(forgotten.stats.blobs.remove + forgotten.stats.blobs.repackrm, 0u);
+  EXPECT_EQ(ignored.stats.blobs.remove, forgotten.stats.blobs.remove);
+  EXPECT_EQ(ignored.stats.blobs.repackrm, forgotten.stats.blobs.repackrm);
+  EXPECT_EQ(ignored.stats.size.used, forgotten.stats.size.used);
+  EXPECT_EQ(ignored.remove, forgotten.remove);
+  EXPECT_EQ(ignored.repack, forgotten.repack);
+}
+
 TEST(Prune, DeletesUnreferencedPacksAndRemovesNothingUsed) {
   TestRepo t;
   t.BackupMany(2);

@@ -77,19 +77,4 @@ std::string GroupNameOf(uint32_t gid) {
   return name;
 }
 
-
-std::optional<uint32_t> UidOf(const std::string& name) {
-  struct passwd pw, *res = nullptr;
-  std::vector<char> buf(16384);
-  if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &res) == 0 && res) return pw.pw_uid;
-  return std::nullopt;
-}
-
-std::optional<uint32_t> GidOf(const std::string& name) {
-  struct group gr, *res = nullptr;
-  std::vector<char> buf(16384);
-  if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &res) == 0 && res) return gr.gr_gid;
-  return std::nullopt;
-}
-
 }  // namespace haven

@@ -14,8 +14,5 @@ std::string CurrentUserName();
 gojson::Timestamp NowLocal();
 std::string UserNameOf(uint32_t uid);   // "" when unknown
 std::string GroupNameOf(uint32_t gid);  // "" when unknown
-// Reverse lookups for restore; nullopt when the name is unknown here.
-std::optional<uint32_t> UidOf(const std::string& name);
-std::optional<uint32_t> GidOf(const std::string& name);
 
 }  // namespace haven
