@@ -6,6 +6,7 @@
 #include "capture/apply.h"
 #include "capture/capture.h"
 #include "cli/common.h"
+#include "cli/snapshot_filter.h"
 #include "core/error.h"
 #include "repo/host_info.h"
 
@@ -16,7 +17,7 @@ std::pair<FileId, Snapshot> ResolveCapture(Repository& repo, const std::string& 
                                            const std::string& host) {
   auto snaps = repo.LoadSnapshots();
   if (!arg.empty() && arg != "latest") {
-    FileId id = repo.ResolveSnapshot(arg, snaps);
+    FileId id = ResolveSnapshot(arg, snaps);
     for (auto& [sid, s] : snaps)
       if (sid == id) return {sid, s};
   }

@@ -20,6 +20,7 @@
 #include "archiver/scanner.h"
 #include "backend/dry_run_backend.h"
 #include "cli/common.h"
+#include "cli/snapshot_filter.h"
 #include "cli/progress_reporter.h"
 #include "core/error.h"
 #include "core/timings.h"
@@ -394,7 +395,7 @@ void RegisterBackup(CLI::App& app) {
     opts.notice = [](const std::string& w) { Warn(w); };
     if (!o.parent.empty()) {
       auto snaps = repo->LoadSnapshots();
-      opts.parent = repo->ResolveSnapshot(o.parent, snaps);
+      opts.parent = ResolveSnapshot(o.parent, snaps);
     }
     if (opts.stdin_mode && !opts.targets.empty())
       Fail(ErrorCode::kInvalidArgument, "--stdin was specified and files/dirs were listed as arguments");

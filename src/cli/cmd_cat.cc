@@ -121,7 +121,7 @@ void RegisterCat(CLI::App& app) {
     } else if (type == "snapshot") {
       need_id();
       auto snaps = repo->LoadSnapshots();
-      FileId sid = repo->ResolveSnapshot(id, snaps);
+      FileId sid = ResolveSnapshot(id, snaps);
       std::cout << Indent(repo->LoadJson(FileType::kSnapshot, sid));
     } else if (type == "lock") {
       need_id();

@@ -76,7 +76,7 @@ void RegisterSnapshots(CLI::App& app) {
     if (!o.ids.empty()) {
       std::vector<std::pair<FileId, Snapshot>> sel;
       for (const auto& a : o.ids) {
-        FileId id = repo->ResolveSnapshot(a, all);
+        FileId id = ResolveSnapshot(a, all);
         for (auto& e : all)
           if (e.first == id) sel.push_back(e);
       }

@@ -1,6 +1,7 @@
 #include "cli/snapshot_filter.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 #include "maintenance/forget_policy.h"
@@ -29,11 +30,31 @@ std::vector<std::pair<FileId, Snapshot>> SnapshotFilter::Apply(
   return out;
 }
 
+FileId ResolveSnapshot(std::string_view arg,
+                       const std::vector<std::pair<FileId, Snapshot>>& snaps) {
+  if (arg == "latest") {
+    if (snaps.empty()) Fail(ErrorCode::kNotFound, "no snapshot found");
+    return snaps.back().first;
+  }
+  std::optional<FileId> found;
+  for (const auto& [id, s] : snaps) {
+    if (id.Hex().compare(0, arg.size(), arg) == 0) {
+      if (found)
+        Fail(ErrorCode::kInvalidArgument,
+             "snapshot prefix \"" + std::string(arg) + "\" is ambiguous");
+      found = id;
+    }
+  }
+  if (!found || arg.empty())
+    Fail(ErrorCode::kNotFound, "no snapshot matched \"" + std::string(arg) + "\"");
+  return *found;
+}
+
 std::pair<FileId, Snapshot> FindSnapshot(Repository& repo, const std::string& arg,
                                          const SnapshotFilter& filter) {
   auto all = repo.LoadSnapshots();
   auto list = arg == "latest" ? filter.Apply(all) : all;
-  FileId id = repo.ResolveSnapshot(arg, list);
+  FileId id = ResolveSnapshot(arg, list);
   for (auto& e : list)
     if (e.first == id) return e;
   Fail(ErrorCode::kNotFound, "no snapshot matched \"" + arg + "\"");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "repo/repository.h"
@@ -18,6 +19,11 @@ struct SnapshotFilter {
   std::vector<std::pair<FileId, Snapshot>> Apply(
       const std::vector<std::pair<FileId, Snapshot>>& all) const;
 };
+
+// "latest" (the last of `snapshots`), a full id or a unique prefix. Throws kNotFound /
+// kInvalidArgument.
+FileId ResolveSnapshot(std::string_view arg,
+                       const std::vector<std::pair<FileId, Snapshot>>& snapshots);
 
 // Resolves a SNAPSHOT argument; "latest" honours the filter. Returns id and snapshot.
 std::pair<FileId, Snapshot> FindSnapshot(Repository& repo, const std::string& arg,

@@ -196,26 +196,6 @@ std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
   return out;
 }
 
-FileId Repository::ResolveSnapshot(std::string_view arg,
-                                   const std::vector<std::pair<FileId, Snapshot>>& snaps) {
-  if (arg == "latest") {
-    if (snaps.empty()) Fail(ErrorCode::kNotFound, "no snapshot found");
-    return snaps.back().first;
-  }
-  std::optional<FileId> found;
-  for (const auto& [id, s] : snaps) {
-    if (id.Hex().compare(0, arg.size(), arg) == 0) {
-      if (found)
-        Fail(ErrorCode::kInvalidArgument,
-             "snapshot prefix \"" + std::string(arg) + "\" is ambiguous");
-      found = id;
-    }
-  }
-  if (!found || arg.empty())
-    Fail(ErrorCode::kNotFound, "no snapshot matched \"" + std::string(arg) + "\"");
-  return *found;
-}
-
 void Repository::LoadIndex() {
   // Ids and listed sizes: each file is read into a buffer of its listed size.
   std::vector<std::pair<FileId, uint64_t>> files;

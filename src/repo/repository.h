@@ -119,9 +119,6 @@ class Repository {
   }
   // Where LoadSnapshots reports a left-out snapshot when given no list (the CLI prints).
   void set_warn(std::function<void(const std::string&)> fn) { warn_ = std::move(fn); }
-  // "latest", a full id or a unique prefix. Throws kNotFound / kInvalidArgument.
-  FileId ResolveSnapshot(std::string_view arg,
-                         const std::vector<std::pair<FileId, Snapshot>>& snapshots);
 
   // Loads every index file into the master index (in parallel).
   void LoadIndex();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/fault_backend.h"
+#include "cli/snapshot_filter.h"
 #include "backend/mem_backend.h"
 #include "core/error.h"
 #include "core/id.h"
@@ -663,10 +664,10 @@ TEST(Repository, SnapshotsSortedAndResolved) {
   ASSERT_EQ(snaps.size(), 3u);
   EXPECT_EQ(snaps[0].first, ids[2]);
   EXPECT_EQ(snaps[2].first, ids[0]);
-  EXPECT_EQ(repo->ResolveSnapshot("latest", snaps), ids[0]);
-  EXPECT_EQ(repo->ResolveSnapshot(ids[1].Hex(), snaps), ids[1]);
-  EXPECT_EQ(repo->ResolveSnapshot(ids[1].Hex().substr(0, 8), snaps), ids[1]);
-  EXPECT_EQ(CodeOf([&] { repo->ResolveSnapshot("zz", snaps); }), ErrorCode::kNotFound);
+  EXPECT_EQ(cli::ResolveSnapshot("latest", snaps), ids[0]);
+  EXPECT_EQ(cli::ResolveSnapshot(ids[1].Hex(), snaps), ids[1]);
+  EXPECT_EQ(cli::ResolveSnapshot(ids[1].Hex().substr(0, 8), snaps), ids[1]);
+  EXPECT_EQ(CodeOf([&] { cli::ResolveSnapshot("zz", snaps); }), ErrorCode::kNotFound);
 }
 
 // One damaged snapshot file never hides the others: LoadSnapshots leaves it out and
