@@ -120,8 +120,9 @@ struct VirtualDir {
 
 class Backup {
  public:
-  Backup(Repository& repo, const BackupOptions& opts)
-      : repo_(repo),
+  Backup(WriteSession& session, const BackupOptions& opts)
+      : repo_(session.repo()),
+        session_(session),
         opts_(opts),
         rules_(ExcludeRulesOf(opts)),
         jobs_(ResolveJobs(opts.jobs)),
@@ -179,7 +180,8 @@ class Backup {
   std::optional<FileId> FindParent(const std::vector<std::string>& abs_paths,
                                    const std::string& host, const gojson::Timestamp& limit);
 
-  Repository& repo_;
+  IndexedRepository& repo_;  // parent trees and snapshots
+  WriteSession& session_;    // every blob saved
   const BackupOptions& opts_;
   // The exclusion rules; excluder_ is null when there are none (no per-entry work).
   ExcludeRules rules_;
@@ -241,7 +243,7 @@ BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent,
       std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
     return *parent->id;
   BlobId id(Sha256(AsBytes(bytes)));
-  if (repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
+  if (session_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
   return id;
 }
 
@@ -265,7 +267,7 @@ std::vector<BlobId> Backup::SaveBytes(std::string_view bytes, uint64_t* added) {
   for (size_t n : chunker::ChunkLengths(repo_.chunker_tables(), AsBytes(bytes))) {
     ByteView blob = AsBytes(bytes.substr(off, n));
     BlobId id(Sha256(blob));
-    if (repo_.SaveBlob(BlobType::kData, id, blob) && added) *added += n;
+    if (session_.SaveBlob(BlobType::kData, id, blob) && added) *added += n;
     ids.push_back(id);
     off += n;
   }
@@ -387,7 +389,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
       ScopedTimer t(Stage::kHash);
       id = BlobId(Sha256(blob));
     }
-    bool added = repo_.SaveBlob(BlobType::kData, id, blob);
+    bool added = session_.SaveBlob(BlobType::kData, id, blob);
     return std::pair<BlobId, size_t>(id, added ? blob.size() : 0);
   };
   bool multi = false;
@@ -524,7 +526,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       if (unchanged && opts_.may_reuse && !opts_.may_reuse(child_path)) unchanged = false;
       if (unchanged) {
         for (const BlobId& b : pnode->content)
-          if (!repo_.HasBlob(BlobType::kData, b)) {
+          if (!session_.HasBlob(BlobType::kData, b)) {
             unchanged = false;
             break;
           }
@@ -820,7 +822,7 @@ BackupResult Backup::Run() {
   }
   snap.tree = res.tree;
   snap.parent = res.parent;
-  repo_.Flush();
+  session_.Flush();
 
   std::stable_sort(warnings_.begin(), warnings_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -842,8 +844,8 @@ BackupResult Backup::Run() {
 
 }  // namespace
 
-BackupResult RunBackup(Repository& repo, const BackupOptions& opts, bool) {
-  Backup b(repo, opts);
+BackupResult RunBackup(WriteSession& session, const BackupOptions& opts, bool) {
+  Backup b(session, opts);
   return b.Run();
 }
 

@@ -30,7 +30,7 @@ namespace {
 // Parent snapshot nodes by absolute path; trees are loaded on demand and kept.
 class ParentTree {
  public:
-  ParentTree(Repository& repo, std::optional<BlobId> root) : repo_(repo) {
+  ParentTree(IndexedRepository& repo, std::optional<BlobId> root) : repo_(repo) {
     if (root) dirs_["/"] = Load(*root);
   }
   const Node* Find(const std::string& path) {
@@ -63,7 +63,7 @@ class ParentTree {
       return std::nullopt;  // unreadable parent tree: its files are re-read
     }
   }
-  Repository& repo_;
+  IndexedRepository& repo_;
   std::unordered_map<std::string, std::optional<std::vector<Node>>> dirs_;
 };
 
@@ -102,7 +102,8 @@ std::string ScanTag(const Profile& p) {
          Sha256(AsBytes(policy)).Hex().substr(0, 8);
 }
 
-CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const CaptureOptions& opts) {
+CaptureResult RunCapture(WriteSession& session, const Scanner& scanner, const CaptureOptions& opts) {
+  IndexedRepository& repo = session.repo();
   CaptureResult res;
   const Profile& prof = opts.profile;
   const std::string tag = opts.scan_tag_override.empty() ? ScanTag(prof) : opts.scan_tag_override;
@@ -310,7 +311,7 @@ CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const Capture
     }
     return out;
   };
-  res.backup = RunBackup(repo, bo, false);
+  res.backup = RunBackup(session, bo, false);
   res.files_read = reads + res.backup->stats.files_read;
   try {  // (a dry run has no trees to read back: no home_tree then)
     std::optional<BlobId> cur = res.backup->tree;

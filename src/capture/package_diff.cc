@@ -20,7 +20,7 @@ std::string NameOf(const std::string& line) { return line.substr(0, line.find('\
 
 }  // namespace
 
-std::map<std::string, std::string> LoadPackageFiles(Repository& repo, const Snapshot& snap) {
+std::map<std::string, std::string> LoadPackageFiles(IndexedRepository& repo, const Snapshot& snap) {
   std::map<std::string, std::string> out;
   std::vector<Node> nodes = repo.LoadTree(snap.tree);
   std::string dir = kPackagesDir;

@@ -18,7 +18,6 @@
 
 #include "archiver/archiver.h"
 #include "archiver/scanner.h"
-#include "backend/dry_run_backend.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
 #include "cli/progress_reporter.h"
@@ -360,10 +359,11 @@ void RegisterBackup(CLI::App& app) {
     opts.ignore_ctime = o.ignore_ctime;
     opts.ignore_inode = o.ignore_inode;
     if (!o.time.empty()) opts.time = ParseBackupTime(o.time);
-    auto repo = OpenRepository();
-    std::shared_ptr<Backend> real = repo->backend_ptr();
+    OpenOptions open;
+    open.dry_run = o.dry_run;
+    auto repo = OpenRepository(open);
     auto lock = LockRepository(*repo, false);
-    repo->LoadIndex();
+    auto indexed = IndexedRepository::Load(*repo);
     // After the password (which may come from stdin too, before the list). restic's
     // order: --files-from, --files-from-verbatim, --files-from-raw, then the arguments.
     for (const auto& f : o.files_from)
@@ -421,9 +421,7 @@ void RegisterBackup(CLI::App& app) {
         Fail(ErrorCode::kInvalidArgument, "all source directories/files do not exist");
       opts.targets = std::move(existing);
     }
-    // Same repository state, but every write is discarded.
-    if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
-    Repository* target = repo.get();
+    WriteSession session(*indexed, GlobalWriteOptions());
     ProgressCounters progress;
     opts.progress = &progress;
     ProgressReporter reporter("backup", progress);
@@ -446,7 +444,7 @@ void RegisterBackup(CLI::App& app) {
       scanner = std::thread([&] { ScanTotals(opts.targets, scan_rules, progress, stop_scan); });
     BackupResult r;
     try {
-      r = RunBackup(*target, opts, o.dry_run);
+      r = RunBackup(session, opts, o.dry_run);
     } catch (...) {
       stop_scan = true;
       if (scanner.joinable()) scanner.join();
@@ -459,7 +457,7 @@ void RegisterBackup(CLI::App& app) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("backup", secs);
     const BackupStats& s = r.stats;
-    const SaveStats& ss = target->stats();
+    const SaveStats& ss = session.stats();
     if (Globals().json) {
       std::printf(
           "{\"message_type\":\"summary\",\"files_new\":%llu,\"files_changed\":%llu,"

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "backend/dry_run_backend.h"
 #include "capture/capture.h"
 #include "cli/common.h"
 #include "core/error.h"
@@ -62,12 +61,13 @@ void RegisterCapture(CLI::App& app) {
     opts.warn = [&](const std::string& w) { warnings.push_back(w); };
     capture::Scanner scanner(ScannerCacheDir());
 
-    auto repo = OpenRepository();
-    std::shared_ptr<Backend> real = repo->backend_ptr();
+    OpenOptions open;
+    open.dry_run = dry_run;
+    auto repo = OpenRepository(open);
     auto lock = LockRepository(*repo, false);
-    repo->LoadIndex();
-    if (dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
-    capture::CaptureResult r = capture::RunCapture(*repo, scanner, opts);
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed, GlobalWriteOptions());
+    capture::CaptureResult r = capture::RunCapture(session, scanner, opts);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Timings::PrintIfEnabled("capture", secs);
     const bool json = Globals().json;
@@ -134,7 +134,7 @@ void RegisterCapture(CLI::App& app) {
       for (const auto& p : r.package_files) pk += " " + p;
       Print("Packages:" + (pk.empty() ? std::string(" none") : pk));
       Print((dry_run ? "Would add to the repository: " : "Added to the repository: ") +
-            FormatBytes(repo->stats().data_added.load()));
+            FormatBytes(session.stats().data_added.load()));
       if (!dry_run) Print("snapshot " + b.snapshot_id.Short() + " saved");
       if (!r.findings.empty()) {
         Warn("warning: secrets stored (secrets.mode = \"warn\"):");

@@ -41,7 +41,7 @@ void WriteAll(const uint8_t* p, size_t n) {
 
 class Dumper {
  public:
-  Dumper(Repository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
+  Dumper(IndexedRepository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
 
   // The nodes of `tree`, at `prefix` (a path in the snapshot, "" for the root).
   void Tree(const BlobId& tree, const std::string& prefix, bool top) {
@@ -73,7 +73,7 @@ class Dumper {
                                     "recorded size of " + std::to_string(n.size));
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   ArchiveWriter& w_;
 };
 
@@ -81,7 +81,7 @@ class Dumper {
 // (the archiver's cleaning of absolute target paths is the same rule).
 std::vector<std::string> SplitPath(const std::string& p) { return TargetComponents("/" + p); }
 
-void DumpTree(Repository& repo, const BlobId& tree, const std::string& prefix,
+void DumpTree(IndexedRepository& repo, const BlobId& tree, const std::string& prefix,
               const DumpOptions& o) {
   if (isatty(STDOUT_FILENO))
     DumpFail(ErrorCode::kInvalidArgument, "stdout is the terminal, please redirect output");
@@ -98,23 +98,23 @@ void RunDump(const DumpOptions& o) {
   auto repo = OpenRepository();
   auto lock = LockRepository(*repo, false);
   auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   std::vector<std::string> parts = SplitPath(o.path);
-  if (parts.empty()) return DumpTree(*repo, s.tree, "", o);
+  if (parts.empty()) return DumpTree(*indexed, s.tree, "", o);
   BlobId tree = s.tree;
   std::string item;
   for (size_t i = 0; i < parts.size(); ++i) {
     item += "/" + parts[i];
     const bool last = i + 1 == parts.size();
     std::optional<Node> found;
-    for (Node& n : repo->LoadTree(tree))
+    for (Node& n : indexed->LoadTree(tree))
       if (n.name == parts[i]) {
         found = std::move(n);
         break;
       }
     if (!found) DumpFail(ErrorCode::kNotFound, "path \"" + item + "\" not found in snapshot");
     if (found->type == NodeType::kDir && found->subtree) {
-      if (last) return DumpTree(*repo, *found->subtree, item, o);
+      if (last) return DumpTree(*indexed, *found->subtree, item, o);
       tree = *found->subtree;
       continue;
     }
@@ -125,7 +125,7 @@ void RunDump(const DumpOptions& o) {
       DumpFail(ErrorCode::kInvalidArgument, "\"" + item + "\" should be a file, but is a " +
                                                 NodeTypeName(found->type));
     for (const BlobId& b : found->content) {
-      Bytes data = repo->LoadBlob(BlobType::kData, b);
+      Bytes data = indexed->LoadBlob(BlobType::kData, b);
       WriteAll(data.data(), data.size());
     }
   }

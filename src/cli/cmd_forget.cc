@@ -273,16 +273,18 @@ void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
   p.repack_uncompressed = o.repack_uncompressed;
   p.dry_run = o.dry_run;
   p.jobs = Jobs();
+  p.write = GlobalWriteOptions();
   p.progress = [](const std::string& s) { Print(s); };
   p.warn = [](const std::string& s) { Warn(s); };
+  std::unique_ptr<Repository> hiding;  // a dry run's view without the forgotten snapshots
   if (o.dry_run) {
     std::set<std::string> hidden;
     for (const auto& id : removed) hidden.insert(id.Hex());
-    repo.set_backend(std::make_shared<HideSnapshotsBackend>(repo.backend_ptr(), hidden));
+    hiding = repo.WithBackend(std::make_shared<HideSnapshotsBackend>(repo.backend_ptr(), hidden));
   }
   // The same report as `prune` (restic runs prune's code with forget's repository).
   const bool dry_run = o.dry_run;
-  PruneResult r = RunPrune(repo, p, [dry_run](const PrunePlan& plan) {
+  PruneResult r = RunPrune(hiding ? *hiding : repo, p, [dry_run](const PrunePlan& plan) {
     PrintPrunePlan(plan, dry_run);
   });
   if (r.remove_failures > 0)

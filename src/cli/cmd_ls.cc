@@ -76,7 +76,7 @@ struct LsOptions {
 
 class Lister {
  public:
-  Lister(Repository& repo, const LsOptions& o) : repo_(repo), o_(o) {}
+  Lister(IndexedRepository& repo, const LsOptions& o) : repo_(repo), o_(o) {}
 
   void Walk(const BlobId& tree, const std::string& prefix) {
     for (const Node& n : repo_.LoadTree(tree)) {
@@ -145,7 +145,7 @@ class Lister {
     }
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   const LsOptions& o_;
   std::string out_;
 };
@@ -180,8 +180,8 @@ void RegisterLs(CLI::App& app) {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-    repo->LoadIndex();
-    Lister lister(*repo, o);
+    auto indexed = IndexedRepository::Load(*repo);
+    Lister lister(*indexed, o);
     if (Globals().json) {
       lister.out() += SnapshotListJson(id, s, "snapshot") + "\n";
     } else if (!Globals().quiet) {

@@ -38,7 +38,7 @@ void RegisterRestore(CLI::App& app) {
       arg = arg.substr(0, c);
     }
     auto [id, s] = FindSnapshot(*repo, arg, f);
-    repo->LoadIndex();
+    auto indexed = IndexedRepository::Load(*repo);
     BlobId tree = s.tree;
     if (!sub.empty()) {
       size_t pos = 0;
@@ -49,7 +49,7 @@ void RegisterRestore(CLI::App& app) {
         pos = end + 1;
         if (name.empty()) continue;
         bool found = false;
-        for (const Node& n : repo->LoadTree(tree)) {
+        for (const Node& n : indexed->LoadTree(tree)) {
           if (n.name == name && n.type == NodeType::kDir && n.subtree) {
             tree = *n.subtree;
             found = true;
@@ -80,7 +80,7 @@ void RegisterRestore(CLI::App& app) {
     ProgressCounters progress;
     opts.progress = &progress;
     ProgressReporter reporter("restore", progress);
-    RestoreResult r = RunRestore(*repo, tree, opts);
+    RestoreResult r = RunRestore(*indexed, tree, opts);
     reporter.Finish();
     double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -19,6 +19,7 @@
 #include "core/timings.h"
 #include "maintenance/prune.h"
 #include "repo/gojson.h"
+#include "repo/indexed_repository.h"
 #include "repo/node.h"
 
 namespace haven {
@@ -228,22 +229,24 @@ std::vector<size_t> SelectSubset(const std::vector<PackId>& ids, const std::vect
 
 }  // namespace
 
-CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
+CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   CheckResult res;
   auto stage = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
   // Snapshots are listed before the index is loaded (a concurrent backup writes the
   // index before its snapshot).
-  std::vector<FileId> snap_ids = repo.ListIds(FileType::kSnapshot);
+  std::vector<FileId> snap_ids = opened.ListIds(FileType::kSnapshot);
   stage("load indexes");
+  std::unique_ptr<IndexedRepository> indexed;
   try {
     ScopedTimer timer(Stage::kIndex);
-    repo.LoadIndex();
+    indexed = IndexedRepository::Load(opened);
   } catch (const Error& e) {
     res.errors.push_back(std::string("error loading index: ") + e.what());
     return res;
   }
+  IndexedRepository& repo = *indexed;
   const Index& index = repo.index();
 
   stage("check all packs");

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/timings.h"
 #include "maintenance/index_writer.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -103,28 +104,35 @@ std::function<uint64_t(uint64_t)> ParseMaxUnused(const std::string& in) {
   return [size](uint64_t) { return size; };
 }
 
-PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
+namespace {
+
+// The option checks PlanPrune makes, run by RunPrune before the index is loaded.
+void CheckPruneOptions(const Repository& repo, const PruneOptions& opts) {
+  ParseMaxUnused(opts.max_unused);
+  if (!Trim(opts.max_repack_size).empty())
+    ParsePruneSize(opts.max_repack_size, "--max-repack-size");
+  if (opts.repack_uncompressed && repo.config().version < 2)
+    Fail(ErrorCode::kInvalidArgument,
+         "compression requires at least repository format version 2");
+  if (opts.repack_uncompressed && opts.write.compression == Compression::kOff)
+    Fail(ErrorCode::kInvalidArgument,
+         "disabled compression and `--repack-uncompressed` are mutually exclusive");
+}
+
+}  // namespace
+
+PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
+  CheckPruneOptions(repo, opts);
   auto max_unused = ParseMaxUnused(opts.max_unused);
   uint64_t max_repack = std::numeric_limits<uint64_t>::max();
   if (!Trim(opts.max_repack_size).empty())
     max_repack = ParsePruneSize(opts.max_repack_size, "--max-repack-size");
   const int version = repo.config().version;
-  if (opts.repack_uncompressed && version < 2)
-    Fail(ErrorCode::kInvalidArgument,
-         "compression requires at least repository format version 2");
-  if (opts.repack_uncompressed && repo.compression() == Compression::kOff)
-    Fail(ErrorCode::kInvalidArgument,
-         "disabled compression and `--repack-uncompressed` are mutually exclusive");
 
   PrunePlan plan;
   PruneStats& st = plan.stats;
 
   // The lock is exclusive, so the order of index and snapshots does not matter here.
-  Progress(opts, "loading indexes...");
-  {
-    ScopedTimer t(Stage::kIndexLoad);
-    repo.LoadIndex();
-  }
   Progress(opts, "loading all snapshots...");
   // Unlike the read-only commands, prune does not skip a snapshot it cannot load: it
   // cannot know which data that snapshot needs (and a read error may be transient), so
@@ -268,7 +276,7 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
 
   // Decide per pack file on storage.
   Progress(opts, "collecting packs for deletion and repacking");
-  const uint64_t target = opts.repack_small ? repo.pack_size() / 5 * 4 : repo.pack_size() / 25;
+  const uint64_t target = opts.repack_small ? opts.write.pack_size / 5 * 4 : opts.write.pack_size / 25;
   std::vector<Candidate> candidates, small;
   std::vector<char> seen(packs.size(), 0);
   std::vector<char> excluded(packs.size(), 0);  // removed, repacked or ignored
@@ -437,7 +445,7 @@ PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
   return plan;
 }
 
-PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts) {
+PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOptions& opts) {
   PruneResult res;
   const int threads = Threads(repo, opts);
   auto warn = [&](const std::string& s) { Warn(opts, s); };
@@ -464,6 +472,7 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
     ScopedTimer t(Stage::kRepack);
     const size_t packs_before = repo.index().PackCount();
     PackTable packs = PackTable::FromIndex(repo.index());
+    WriteSession session(repo, opts.write);
     std::vector<std::atomic<bool>> claimed[2] = {
         std::vector<std::atomic<bool>>(plan.keep.data.size()),
         std::vector<std::atomic<bool>>(plan.keep.trees.size())};
@@ -517,10 +526,10 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
           }
         }
         if (flag.exchange(true)) continue;
-        repo.SaveBlobCopy(b->type, b->id, plain, sealed, ulen);
+        session.SaveBlobCopy(b->type, b->id, plain, sealed, ulen);
       }
     });
-    repo.Flush();
+    session.Flush();
     res.packs_written = repo.index().PackCount() - packs_before;
     uint64_t not_copied = 0;
     for (auto& v : claimed)
@@ -575,11 +584,18 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   return res;
 }
 
-PruneResult RunPrune(Repository& repo, const PruneOptions& opts,
+PruneResult RunPrune(Repository& opened, const PruneOptions& opts,
                      const std::function<void(const PrunePlan&)>& on_plan) {
-  PrunePlan plan = PlanPrune(repo, opts);
+  CheckPruneOptions(opened, opts);  // refused before the index is loaded
+  Progress(opts, "loading indexes...");
+  std::unique_ptr<IndexedRepository> repo;
+  {
+    ScopedTimer t(Stage::kIndexLoad);
+    repo = IndexedRepository::Load(opened);
+  }
+  PrunePlan plan = PlanPrune(*repo, opts);
   if (on_plan) on_plan(plan);
-  return ExecutePrune(repo, std::move(plan), opts);
+  return ExecutePrune(*repo, std::move(plan), opts);
 }
 
 }  // namespace haven

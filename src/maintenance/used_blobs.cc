@@ -115,7 +115,7 @@ class TreeDecoder {
   }
 
   // Every location in turn (throws the reason when none works).
-  const uint8_t* LoadSlow(Repository& repo, const BlobId& id, size_t* len) {
+  const uint8_t* LoadSlow(IndexedRepository& repo, const BlobId& id, size_t* len) {
     Bytes b = repo.LoadBlob(BlobType::kTree, id);
     uint8_t* dst = padded_.Reserve(b.size());
     if (!b.empty()) std::memcpy(dst, b.data(), b.size());
@@ -296,7 +296,7 @@ void TreeScanner::ScanPadded(const uint8_t* json, size_t len, size_t capacity,
 
 // ---- the walk ------------------------------------------------------------------------------
 
-UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+UsedBlobs FindUsedBlobs(IndexedRepository& repo, const std::vector<UsedBlobsRoot>& roots,
                         const UsedBlobsOptions& opts) {
   const int threads = std::max(1, opts.threads > 0 ? opts.threads : repo.threads());
   // A tree waiting to be loaded, with the location it will be read from.
