@@ -60,8 +60,9 @@ void BM_Cold(benchmark::State& state) {
     state.PauseTiming();
     auto repo = FreshRepository(dir);
     state.ResumeTiming();
-    repo->LoadIndex();
-    BackupResult r = RunBackup(*repo, Options(), false);
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    BackupResult r = RunBackup(session, Options(), false);
     benchmark::DoNotOptimize(r.tree);
     state.PauseTiming();
     if (r.stats.files_new == 0) state.SkipWithError("cold backup stored no new file");
@@ -76,8 +77,9 @@ void BM_Unchanged(benchmark::State& state) {
   FileId first;
   {
     auto repo = FreshRepository(dir);
-    repo->LoadIndex();
-    first = RunBackup(*repo, Options(), false).snapshot_id;
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    first = RunBackup(session, Options(), false).snapshot_id;
   }
   auto be = std::make_shared<LocalBackend>(dir.string());
   for (auto _ : state) {
@@ -86,8 +88,9 @@ void BM_Unchanged(benchmark::State& state) {
     BackupOptions o = Options();
     o.parent = first;
     state.ResumeTiming();
-    repo->LoadIndex();
-    BackupResult r = RunBackup(*repo, o, false);
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    BackupResult r = RunBackup(session, o, false);
     benchmark::DoNotOptimize(r.tree);
     state.PauseTiming();
     if (r.stats.files_new + r.stats.files_changed != 0)

@@ -18,6 +18,7 @@
 
 #include "archiver/fs_node.h"
 #include "core/error.h"
+#include "core/mutex.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
 #include "repo/host_info.h"
@@ -89,13 +90,12 @@ struct FileResult {
   bool changed = false;  // the file changed while it was read, also on the second read
 };
 
-// A directory entry whose node may still wait for its file content.
+// A directory entry whose node may still wait for its file content (`content` valid) or
+// for its subdirectory walked on another thread (`dir` valid).
 struct Pending {
   Node node;
   std::future<FileResult> content;
-  bool has_future = false;
-  std::future<Node> dir;  // a subdirectory walked on another thread
-  bool has_dir_future = false;
+  std::future<Node> dir;
   const Node* parent = nullptr;  // the parent snapshot's node of a directory
   std::string path;
   // For opts.item_done only: snapshot path, start, whether the parent had the entry.
@@ -118,10 +118,28 @@ struct VirtualDir {
   bool target = false;
 };
 
+// One directory's children while SaveChildren gathers them: the entries in name order,
+// the parent snapshot's directory, and the counters added to the totals at the end.
+struct ChildWalk {
+  const ParentDir& parent;
+  const std::string& sn_path;  // the directory's snapshot path (for opts.item_done)
+  std::vector<Pending> entries;
+  BackupStats local;
+
+  // The parent snapshot's node of the same name, or nullptr.
+  const Node* ParentNode(const std::string& name) const {
+    const std::vector<Node>& nodes = parent.nodes;
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
+                               [](const Node& n, const std::string& s) { return n.name < s; });
+    return (it != nodes.end() && it->name == name) ? &*it : nullptr;
+  }
+};
+
 class Backup {
  public:
-  Backup(Repository& repo, const BackupOptions& opts)
-      : repo_(repo),
+  Backup(WriteSession& session, const BackupOptions& opts)
+      : repo_(session.repo()),
+        session_(session),
         opts_(opts),
         rules_(ExcludeRulesOf(opts)),
         jobs_(ResolveJobs(opts.jobs)),
@@ -134,14 +152,14 @@ class Backup {
 
  private:
   void Warn(const std::string& path, const std::string& msg) {
-    std::lock_guard lock(warn_mu_);
+    MutexLock lock(warn_mu_);
     warnings_.emplace_back(path, msg);
     if (opts_.progress) opts_.progress->Error();
   }
   // A source that could not be read: the snapshot is incomplete (exit code 3).
   void SourceError(const std::string& path, const std::string& msg) {
     Warn(path, msg);
-    std::lock_guard lock(warn_mu_);
+    MutexLock lock(warn_mu_);
     stats_.errors++;
   }
   // Node for a directory (subtree saved). parent: the parent snapshot's node, if any.
@@ -153,6 +171,24 @@ class Backup {
   // *tree_added (when given): the tree blob's plain size if it was new, else 0.
   BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent,
                       const std::string& sn_path, uint64_t* tree_added);
+  // The children of an intermediate directory of a target: only the listed ones.
+  void ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk);
+  // Every entry of a directory on disk (minus excludes), in name order.
+  void ListDirectory(const std::string& path, ChildWalk& walk);
+  // Adds one entry: a directory is walked (inline or on a walk thread), a file is reused
+  // from the parent or queued for reading.
+  void AddEntry(ChildWalk& walk, const std::string& child_path, const std::string& child_name,
+                const struct stat& cst, const VirtualDir* child_virt);
+  void AddDirEntry(ChildWalk& walk, Pending p, const std::string& child_name,
+                   const struct stat& cst, const VirtualDir* child_virt, const Node* pnode);
+  // True when a file's content can be taken from its parent node without reading.
+  bool Unchanged(const std::string& path, const struct stat& cst, const Node* pnode);
+  // Queues a changed or new file for reading (or for opts_.content_for) on pool_.
+  std::future<FileResult> QueueFile(const std::string& path, const struct stat& cst);
+  // Waits for every entry in name order; returns the nodes of the tree.
+  std::vector<Node> CollectNodes(ChildWalk& walk);
+  // Adds opts_.extra_files' root entries to the root's nodes, sorted.
+  void AddExtraFiles(std::vector<Node>& nodes);
   void Report(const std::string& item, bool dir, BackupItem::Action action,
               Clock::time_point start, uint64_t data_added, uint64_t tree_added) {
     double secs = action == BackupItem::Action::kUnchanged
@@ -178,13 +214,23 @@ class Backup {
                   uint64_t* added = nullptr);
   std::optional<FileId> FindParent(const std::vector<std::string>& abs_paths,
                                    const std::string& host, const gojson::Timestamp& limit);
+  // Run's steps: the new snapshot's metadata; the --stdin file as the root; the virtual
+  // tree of the targets (and their sorted absolute paths); the parent's root directory;
+  // the warnings, sorted by path, to opts_.
+  Snapshot NewSnapshot() const;
+  BlobId SaveStdin(const Snapshot& snap);
+  VirtualDir TargetTree(std::vector<std::string>* abs_paths) const;
+  ParentDir ParentRoot(const FileId& parent);
+  void MakeExcluder(const std::vector<std::string>& abs_paths);
+  void ReportWarnings() EXCLUDES(warn_mu_);
 
-  Repository& repo_;
+  IndexedRepository& repo_;  // parent trees and snapshots
+  WriteSession& session_;    // every blob saved
   const BackupOptions& opts_;
   // The exclusion rules; excluder_ is null when there are none (no per-entry work).
   ExcludeRules rules_;
   std::unique_ptr<Excluder> excluder_;
-  std::mutex notice_mu_;
+  Mutex notice_mu_;  // opts_.notice is called by one thread at a time
   int jobs_;
   ByteBudget budget_;  // bytes of chunks queued in blob_pool_ (before the pools, too)
   // Chunk copies handed to blob_pool_, recycled: a fresh buffer per chunk meant a fresh
@@ -194,7 +240,7 @@ class Backup {
     std::shared_ptr<Bytes> Get() {
       std::unique_ptr<Bytes> b;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (!free_.empty()) {
           b = std::move(free_.back());
           free_.pop_back();
@@ -202,7 +248,7 @@ class Backup {
       }
       if (!b) b = std::make_unique<Bytes>();
       return std::shared_ptr<Bytes>(b.release(), [this](Bytes* p) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (free_.size() < 32) {
           free_.emplace_back(p);
         } else {
@@ -212,8 +258,8 @@ class Backup {
     }
 
    private:
-    std::mutex mu_;
-    std::vector<std::unique_ptr<Bytes>> free_;
+    Mutex mu_;
+    std::vector<std::unique_ptr<Bytes>> free_ GUARDED_BY(mu_);
   };
   BufferPool chunk_buffers_;  // before the pools: outlives their threads
   ThreadPool pool_;       // one job per changed file: read + chunk
@@ -227,9 +273,9 @@ class Backup {
       if (walk_threads_.compare_exchange_weak(n, n - 1)) return true;
     return false;
   }
-  BackupStats stats_;  // guarded by warn_mu_ once the walk runs
-  std::mutex warn_mu_;
-  std::vector<std::pair<std::string, std::string>> warnings_;
+  Mutex warn_mu_;
+  BackupStats stats_ GUARDED_BY(warn_mu_);
+  std::vector<std::pair<std::string, std::string>> warnings_ GUARDED_BY(warn_mu_);
 };
 
 BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent,
@@ -241,7 +287,7 @@ BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent,
       std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
     return *parent->id;
   BlobId id(Sha256(AsBytes(bytes)));
-  if (repo_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
+  if (session_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
   return id;
 }
 
@@ -265,7 +311,7 @@ std::vector<BlobId> Backup::SaveBytes(std::string_view bytes, uint64_t* added) {
   for (size_t n : chunker::ChunkLengths(repo_.chunker_tables(), AsBytes(bytes))) {
     ByteView blob = AsBytes(bytes.substr(off, n));
     BlobId id(Sha256(blob));
-    if (repo_.SaveBlob(BlobType::kData, id, blob) && added) *added += n;
+    if (session_.SaveBlob(BlobType::kData, id, blob) && added) *added += n;
     ids.push_back(id);
     off += n;
   }
@@ -294,6 +340,7 @@ std::vector<Node> Backup::ExtraNodes(const std::map<std::string, std::string>& f
       n.mode = 0644;
       n.size = it->second.size();
       n.content = SaveBytes(it->second);
+      MutexLock lock(warn_mu_);
       stats_.total_files++;
       stats_.total_bytes += n.size;
     } else {
@@ -319,7 +366,7 @@ bool SameVersion(const struct stat& a, const struct stat& b) {
 
 FileResult Backup::SaveFile(const std::string& path) {
   {
-    std::lock_guard lock(warn_mu_);
+    MutexLock lock(warn_mu_);
     stats_.files_read++;
   }
   int fd = path == "-" ? dup(STDIN_FILENO)
@@ -387,7 +434,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
       ScopedTimer t(Stage::kHash);
       id = BlobId(Sha256(blob));
     }
-    bool added = repo_.SaveBlob(BlobType::kData, id, blob);
+    bool added = session_.SaveBlob(BlobType::kData, id, blob);
     return std::pair<BlobId, size_t>(id, added ? blob.size() : 0);
   };
   bool multi = false;
@@ -477,180 +524,209 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
 BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
                             const ParentDir& parent, const std::string& sn_path,
                             uint64_t* tree_added) {
-  const std::vector<Node>& parent_nodes = parent.nodes;
-  auto find_parent = [&](const std::string& child) -> const Node* {
-    auto it = std::lower_bound(parent_nodes.begin(), parent_nodes.end(), child,
-                               [](const Node& n, const std::string& s) { return n.name < s; });
-    return (it != parent_nodes.end() && it->name == child) ? &*it : nullptr;
-  };
+  ChildWalk walk{parent, sn_path, {}, {}};
+  if (virt && !virt->target) {
+    ListVirtualChildren(*virt, walk);
+  } else {
+    ListDirectory(path, walk);
+  }
+  std::vector<Node> nodes = CollectNodes(walk);
+  {
+    MutexLock lock(warn_mu_);
+    const BackupStats& l = walk.local;
+    stats_.files_new += l.files_new;
+    stats_.files_changed += l.files_changed;
+    stats_.files_unmodified += l.files_unmodified;
+    stats_.dirs_new += l.dirs_new;
+    stats_.dirs_changed += l.dirs_changed;
+    stats_.dirs_unmodified += l.dirs_unmodified;
+    stats_.total_files += l.total_files;
+    stats_.total_bytes += l.total_bytes;
+  }
+  if (virt && virt == root_virt_ && opts_.extra_files) AddExtraFiles(nodes);
+  return SaveTree(nodes, &parent, tree_added);
+}
 
-  std::vector<Pending> entries;
-  BackupStats local;
-  const bool report = static_cast<bool>(opts_.item_done);
-  const bool check_ctime = !opts_.ignore_ctime && !opts_.ignore_inode;
-  const bool check_inode = !opts_.ignore_inode;
-  auto add_entry = [&](const std::string& child_path, const std::string& child_name,
-                       const struct stat& cst, const VirtualDir* child_virt) {
-    const Node* pnode = find_parent(child_name);
-    Pending p;
-    p.path = child_path;
-    if (report) p.sn_path = sn_path + "/" + child_name;
-    if (S_ISDIR(cst.st_mode)) {
-      p.parent = pnode;
-      if (TakeWalkThread()) {
-        p.dir = std::async(std::launch::async, [this, child_path, child_name, cst, child_virt,
-                                                pnode, child_sn = p.sn_path] {
-          struct Give {
-            std::atomic<int>& n;
-            ~Give() { n++; }
-          } give{walk_threads_};
-          return SaveDirectory(child_path, child_name, cst, child_virt, pnode, child_sn);
-        });
-        p.has_dir_future = true;
-      } else {
-        p.node = SaveDirectory(child_path, child_name, cst, child_virt, pnode, p.sn_path);
-      }
-      entries.push_back(std::move(p));
-      return;
-    }
-    std::vector<std::string> w;
-    p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime, pnode);
-    for (const auto& msg : w) Warn(child_path, msg);
-    if (p.node.type == NodeType::kFile) {
-      local.total_files++;
-      local.total_bytes += p.node.size;
-      bool unchanged =
-          !opts_.force && pnode && SameFileVersion(*pnode, cst, check_ctime, check_inode);
-      if (unchanged && opts_.may_reuse && !opts_.may_reuse(child_path)) unchanged = false;
-      if (unchanged) {
-        for (const BlobId& b : pnode->content)
-          if (!repo_.HasBlob(BlobType::kData, b)) {
-            unchanged = false;
-            break;
-          }
-      }
-      if (unchanged) {
-        p.node.content = pnode->content;
-        local.files_unmodified++;
-        if (opts_.progress) {
-          opts_.progress->AddBytes(p.node.size);
-          opts_.progress->FileDone();
-        }
-        if (report) Report(p.sn_path, false, BackupItem::Action::kUnchanged, {}, 0, 0);
-      } else {
-        if (report) {
-          p.start = Clock::now();
-          p.had_parent = pnode != nullptr;
-        }
-        if (pnode) {
-          local.files_changed++;
-        } else {
-          local.files_new++;
-        }
-        p.content = pool_.Submit([this, child_path, cst] {
-          if (opts_.content_for) {
-            FileResult r;
-            try {
-              if (auto bytes = opts_.content_for(child_path, cst)) {
-                r.size = bytes->size();
-                r.content = SaveBytes(*bytes, &r.added);
-                if (opts_.item_done) r.done = Clock::now();
-                return r;
-              }
-            } catch (const Error& e) {
-              r.error = e.what();
-              return r;
-            }
-          }
-          return SaveFile(child_path);
-        });
-        p.has_future = true;
-      }
-    }
-    entries.push_back(std::move(p));
-  };
-
+void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
   const Excluder* ex = excluder_.get();
   const bool by_name = ex && ex->by_name();
   const bool by_stat = ex && ex->by_stat();
-  if (virt && !virt->target) {
-    // An intermediate directory of a target: only the listed children. The rules apply
-    // to a source path itself too (as restic's), not to the directories above it.
-    for (const auto& [child_name, child] : virt->children) {
-      if (child.target && by_name) {
-        size_t slash = child.fs_path.rfind('/');
-        std::string_view dir = slash == 0 ? std::string_view("/")
-                                          : std::string_view(child.fs_path).substr(0, slash);
-        Excluder::DirState dir_state;
-        if (ex->ExcludedByName(child.fs_path, dir,
-                               std::string_view(child.fs_path).substr(slash + 1), dir_state))
-          continue;
-      }
-      struct stat cst;
-      if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child.fs_path) : nullptr) {
-        cst = *known;
-      } else if (child.target ? lstat(child.fs_path.c_str(), &cst) != 0
-                              : stat(child.fs_path.c_str(), &cst) != 0) {
-        // A directory above a target is resolved, as restic does: `lnk/file` with `lnk` a
-        // symlink to a directory stores `lnk` as that directory holding `file` (an lstat
-        // would store the link and drop the file). The target itself stays unresolved.
-        SourceError(child.fs_path, std::string(child.target ? "lstat " : "stat ") +
-                                       child.fs_path + ": " + strerror(errno));
-        continue;
-      }
-      if (!child.target && !S_ISDIR(cst.st_mode)) {
-        SourceError(child.fs_path, child.fs_path + " is not a directory");
-        continue;
-      }
-      if (child.target && by_stat && ex->ExcludedByStat(child.fs_path, cst)) continue;
-      add_entry(child.fs_path, child_name, cst, &child);
-    }
-  } else {
-    DIR* d = opendir(path.c_str());
-    if (!d) {
-      SourceError(path, std::string("open directory ") + path + ": " + strerror(errno));
-    } else {
-      std::vector<std::string> names;
-      {
-        ScopedTimer t(Stage::kWalk);
-        errno = 0;
-        while (struct dirent* de = readdir(d)) {
-          std::string n = de->d_name;
-          if (n != "." && n != "..") names.push_back(std::move(n));
-          errno = 0;
-        }
-      }
-      if (errno != 0)
-        SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
-      int dfd = dirfd(d);
-      std::sort(names.begin(), names.end());
+  // The rules apply to a source path itself too (as restic's), not to the directories
+  // above it.
+  for (const auto& [child_name, child] : virt.children) {
+    if (child.target && by_name) {
+      size_t slash = child.fs_path.rfind('/');
+      std::string_view dir = slash == 0 ? std::string_view("/")
+                                        : std::string_view(child.fs_path).substr(0, slash);
       Excluder::DirState dir_state;
-      for (const std::string& n : names) {
-        std::string child_path = path == "/" ? "/" + n : path + "/" + n;
-        if (by_name && ex->ExcludedByName(child_path, path, n, dir_state)) continue;
-        struct stat cst;
-        int rc = 0;
-        if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child_path) : nullptr) {
-          cst = *known;
-        } else {
-          ScopedTimer t(Stage::kWalk);
-          rc = fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW);
-        }
-        if (rc != 0) {
-          SourceError(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
-          continue;
-        }
-        if (by_stat && ex->ExcludedByStat(child_path, cst)) continue;
-        add_entry(child_path, n, cst, nullptr);
-      }
-      closedir(d);
+      if (ex->ExcludedByName(child.fs_path, dir,
+                             std::string_view(child.fs_path).substr(slash + 1), dir_state))
+        continue;
+    }
+    struct stat cst;
+    if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child.fs_path) : nullptr) {
+      cst = *known;
+    } else if (child.target ? lstat(child.fs_path.c_str(), &cst) != 0
+                            : stat(child.fs_path.c_str(), &cst) != 0) {
+      // A directory above a target is resolved, as restic does: `lnk/file` with `lnk` a
+      // symlink to a directory stores `lnk` as that directory holding `file` (an lstat
+      // would store the link and drop the file). The target itself stays unresolved.
+      SourceError(child.fs_path, std::string(child.target ? "lstat " : "stat ") +
+                                     child.fs_path + ": " + strerror(errno));
+      continue;
+    }
+    if (!child.target && !S_ISDIR(cst.st_mode)) {
+      SourceError(child.fs_path, child.fs_path + " is not a directory");
+      continue;
+    }
+    if (child.target && by_stat && ex->ExcludedByStat(child.fs_path, cst)) continue;
+    AddEntry(walk, child.fs_path, child_name, cst, &child);
+  }
+}
+
+void Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
+  const Excluder* ex = excluder_.get();
+  const bool by_name = ex && ex->by_name();
+  const bool by_stat = ex && ex->by_stat();
+  DIR* d = opendir(path.c_str());
+  if (!d) {
+    SourceError(path, std::string("open directory ") + path + ": " + strerror(errno));
+    return;
+  }
+  std::vector<std::string> names;
+  {
+    ScopedTimer t(Stage::kWalk);
+    errno = 0;
+    while (struct dirent* de = readdir(d)) {
+      std::string n = de->d_name;
+      if (n != "." && n != "..") names.push_back(std::move(n));
+      errno = 0;
     }
   }
+  if (errno != 0) SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
+  int dfd = dirfd(d);
+  std::sort(names.begin(), names.end());
+  Excluder::DirState dir_state;
+  for (const std::string& n : names) {
+    std::string child_path = path == "/" ? "/" + n : path + "/" + n;
+    if (by_name && ex->ExcludedByName(child_path, path, n, dir_state)) continue;
+    struct stat cst;
+    int rc = 0;
+    if (const struct stat* known = opts_.known_stat ? opts_.known_stat(child_path) : nullptr) {
+      cst = *known;
+    } else {
+      ScopedTimer t(Stage::kWalk);
+      rc = fstatat(dfd, n.c_str(), &cst, AT_SYMLINK_NOFOLLOW);
+    }
+    if (rc != 0) {
+      SourceError(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
+      continue;
+    }
+    if (by_stat && ex->ExcludedByStat(child_path, cst)) continue;
+    AddEntry(walk, child_path, n, cst, nullptr);
+  }
+  closedir(d);
+}
 
+void Backup::AddEntry(ChildWalk& walk, const std::string& child_path,
+                      const std::string& child_name, const struct stat& cst,
+                      const VirtualDir* child_virt) {
+  const Node* pnode = walk.ParentNode(child_name);
+  const bool report = static_cast<bool>(opts_.item_done);
+  Pending p;
+  p.path = child_path;
+  if (report) p.sn_path = walk.sn_path + "/" + child_name;
+  if (S_ISDIR(cst.st_mode)) {
+    AddDirEntry(walk, std::move(p), child_name, cst, child_virt, pnode);
+    return;
+  }
+  std::vector<std::string> w;
+  p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime, pnode);
+  for (const auto& msg : w) Warn(child_path, msg);
+  if (p.node.type == NodeType::kFile) {
+    BackupStats& local = walk.local;
+    local.total_files++;
+    local.total_bytes += p.node.size;
+    if (Unchanged(child_path, cst, pnode)) {
+      p.node.content = pnode->content;
+      local.files_unmodified++;
+      if (opts_.progress) {
+        opts_.progress->AddBytes(p.node.size);
+        opts_.progress->FileDone();
+      }
+      if (report) Report(p.sn_path, false, BackupItem::Action::kUnchanged, {}, 0, 0);
+    } else {
+      if (report) {
+        p.start = Clock::now();
+        p.had_parent = pnode != nullptr;
+      }
+      if (pnode) {
+        local.files_changed++;
+      } else {
+        local.files_new++;
+      }
+      p.content = QueueFile(child_path, cst);
+    }
+  }
+  walk.entries.push_back(std::move(p));
+}
+
+void Backup::AddDirEntry(ChildWalk& walk, Pending p, const std::string& child_name,
+                         const struct stat& cst, const VirtualDir* child_virt,
+                         const Node* pnode) {
+  p.parent = pnode;
+  if (TakeWalkThread()) {
+    p.dir = std::async(std::launch::async, [this, child_path = p.path, child_name, cst,
+                                            child_virt, pnode, child_sn = p.sn_path] {
+      struct Give {
+        std::atomic<int>& n;
+        ~Give() { n++; }
+      } give{walk_threads_};
+      return SaveDirectory(child_path, child_name, cst, child_virt, pnode, child_sn);
+    });
+  } else {
+    p.node = SaveDirectory(p.path, child_name, cst, child_virt, pnode, p.sn_path);
+  }
+  walk.entries.push_back(std::move(p));
+}
+
+bool Backup::Unchanged(const std::string& path, const struct stat& cst, const Node* pnode) {
+  const bool check_ctime = !opts_.ignore_ctime && !opts_.ignore_inode;
+  const bool check_inode = !opts_.ignore_inode;
+  if (opts_.force || !pnode || !SameFileVersion(*pnode, cst, check_ctime, check_inode))
+    return false;
+  if (opts_.may_reuse && !opts_.may_reuse(path)) return false;
+  for (const BlobId& b : pnode->content)
+    if (!session_.HasBlob(BlobType::kData, b)) return false;
+  return true;
+}
+
+std::future<FileResult> Backup::QueueFile(const std::string& path, const struct stat& cst) {
+  return pool_.Submit([this, path, cst] {
+    if (opts_.content_for) {
+      FileResult r;
+      try {
+        if (auto bytes = opts_.content_for(path, cst)) {
+          r.size = bytes->size();
+          r.content = SaveBytes(*bytes, &r.added);
+          if (opts_.item_done) r.done = Clock::now();
+          return r;
+        }
+      } catch (const Error& e) {
+        r.error = e.what();
+        return r;
+      }
+    }
+    return SaveFile(path);
+  });
+}
+
+std::vector<Node> Backup::CollectNodes(ChildWalk& walk) {
+  BackupStats& local = walk.local;
   std::vector<Node> nodes;
-  nodes.reserve(entries.size());
-  for (Pending& p : entries) {
-    if (p.has_dir_future) p.node = p.dir.get();
+  nodes.reserve(walk.entries.size());
+  for (Pending& p : walk.entries) {
+    if (p.dir.valid()) p.node = p.dir.get();
     if (p.node.type == NodeType::kDir) {
       const Node* pnode = p.parent;
       if (!pnode) {
@@ -661,7 +737,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
         local.dirs_changed++;
       }
     }
-    if (p.has_future) {
+    if (p.content.valid()) {
       FileResult fr = p.content.get();
       if (!fr.error.empty()) {
         SourceError(p.path, fr.error);
@@ -669,7 +745,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
       }
       p.node.content = std::move(fr.content);
       p.node.size = fr.size;
-      if (report) {
+      if (opts_.item_done) {
         double secs = std::chrono::duration<double>(fr.done - p.start).count();
         opts_.item_done(BackupItem{p.sn_path, false,
                                    p.had_parent ? BackupItem::Action::kModified
@@ -683,30 +759,20 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     }
     nodes.push_back(std::move(p.node));
   }
-  {
-    std::lock_guard lock(warn_mu_);
-    stats_.files_new += local.files_new;
-    stats_.files_changed += local.files_changed;
-    stats_.files_unmodified += local.files_unmodified;
-    stats_.dirs_new += local.dirs_new;
-    stats_.dirs_changed += local.dirs_changed;
-    stats_.dirs_unmodified += local.dirs_unmodified;
-    stats_.total_files += local.total_files;
-    stats_.total_bytes += local.total_bytes;
+  return nodes;
+}
+
+void Backup::AddExtraFiles(std::vector<Node>& nodes) {
+  auto list = opts_.extra_files();
+  std::map<std::string, std::string> files(list.begin(), list.end());
+  for (Node& n : ExtraNodes(files, "")) {
+    for (const Node& have : nodes)
+      if (have.name == n.name)
+        Fail(ErrorCode::kFatal, "in-memory entry /" + n.name + " collides with a tracked path");
+    nodes.push_back(std::move(n));
   }
-  if (virt && virt == root_virt_ && opts_.extra_files) {
-    auto list = opts_.extra_files();
-    std::map<std::string, std::string> files(list.begin(), list.end());
-    for (Node& n : ExtraNodes(files, "")) {
-      for (const Node& have : nodes)
-        if (have.name == n.name)
-          Fail(ErrorCode::kFatal, "in-memory entry /" + n.name + " collides with a tracked path");
-      nodes.push_back(std::move(n));
-    }
-    std::sort(nodes.begin(), nodes.end(),
-              [](const Node& a, const Node& b) { return a.name < b.name; });
-  }
-  return SaveTree(nodes, &parent, tree_added);
+  std::sort(nodes.begin(), nodes.end(),
+            [](const Node& a, const Node& b) { return a.name < b.name; });
 }
 
 std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_paths,
@@ -726,8 +792,7 @@ std::optional<FileId> Backup::FindParent(const std::vector<std::string>& abs_pat
   return std::nullopt;
 }
 
-BackupResult Backup::Run() {
-  BackupResult res;
+Snapshot Backup::NewSnapshot() const {
   Snapshot snap;
   snap.time = opts_.time ? *opts_.time : NowLocal();
   snap.hostname = opts_.host.empty() ? HostName() : opts_.host;
@@ -737,91 +802,85 @@ BackupResult Backup::Run() {
   snap.tags = opts_.tags;
   snap.excludes = opts_.exclude_strings;
   snap.program_version = opts_.program_version;
+  return snap;
+}
 
-  std::vector<Node> root;
-  if (opts_.stdin_mode) {
-    Node n;
-    n.name = opts_.stdin_filename;
-    n.type = NodeType::kFile;
-    n.mode = 0644;
-    n.mtime = n.atime = n.ctime = snap.time;
-    n.uid = snap.uid;
-    n.gid = snap.gid;
-    n.user = UserNameOf(n.uid);
-    n.group = GroupNameOf(n.gid);
-    FileResult fr = pool_.Submit([this] { return SaveFile("-"); }).get();
-    if (!fr.error.empty()) Fail(ErrorCode::kFatal, fr.error);
-    n.content = std::move(fr.content);
-    n.size = fr.size;
+BlobId Backup::SaveStdin(const Snapshot& snap) {
+  Node n;
+  n.name = opts_.stdin_filename;
+  n.type = NodeType::kFile;
+  n.mode = 0644;
+  n.mtime = n.atime = n.ctime = snap.time;
+  n.uid = snap.uid;
+  n.gid = snap.gid;
+  n.user = UserNameOf(n.uid);
+  n.group = GroupNameOf(n.gid);
+  FileResult fr = pool_.Submit([this] { return SaveFile("-"); }).get();
+  if (!fr.error.empty()) Fail(ErrorCode::kFatal, fr.error);
+  n.content = std::move(fr.content);
+  n.size = fr.size;
+  {
+    MutexLock lock(warn_mu_);
     stats_.files_new++;
     stats_.total_files++;
     stats_.total_bytes += n.size;
-    root.push_back(std::move(n));
-    res.tree = SaveTree(root);
-    snap.paths = {"/" + opts_.stdin_filename};
-  } else {
-    if (opts_.targets.empty()) Fail(ErrorCode::kInvalidArgument, "nothing to back up");
-    VirtualDir top;
-    top.fs_path = "/";
-    std::vector<std::string> abs_paths;
-    for (const std::string& t : opts_.targets) {
-      struct stat st;
-      if (lstat(t.c_str(), &st) != 0)
-        Fail(ErrorCode::kFatal, "unable to back up " + t + ": " + strerror(errno));
-      std::string abs = AbsoluteTargetPath(t);
-      abs_paths.push_back(abs);
-      auto comps = TargetComponents(t[0] == '/' ? abs : t);
-      if (comps.empty()) comps = TargetComponents(abs);
-      // Real file-system path of each component: the absolute path's tail.
-      auto abs_comps = TargetComponents(abs);
-      size_t base = abs_comps.size() - comps.size();
-      VirtualDir* cur = &top;
-      std::string fs = "";
-      for (size_t i = 0; i < base; ++i) fs += "/" + abs_comps[i];
-      for (size_t i = 0; i < comps.size(); ++i) {
-        fs += "/" + abs_comps[base + i];
-        if (cur->target) break;
-        VirtualDir& child = cur->children[comps[i]];
-        child.fs_path = fs;
-        cur = &child;
-      }
-      cur->target = true;
-      cur->children.clear();
-    }
-    std::sort(abs_paths.begin(), abs_paths.end());
-    abs_paths.erase(std::unique(abs_paths.begin(), abs_paths.end()), abs_paths.end());
-    snap.paths = abs_paths;
-
-    if (opts_.parent) {
-      res.parent = opts_.parent;
-    } else if (!opts_.force) {
-      res.parent = FindParent(abs_paths, snap.hostname, snap.time);
-    }
-    ParentDir parent_root;
-    if (res.parent) {
-      Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, *res.parent),
-                                    res.parent->Hex());
-      Node fake;
-      fake.type = NodeType::kDir;
-      fake.subtree = ps.tree;
-      parent_root = ParentChildren(&fake);
-    }
-    if (rules_.by_name() || rules_.by_stat()) {
-      std::function<void(const std::string&)> notice;
-      if (opts_.notice)
-        notice = [this](const std::string& msg) {
-          std::lock_guard lock(notice_mu_);
-          opts_.notice(msg);
-        };
-      excluder_ = std::make_unique<Excluder>(rules_, abs_paths, std::move(notice));
-    }
-    root_virt_ = &top;
-    res.tree = SaveChildren("/", &top, parent_root, "", nullptr);
   }
-  snap.tree = res.tree;
-  snap.parent = res.parent;
-  repo_.Flush();
+  return SaveTree({std::move(n)});
+}
 
+VirtualDir Backup::TargetTree(std::vector<std::string>* abs_paths) const {
+  VirtualDir top;
+  top.fs_path = "/";
+  for (const std::string& t : opts_.targets) {
+    struct stat st;
+    if (lstat(t.c_str(), &st) != 0)
+      Fail(ErrorCode::kFatal, "unable to back up " + t + ": " + strerror(errno));
+    std::string abs = AbsoluteTargetPath(t);
+    abs_paths->push_back(abs);
+    auto comps = TargetComponents(t[0] == '/' ? abs : t);
+    if (comps.empty()) comps = TargetComponents(abs);
+    // Real file-system path of each component: the absolute path's tail.
+    auto abs_comps = TargetComponents(abs);
+    size_t base = abs_comps.size() - comps.size();
+    VirtualDir* cur = &top;
+    std::string fs = "";
+    for (size_t i = 0; i < base; ++i) fs += "/" + abs_comps[i];
+    for (size_t i = 0; i < comps.size(); ++i) {
+      fs += "/" + abs_comps[base + i];
+      if (cur->target) break;
+      VirtualDir& child = cur->children[comps[i]];
+      child.fs_path = fs;
+      cur = &child;
+    }
+    cur->target = true;
+    cur->children.clear();
+  }
+  std::sort(abs_paths->begin(), abs_paths->end());
+  abs_paths->erase(std::unique(abs_paths->begin(), abs_paths->end()), abs_paths->end());
+  return top;
+}
+
+ParentDir Backup::ParentRoot(const FileId& parent) {
+  Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, parent), parent.Hex());
+  Node fake;
+  fake.type = NodeType::kDir;
+  fake.subtree = ps.tree;
+  return ParentChildren(&fake);
+}
+
+void Backup::MakeExcluder(const std::vector<std::string>& abs_paths) {
+  if (!rules_.by_name() && !rules_.by_stat()) return;
+  std::function<void(const std::string&)> notice;
+  if (opts_.notice)
+    notice = [this](const std::string& msg) {
+      MutexLock lock(notice_mu_);
+      opts_.notice(msg);
+    };
+  excluder_ = std::make_unique<Excluder>(rules_, abs_paths, std::move(notice));
+}
+
+void Backup::ReportWarnings() {
+  MutexLock lock(warn_mu_);
   std::stable_sort(warnings_.begin(), warnings_.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [path, msg] : warnings_) {
@@ -831,8 +890,39 @@ BackupResult Backup::Run() {
       opts_.warn(msg);
     }
   }
-  res.stats = stats_;
-  res.incomplete = stats_.errors > 0;
+}
+
+BackupResult Backup::Run() {
+  BackupResult res;
+  Snapshot snap = NewSnapshot();
+  if (opts_.stdin_mode) {
+    res.tree = SaveStdin(snap);
+    snap.paths = {"/" + opts_.stdin_filename};
+  } else {
+    if (opts_.targets.empty()) Fail(ErrorCode::kInvalidArgument, "nothing to back up");
+    std::vector<std::string> abs_paths;
+    VirtualDir top = TargetTree(&abs_paths);
+    snap.paths = abs_paths;
+    if (opts_.parent) {
+      res.parent = opts_.parent;
+    } else if (!opts_.force) {
+      res.parent = FindParent(abs_paths, snap.hostname, snap.time);
+    }
+    ParentDir parent_root;
+    if (res.parent) parent_root = ParentRoot(*res.parent);
+    MakeExcluder(abs_paths);
+    root_virt_ = &top;
+    res.tree = SaveChildren("/", &top, parent_root, "", nullptr);
+  }
+  snap.tree = res.tree;
+  snap.parent = res.parent;
+  session_.Flush();
+  ReportWarnings();
+  {
+    MutexLock lock(warn_mu_);
+    res.stats = stats_;
+    res.incomplete = stats_.errors > 0;
+  }
   {
     ScopedTimer t(Stage::kSnapshot);
     res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
@@ -842,8 +932,8 @@ BackupResult Backup::Run() {
 
 }  // namespace
 
-BackupResult RunBackup(Repository& repo, const BackupOptions& opts, bool) {
-  Backup b(repo, opts);
+BackupResult RunBackup(WriteSession& session, const BackupOptions& opts, bool) {
+  Backup b(session, opts);
   return b.Run();
 }
 

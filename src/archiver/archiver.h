@@ -17,7 +17,8 @@
 #include "archiver/exclude.h"
 #include "core/path_match.h"
 #include "core/progress.h"
-#include "repo/repository.h"
+#include "repo/indexed_repository.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -113,9 +114,10 @@ struct BackupResult {
   bool incomplete = false;  // some sources could not be read
 };
 
-// Runs a backup into `repo` (index must be loaded). In dry-run mode the repository's
-// backend should be wrapped so nothing is written; see cli.
-BackupResult RunBackup(Repository& repo, const BackupOptions& opts, bool dry_run);
+// Runs a backup through `session` (into its indexed repository): every blob is saved by
+// the session, which is flushed before the snapshot is written. In dry-run mode the
+// repository is opened with a DryRunBackend so nothing is written; see cli.
+BackupResult RunBackup(WriteSession& session, const BackupOptions& opts, bool dry_run);
 
 // Restic's path cleaning for targets: absolute paths keep all components; relative
 // ones drop leading "." and ".." components.

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "backend/mem_backend.h"
+#include "repo/test_repository.h"
 #include "core/error.h"
 
 namespace haven {
@@ -45,7 +46,7 @@ class ArchiverTest : public ::testing::Test {
     root_ = mkdtemp(tmpl);
     be_ = std::make_shared<MemBackend>();
     Repository::Init(*be_, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
-    repo_ = Repository::Open(be_, "pw", 2);
+    repo_ = haven::testing::TestRepository::Open(be_, "pw", 2);
     repo_->LoadIndex();
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -101,7 +102,7 @@ class ArchiverTest : public ::testing::Test {
 
   fs::path root_;
   std::shared_ptr<MemBackend> be_;
-  std::unique_ptr<Repository> repo_;
+  std::unique_ptr<haven::testing::TestRepository> repo_;
   int runs_ = 0;
 };
 

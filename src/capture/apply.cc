@@ -20,7 +20,7 @@ namespace {
 
 class Apply {
  public:
-  Apply(Repository& repo, const ApplyOptions& o, std::string captured_home)
+  Apply(IndexedRepository& repo, const ApplyOptions& o, std::string captured_home)
       : repo_(repo), o_(o), captured_home_(std::move(captured_home)) {}
 
   ApplyResult Run(const BlobId& root) {
@@ -246,7 +246,7 @@ class Apply {
     fsync(dfd);
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   const ApplyOptions& o_;
   std::string captured_home_;
   int root_fd_ = -1;
@@ -262,7 +262,7 @@ std::string CapturedHome(const Snapshot& snap) {
   return "";
 }
 
-ApplyResult RunApply(Repository& repo, const Snapshot& snap, const ApplyOptions& opts) {
+ApplyResult RunApply(IndexedRepository& repo, const Snapshot& snap, const ApplyOptions& opts) {
   Apply a(repo, opts, CapturedHome(snap));
   return a.Run(snap.tree);
 }

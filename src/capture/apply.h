@@ -13,6 +13,7 @@
 #include <functional>
 #include <string>
 
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
 #include "repo/snapshot.h"
 
@@ -33,7 +34,7 @@ struct ApplyResult {
   uint64_t created = 0, updated = 0, unchanged = 0, refused = 0, errors = 0;
 };
 
-ApplyResult RunApply(Repository& repo, const Snapshot& snap, const ApplyOptions& opts);
+ApplyResult RunApply(IndexedRepository& repo, const Snapshot& snap, const ApplyOptions& opts);
 
 // The captured home recorded in a capture snapshot's tags ("" when none).
 std::string CapturedHome(const Snapshot& snap);

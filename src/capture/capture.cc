@@ -31,7 +31,7 @@ namespace {
 // Parent snapshot nodes by absolute path; trees are loaded on demand and kept.
 class ParentTree {
  public:
-  ParentTree(Repository& repo, std::optional<BlobId> root) : repo_(repo) {
+  ParentTree(IndexedRepository& repo, std::optional<BlobId> root) : repo_(repo) {
     if (root) dirs_["/"] = Load(*root);
   }
   const Node* Find(const std::string& path) {
@@ -64,7 +64,7 @@ class ParentTree {
       return std::nullopt;  // unreadable parent tree: its files are re-read
     }
   }
-  Repository& repo_;
+  IndexedRepository& repo_;
   std::unordered_map<std::string, std::optional<std::vector<Node>>> dirs_;
 };
 
@@ -99,8 +99,9 @@ struct Scanned {
 // archiver's workers meet under mu_.
 class CaptureRun {
  public:
-  CaptureRun(Repository& repo, const Scanner& scanner, const CaptureOptions& opts)
-      : repo_(repo),
+  CaptureRun(WriteSession& session, const Scanner& scanner, const CaptureOptions& opts)
+      : session_(session),
+        repo_(session.repo()),
         scanner_(scanner),
         opts_(opts),
         prof_(opts.profile),
@@ -257,7 +258,7 @@ class CaptureRun {
     std::vector<std::string> archiver_warnings;
     BackupOptions bo = ArchiveOptions();
     bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
-    res_.backup = RunBackup(repo_, bo, false);
+    res_.backup = RunBackup(session_, bo, false);
     res_.files_read = reads_ + res_.backup->stats.files_read;
     FindHomeTree();
     {
@@ -369,7 +370,8 @@ class CaptureRun {
     warnings_.clear();
   }
 
-  Repository& repo_;
+  WriteSession& session_;
+  IndexedRepository& repo_;
   const Scanner& scanner_;
   const CaptureOptions& opts_;
   const Profile& prof_;
@@ -404,8 +406,9 @@ std::string ScanTag(const Profile& p) {
          Sha256(AsBytes(policy)).Hex().substr(0, 8);
 }
 
-CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const CaptureOptions& opts) {
-  return CaptureRun(repo, scanner, opts).Run();
+CaptureResult RunCapture(WriteSession& session, const Scanner& scanner,
+                         const CaptureOptions& opts) {
+  return CaptureRun(session, scanner, opts).Run();
 }
 
 }  // namespace haven::capture

@@ -24,6 +24,7 @@
 #include "capture/profile.h"
 #include "capture/scanner.h"
 #include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven::capture {
 
@@ -62,8 +63,8 @@ inline constexpr const char* kCaptureTag = "capture";
 inline constexpr const char* kHomeTagPrefix = "haven-home:";
 inline constexpr const char* kPackagesDir = ".haven/packages";
 
-// Runs a capture into `repo` (index loaded). For a dry run, wrap the repository's backend
-// first (cli does, as for backup).
-CaptureResult RunCapture(Repository& repo, const Scanner& scanner, const CaptureOptions& opts);
+// Runs a capture through `session` (into its indexed repository). For a dry run, open the
+// repository with a DryRunBackend (cli does, as for backup).
+CaptureResult RunCapture(WriteSession& session, const Scanner& scanner, const CaptureOptions& opts);
 
 }  // namespace haven::capture

@@ -21,6 +21,7 @@
 #include "capture/profile.h"
 #include "core/error.h"
 #include "core/fd.h"
+#include "repo/test_repository.h"
 #include "repo/test_tree_builder.h"
 
 namespace haven::capture {
@@ -57,7 +58,7 @@ class CaptureTest : public ::testing::Test {
     fs::create_directories(home_);
     be_ = std::make_shared<MemBackend>();
     Repository::Init(*be_, "pw", 2, kFastScrypt, 1);
-    repo_ = Repository::Open(be_, "pw", 2);
+    repo_ = haven::testing::TestRepository::Open(be_, "pw", 2);
     repo_->LoadIndex();
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -92,7 +93,7 @@ class CaptureTest : public ::testing::Test {
   fs::path root_, home_;
   int runs_ = 0;
   std::shared_ptr<MemBackend> be_;
-  std::unique_ptr<Repository> repo_;
+  std::unique_ptr<haven::testing::TestRepository> repo_;
 };
 
 // The home's tree is compared: the root tree also holds /tmp's metadata, which other

@@ -15,7 +15,7 @@ std::string NameOf(const std::string& line) { return line.substr(0, line.find('\
 
 }  // namespace
 
-std::map<std::string, std::string> LoadPackageFiles(Repository& repo, const Snapshot& snap) {
+std::map<std::string, std::string> LoadPackageFiles(IndexedRepository& repo, const Snapshot& snap) {
   std::map<std::string, std::string> out;
   auto dir = FindTreePath(repo, snap.tree, SplitTreePath(kPackagesDir)).DirTree();
   if (!dir) return out;

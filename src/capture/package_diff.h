@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "capture/packages.h"
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
 #include "repo/snapshot.h"
 
 namespace haven::capture {
 
 // The list files under /.haven/packages/ of a snapshot: file name -> bytes.
-std::map<std::string, std::string> LoadPackageFiles(Repository& repo, const Snapshot& snap);
+std::map<std::string, std::string> LoadPackageFiles(IndexedRepository& repo, const Snapshot& snap);
 
 struct PackageDiff {
   std::string file;

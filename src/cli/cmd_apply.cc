@@ -41,7 +41,7 @@ void RegisterApply(CLI::App& app) {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto [id, snap] = ResolveCapture(*repo, snapshot, host);
-    repo->LoadIndex();
+    auto indexed = IndexedRepository::Load(*repo);
     capture::ApplyOptions o;
     o.target = target;
     if (!home.empty()) {
@@ -55,7 +55,7 @@ void RegisterApply(CLI::App& app) {
     o.no_backup = no_backup;
     o.action = [](const std::string& s) { Print((dry_run ? "would " : "") + s); };
     o.warn = [](const std::string& s) { Warn(s); };
-    capture::ApplyResult r = capture::RunApply(*repo, snap, o);
+    capture::ApplyResult r = capture::RunApply(*indexed, snap, o);
     Print("capture " + id.Short() + ": " + std::to_string(r.created) + " created, " +
           std::to_string(r.updated) + " updated, " + std::to_string(r.unchanged) +
           " unchanged" + (r.refused ? ", " + std::to_string(r.refused) + " refused" : "") +

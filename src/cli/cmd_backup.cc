@@ -17,10 +17,9 @@
 
 #include "archiver/archiver.h"
 #include "archiver/scanner.h"
-#include "backend/dry_run_backend.h"
 #include "cli/common.h"
-#include "cli/progress_reporter.h"
 #include "cli/snapshot_filter.h"
+#include "cli/progress_reporter.h"
 #include "core/error.h"
 #include "core/mutex.h"
 #include "core/timings.h"
@@ -398,7 +397,7 @@ void SetItemReports(BackupOptions& opts, const ProgressReporter& reporter) {
 }
 
 // RunBackup with the totals scanner beside it (for the progress line).
-BackupResult RunWithScanner(Repository& repo, const BackupOptions& opts, bool dry_run,
+BackupResult RunWithScanner(WriteSession& session, const BackupOptions& opts, bool dry_run,
                             ProgressCounters& progress, const ProgressReporter& reporter) {
   std::atomic<bool> stop_scan{false};
   std::thread scanner;
@@ -407,7 +406,7 @@ BackupResult RunWithScanner(Repository& repo, const BackupOptions& opts, bool dr
     scanner = std::thread([&] { ScanTotals(opts.targets, scan_rules, progress, stop_scan); });
   BackupResult r;
   try {
-    r = RunBackup(repo, opts, dry_run);
+    r = RunBackup(session, opts, dry_run);
   } catch (...) {
     stop_scan = true;
     if (scanner.joinable()) scanner.join();
@@ -472,10 +471,12 @@ void RunBackupCmd(const BackupCmd& o) {
   opts.ignore_ctime = o.ignore_ctime;
   opts.ignore_inode = o.ignore_inode;
   if (!o.time.empty()) opts.time = ParseBackupTime(o.time);
-  auto repo = OpenRepository();
-  std::shared_ptr<Backend> real = repo->backend_ptr();
+  // A dry run reads the repository as it is and discards every write but the lock's.
+  OpenOptions open;
+  open.dry_run = o.dry_run;
+  auto repo = OpenRepository(open);
   auto lock = LockRepository(*repo, false);
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   // After the password (which may come from stdin too, before the list).
   SetTargets(o, opts);
   SetSnapshotAndWarnings(o, opts);
@@ -484,18 +485,16 @@ void RunBackupCmd(const BackupCmd& o) {
     opts.parent = ResolveSnapshot(o.parent, snaps);
   }
   const bool skipped_missing = KeepExistingTargets(opts);
-  // Same repository state, but every write is discarded.
-  if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
-  Repository* target = repo.get();
+  WriteSession session(*indexed, GlobalWriteOptions());
   ProgressCounters progress;
   opts.progress = &progress;
   ProgressReporter reporter("backup", progress);
   SetItemReports(opts, reporter);
-  BackupResult r = RunWithScanner(*target, opts, o.dry_run, progress, reporter);
+  BackupResult r = RunWithScanner(session, opts, o.dry_run, progress, reporter);
   reporter.Finish();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Timings::PrintIfEnabled("backup", secs);
-  PrintSummary(r, target->stats(), secs, o.dry_run);
+  PrintSummary(r, session.stats(), secs, o.dry_run);
   if (r.incomplete || skipped_missing) {
     Warn("Warning: at least one source file could not be read");
     g_exit_code = 3;

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "backend/dry_run_backend.h"
 #include "capture/capture.h"
 #include "cli/common.h"
 #include "core/error.h"
@@ -127,12 +126,13 @@ void RunCaptureCmd(const CaptureCmd& o) {
   const capture::CaptureOptions opts = OptionsFor(o, warnings);
   capture::Scanner scanner(ScannerCacheDir());
 
-  auto repo = OpenRepository();
-  std::shared_ptr<Backend> real = repo->backend_ptr();
+  OpenOptions open;
+  open.dry_run = o.dry_run;  // every write but the lock's is discarded
+  auto repo = OpenRepository(open);
   auto lock = LockRepository(*repo, false);
-  repo->LoadIndex();
-  if (o.dry_run) repo->set_backend(std::make_shared<DryRunBackend>(real));
-  capture::CaptureResult r = capture::RunCapture(*repo, scanner, opts);
+  auto indexed = IndexedRepository::Load(*repo);
+  WriteSession session(*indexed, GlobalWriteOptions());
+  capture::CaptureResult r = capture::RunCapture(session, scanner, opts);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Timings::PrintIfEnabled("capture", secs);
   // Warnings follow the report, so a blocked capture's first line names the file.
@@ -151,7 +151,7 @@ void RunCaptureCmd(const CaptureCmd& o) {
   if (Globals().json) {
     PrintSummaryJson(o, r, opts.profile, secs);
   } else {
-    PrintSummaryText(o, r, repo->stats().data_added.load());
+    PrintSummaryText(o, r, session.stats().data_added.load());
   }
   if (!r.findings.empty()) {
     g_exit_code = ExitCodeFor(ErrorCode::kSecretsFound);

@@ -139,12 +139,12 @@ void RegisterCat(CLI::App& app) {
       need_id();
       auto bid = BlobId::FromHex(id);
       if (!bid) Fail(ErrorCode::kInvalidArgument, "invalid blob id \"" + id + "\"");
-      repo->LoadIndex();
+      auto indexed = IndexedRepository::Load(*repo);
       BlobType bt = type == "tree" ? BlobType::kTree : BlobType::kData;
-      if (type == "blob" && !repo->index().Has(BlobType::kData, *bid) &&
-          repo->index().Has(BlobType::kTree, *bid))
+      if (type == "blob" && !indexed->index().Has(BlobType::kData, *bid) &&
+          indexed->index().Has(BlobType::kTree, *bid))
         bt = BlobType::kTree;
-      WriteAll(repo->LoadBlob(bt, *bid));
+      WriteAll(indexed->LoadBlob(bt, *bid));
     } else {
       Fail(ErrorCode::kInvalidArgument, "invalid type \"" + type + "\"");
     }

@@ -21,7 +21,7 @@ void RegisterCheck(CLI::App& app) {
                 "the cached copies of those files)");
   cmd->callback([] {
     // Without --with-cache, check reads the repository's own files, not cached copies.
-    auto repo = OpenRepository(/*use_cache=*/with_cache);
+    auto repo = OpenRepository({.use_cache = with_cache});
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
     opts.read_data = read_data;

@@ -41,14 +41,17 @@ double CpuSeconds() {
 }
 
 void RunGenRepo(const GenRepoOptions& in) {
-  auto repo = OpenRepository(/*use_cache=*/false);
+  OpenOptions open;
+  open.use_cache = false;
+  auto repo = OpenRepository(open);
   auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   GenRepoOptions o = in;
   o.threads = Jobs();
+  o.write = GlobalWriteOptions();
   o.progress = [](const std::string& s) { Print(s); };
   auto t0 = std::chrono::steady_clock::now();
-  GenRepoResult r = GenerateRepository(*repo, o);
+  GenRepoResult r = GenerateRepository(*indexed, o);
   char buf[200];
   std::snprintf(buf, sizeof buf, "generated %llu data blobs, %llu trees, %llu snapshots in %.1f s",
                 static_cast<unsigned long long>(r.data_blobs),
@@ -63,17 +66,17 @@ void RunUsedBlobs() {
   const uint64_t rss0 = ProcStatus("VmRSS");
   auto t0 = std::chrono::steady_clock::now();
   const double c0 = CpuSeconds();
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   const double t_index = Since(t0);
   const double c_index = CpuSeconds() - c0;
   const uint64_t rss1 = ProcStatus("VmRSS");
   const uint64_t hwm_load = ProcStatus("VmHWM");
-  const uint64_t n = repo->index().BlobCount();
+  const uint64_t n = indexed->index().BlobCount();
   std::vector<UsedBlobsRoot> roots;
   for (const auto& [id, s] : repo->LoadSnapshots()) roots.push_back({id, s.tree});
   auto t1 = std::chrono::steady_clock::now();
   const double c1 = CpuSeconds();
-  UsedBlobs used = FindUsedBlobs(*repo, roots, {Jobs(), {}});
+  UsedBlobs used = FindUsedBlobs(*indexed, roots, {Jobs(), {}});
   const double t_walk = Since(t1);
   const double c_walk = CpuSeconds() - c1;
   const uint64_t hwm = ProcStatus("VmHWM");
@@ -86,8 +89,8 @@ void RunUsedBlobs() {
                 "%.0f used blobs/s, %.0f indexed blobs/s, %.0f used blobs per CPU-second)\n"
                 "peak RSS %.1f MiB (%.1f bytes per indexed blob; %.1f during the index load)",
                 static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(repo->index().PackCount()), t_index, c_index,
-                double(repo->index().MemoryUsage()) * per, double(rss1 - rss0) * per,
+                static_cast<unsigned long long>(indexed->index().PackCount()), t_index, c_index,
+                double(indexed->index().MemoryUsage()) * per, double(rss1 - rss0) * per,
                 roots.size(), used.Count(BlobType::kTree), used.Count(BlobType::kData), t_walk,
                 c_walk, double(used.size()) / t_walk, double(n) / t_walk,
                 double(used.size()) / c_walk,

@@ -42,7 +42,7 @@ void WriteAll(const uint8_t* p, size_t n) {
 
 class Dumper {
  public:
-  Dumper(Repository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
+  Dumper(IndexedRepository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
 
   // The nodes of `tree`, at `prefix` (a path in the snapshot, "" for the root).
   void Tree(const BlobId& tree, const std::string& prefix, bool top) {
@@ -74,7 +74,7 @@ class Dumper {
                                     "recorded size of " + std::to_string(n.size));
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   ArchiveWriter& w_;
 };
 
@@ -82,7 +82,7 @@ class Dumper {
 // (the archiver's cleaning of absolute target paths is the same rule).
 std::vector<std::string> SplitPath(const std::string& p) { return TargetComponents("/" + p); }
 
-void DumpTree(Repository& repo, const BlobId& tree, const std::string& prefix,
+void DumpTree(IndexedRepository& repo, const BlobId& tree, const std::string& prefix,
               const DumpOptions& o) {
   if (isatty(STDOUT_FILENO))
     DumpFail(ErrorCode::kInvalidArgument, "stdout is the terminal, please redirect output");
@@ -99,10 +99,10 @@ void RunDump(const DumpOptions& o) {
   auto repo = OpenRepository();
   auto lock = LockRepository(*repo, false);
   auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   std::vector<std::string> parts = SplitPath(o.path);
-  if (parts.empty()) return DumpTree(*repo, s.tree, "", o);
-  const TreePath found = FindTreePath(*repo, s.tree, parts);
+  if (parts.empty()) return DumpTree(*indexed, s.tree, "", o);
+  const TreePath found = FindTreePath(*indexed, s.tree, parts);
   auto item = [&](size_t upto) {  // "/a/b" for parts[0..upto]
     std::string out;
     for (size_t i = 0; i <= upto; ++i) out += "/" + parts[i];
@@ -113,14 +113,14 @@ void RunDump(const DumpOptions& o) {
   if (found.stop == TreePath::Stop::kNotADir)
     DumpFail(ErrorCode::kNotFound, "\"" + item(found.at) + "\" should be a dir, but is a " +
                                        NodeTypeName(found.nodes.back().type));
-  if (auto dir = found.DirTree()) return DumpTree(*repo, *dir, item(parts.size() - 1), o);
+  if (auto dir = found.DirTree()) return DumpTree(*indexed, *dir, item(parts.size() - 1), o);
   const Node& file = found.nodes.back();
   if (file.type != NodeType::kFile)
     DumpFail(ErrorCode::kInvalidArgument, "\"" + item(parts.size() - 1) +
                                               "\" should be a file, but is a " +
                                               NodeTypeName(file.type));
   for (const BlobId& b : file.content) {
-    Bytes data = repo->LoadBlob(BlobType::kData, b);
+    Bytes data = indexed->LoadBlob(BlobType::kData, b);
     WriteAll(data.data(), data.size());
   }
 }

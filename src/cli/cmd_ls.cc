@@ -77,7 +77,7 @@ struct LsOptions {
 
 class Lister {
  public:
-  Lister(Repository& repo, const LsOptions& o) : stream_(repo, repo.threads()), o_(o) {}
+  Lister(IndexedRepository& repo, const LsOptions& o) : stream_(repo, repo.threads()), o_(o) {}
 
   // Lists the tree's nodes in order, each directory's entries right after it (the trees
   // descended into are loaded ahead, in that order, by the stream).
@@ -189,8 +189,8 @@ void RegisterLs(CLI::App& app) {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-    repo->LoadIndex();
-    Lister lister(*repo, o);
+    auto indexed = IndexedRepository::Load(*repo);
+    Lister lister(*indexed, o);
     if (Globals().json) {
       lister.out() += SnapshotListJson(id, s, "snapshot") + "\n";
     } else if (!Globals().quiet) {

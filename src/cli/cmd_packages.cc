@@ -29,8 +29,8 @@ void RegisterPackages(CLI::App& app) {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto [id, snap] = ResolveCapture(*repo, snapshot, host);
-    repo->LoadIndex();
-    auto recorded = capture::LoadPackageFiles(*repo, snap);
+    auto indexed = IndexedRepository::Load(*repo);
+    auto recorded = capture::LoadPackageFiles(*indexed, snap);
     std::set<std::string> managers;
     for (const auto& [file, bytes] : recorded) {
       std::string m = capture::ManagerOfFile(file);

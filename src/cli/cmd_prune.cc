@@ -39,6 +39,7 @@ void RegisterPrune(CLI::App& app) {
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
     auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
     opts.jobs = Jobs();
+    opts.write = GlobalWriteOptions();
     opts.progress = [](const std::string& s) { Print(s); };
     opts.warn = [](const std::string& s) { Warn(s); };
     const auto start = std::chrono::steady_clock::now();

@@ -37,7 +37,7 @@ void RunRepairSnapshots(const RepairSnapshotsFlags& f) {
   auto repo = OpenRepository();
   std::unique_ptr<Lock> lock;
   if (!f.dry_run) lock = Lock::Acquire(*repo, /*exclusive=*/true);
-  repo->LoadIndex();
+  auto indexed = IndexedRepository::Load(*repo);
   std::vector<Repository::SnapshotFailure> failed;
   auto all = repo->LoadSnapshots(&failed);
   std::vector<std::pair<FileId, Snapshot>> selected;
@@ -63,7 +63,8 @@ void RunRepairSnapshots(const RepairSnapshotsFlags& f) {
   opts.progress = [](const std::string& s) { Verbose(s); };
   RepairSnapshotsResult r;
   RemoveDamagedSnapshots(*repo, damaged, opts, r, [](const std::string& s) { Warn(s); });
-  RepairSnapshotsResult rewritten = RepairSnapshots(*repo, selected, opts);
+  WriteSession session(*indexed, GlobalWriteOptions());
+  RepairSnapshotsResult rewritten = RepairSnapshots(session, selected, opts);
   r.modified = rewritten.modified + r.removed_damaged;
   r.written = std::move(rewritten.written);
   if (!Globals().verbose)

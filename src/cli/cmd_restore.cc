@@ -22,7 +22,7 @@ struct RestoreCmd {
 };
 
 // The tree to restore: SNAPSHOT or restic's SNAPSHOT:SUBFOLDER (a directory of it).
-BlobId TreeToRestore(Repository& repo, const SnapshotEntry& e, const std::string& sub) {
+BlobId TreeToRestore(IndexedRepository& repo, const SnapshotEntry& e, const std::string& sub) {
   const auto parts = SplitTreePath(sub);
   if (parts.empty()) return e.second.tree;
   auto dir = FindTreePath(repo, e.second.tree, parts).DirTree();
@@ -80,8 +80,8 @@ void RunRestoreCmd(const RestoreCmd& o) {
   }
   const SnapshotEntry e = FindSnapshot(*repo, arg, o.filter);
   const auto& [id, s] = e;
-  repo->LoadIndex();
-  const BlobId tree = TreeToRestore(*repo, e, sub);
+  auto indexed = IndexedRepository::Load(*repo);
+  const BlobId tree = TreeToRestore(*indexed, e, sub);
   if (!Globals().json)
     Print("restoring snapshot " + id.Short() + " of " +
           (s.paths.empty() ? std::string() : s.paths[0]) + " at " + gojson::FormatTime(s.time) +
@@ -90,7 +90,7 @@ void RunRestoreCmd(const RestoreCmd& o) {
   ProgressCounters progress;
   opts.progress = &progress;
   ProgressReporter reporter("restore", progress);
-  RestoreResult r = RunRestore(*repo, tree, opts);
+  RestoreResult r = RunRestore(*indexed, tree, opts);
   reporter.Finish();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   Timings::PrintIfEnabled("restore", secs);

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "backend/cache_backend.h"
+#include "backend/dry_run_backend.h"
 #include "backend/kill_backend.h"
 #include "backend/limit_backend.h"
 #include "backend/local_backend.h"
@@ -308,10 +309,6 @@ std::string CacheBaseDir() {
 
 namespace {
 
-// Local cache wiring: the repository id is known only now, after the config was
-// decrypted. Tree packs are recognised through the index (loaded later by the command)
-// when read, and through the repository's hook when written. A cache that cannot be
-// opened is reported and the repository is used without it, as restic does.
 // --cleanup-cache: removes the cache folders of repositories not used for 30 days (the
 // cache touches its folder on every use), as restic; never the current one.
 void CleanupOldCaches(const std::string& base, const std::string& current_id) {
@@ -334,33 +331,32 @@ void CleanupOldCaches(const std::string& base, const std::string& current_id) {
   if (removed) Print("removed " + std::to_string(removed) + " old cache folders from " + base);
 }
 
-void AttachCache(Repository& repo, const std::shared_ptr<CacheBackend>& cache) {
+// Tells the cache the repository id (known only now, after the config was decrypted) and
+// hands it to the repository, whose indexed form and write sessions tell it about tree
+// packs. Returns false when the cache cannot be used (reported; the repository is used
+// without it, as restic does).
+bool AttachCache(Repository& repo, const std::shared_ptr<CacheBackend>& cache) {
   cache->SetWarningHandler([](const std::string& w) { Warn("warning: " + w); });
   try {
     cache->SetRepositoryId(repo.config().id);
   } catch (const Error& e) {
     Warn(std::string("unable to open cache: ") + e.what());
-    return;
+    return false;
   }
-  // The cache is owned by the repository (its backend), so the pointer outlives its use.
-  const Repository* r = &repo;
-  cache->SetTreePackPredicate([r](const std::string& name) {
-    auto id = PackId::FromHex(name);
-    return id && r->IsTreePack(*id);
-  });
-  repo.set_on_tree_pack([cache](const std::string& name) { cache->NoteTreePack(name); });
+  repo.set_cache(cache);
+  return true;
 }
 
 }  // namespace
 
-std::unique_ptr<Repository> OpenRepository(bool use_cache) {
+std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   std::string loc = RepoLocation();
   auto be = MakeBackend(loc);
   if (!be->Exists())
     Fail(ErrorCode::kNoRepository,
          "repository " + loc + " does not exist: unable to open config file");
   std::shared_ptr<CacheBackend> cache;
-  if (use_cache && !Globals().no_cache) {
+  if (opts.use_cache && !Globals().no_cache) {
     std::string dir = CacheBaseDir();
     if (dir.empty()) {
       Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
@@ -369,19 +365,29 @@ std::unique_ptr<Repository> OpenRepository(bool use_cache) {
       be = cache;
     }
   }
+  // Same repository state, but every write (other than the lock) is discarded.
+  if (opts.dry_run) be = std::make_shared<DryRunBackend>(be);
   std::string hint = Globals().key_hint.empty() ? Env("KEY_HINT") : Globals().key_hint;
   auto repo = Repository::Open(be, ReadPassword(), Jobs(), hint);
   repo->set_warn([](const std::string& w) { Warn(w); });
   if (cache) AttachCache(*repo, cache);
   if (cache && Globals().cleanup_cache) CleanupOldCaches(CacheBaseDir(), repo->config().id);
+  // A bad --pack-size or --compression is refused here, by every command, as before the
+  // write options moved to the commands that write.
+  GlobalWriteOptions();
+  return repo;
+}
+
+WriteOptions GlobalWriteOptions() {
+  WriteOptions w;
   std::string pack = Globals().pack_size.empty() ? Env("PACK_SIZE") : Globals().pack_size;
   if (!pack.empty())
-    repo->set_pack_size(ParseCount(pack, "--pack-size (MiB)", Repository::kMinPackSize >> 20,
-                                   Repository::kMaxPackSize >> 20)
-                        << 20);
+    w.pack_size = ParseCount(pack, "--pack-size (MiB)", WriteOptions::kMinPackSize >> 20,
+                             WriteOptions::kMaxPackSize >> 20)
+                  << 20;
   std::string comp = Globals().compression.empty() ? Env("COMPRESSION") : Globals().compression;
-  if (!comp.empty()) repo->set_compression(ParseCompression(comp));
-  return repo;
+  if (!comp.empty()) w.compression = ParseCompression(comp);
+  return w;
 }
 
 std::string ScannerCacheDir() {

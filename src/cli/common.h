@@ -10,7 +10,9 @@
 
 #include "backend/backend.h"
 #include "repo/lock.h"
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven::cli {
 
@@ -62,10 +64,21 @@ std::string ReadPassword(const std::string& prompt = "enter password for reposit
 std::string ReadPasswordFrom(const std::string& file, const std::string& command,
                              const std::string& prompt, bool confirm);
 
-// Opens -r's repository. With use_cache (and no --no-cache) the backend is wrapped in the
-// local cache (CacheBackend) under CacheBaseDir(); `check` opens without it so that it
-// verifies the repository's own files.
-std::unique_ptr<Repository> OpenRepository(bool use_cache = true);
+// What OpenRepository wraps the storage in; chosen once, at open.
+struct OpenOptions {
+  // The local cache (CacheBackend) under CacheBaseDir(), unless --no-cache; `check` opens
+  // without it so that it verifies the repository's own files.
+  bool use_cache = true;
+  // Every write and removal is discarded (DryRunBackend), except lock files: the lock is
+  // taken as for a real run (backup/capture --dry-run).
+  bool dry_run = false;
+};
+// Opens -r's repository. Commands that need the index turn it into an IndexedRepository
+// (IndexedRepository::Load) after taking the lock.
+std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts = {});
+// How new packs are written: --pack-size (or $HAVEN_PACK_SIZE) and --compression (or
+// $HAVEN_COMPRESSION), as a WriteSession takes them.
+WriteOptions GlobalWriteOptions();
 // --cache-dir, else $HAVEN_CACHE_DIR / $RESTIC_CACHE_DIR, else haven's own default
 // ($XDG_CACHE_HOME/haven or ~/.cache/haven); "" when none can be determined.
 // $HOME without trailing slashes; throws when it is not an absolute path.

@@ -1,6 +1,7 @@
 #include "cli/snapshot_filter.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 

@@ -17,6 +17,7 @@
 #include "core/timings.h"
 #include "maintenance/prune.h"
 #include "repo/gojson.h"
+#include "repo/indexed_repository.h"
 #include "repo/node.h"
 #include "repo/tree_stream.h"
 
@@ -237,7 +238,7 @@ struct PackState {
 
 // Compares the pack files with the index: missing packs and wrong sizes are errors;
 // packs in several indexes, mixed packs and unreferenced files are hints.
-PackState CheckPackFiles(Repository& repo, CheckResult& res) {
+PackState CheckPackFiles(IndexedRepository& repo, CheckResult& res) {
   PackState st;
   repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
     if (auto id = PackId::FromHex(fi.name)) st.on_disk[*id] = fi.size;
@@ -285,7 +286,7 @@ PackState CheckPackFiles(Repository& repo, CheckResult& res) {
 // is checked once (a bitmap over index positions); each problem is reported once.
 class TreeCheck {
  public:
-  TreeCheck(Repository& repo, int threads) : repo_(repo), index_(repo.index()), threads_(threads) {}
+  TreeCheck(IndexedRepository& repo, int threads) : repo_(repo), index_(repo.index()), threads_(threads) {}
 
   // Appends the problems to `errors`, ordered by snapshot (as listed), then path.
   void Run(const std::vector<FileId>& snap_ids, std::vector<std::string>& errors) {
@@ -374,7 +375,7 @@ class TreeCheck {
     }
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   const Index& index_;
   const int threads_;
   const std::vector<FileId>* snap_ids_ = nullptr;
@@ -388,7 +389,7 @@ class TreeCheck {
 
 // --read-data: the selected packs, largest first (so that no thread is left with a big
 // one at the end), on `threads` threads; the problems in pack id order.
-void ReadPacks(Repository& repo, const PackState& st, const std::vector<PackId>& ids,
+void ReadPacks(IndexedRepository& repo, const PackState& st, const std::vector<PackId>& ids,
                int threads, CheckResult& res) {
   std::vector<size_t> todo(ids.size());
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
@@ -433,22 +434,24 @@ std::vector<PackId> PacksToRead(const PackState& st, const CheckOptions& opts,
 
 // The steps one after another: index, pack files, snapshots and trees, then (with
 // --read-data) the packs' bytes. Problems are reported in that order.
-CheckResult RunCheck(Repository& repo, const CheckOptions& opts) {
+CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   CheckResult res;
   auto stage = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
   // Snapshots are listed before the index is loaded (a concurrent backup writes the
   // index before its snapshot).
-  std::vector<FileId> snap_ids = repo.ListIds(FileType::kSnapshot);
+  std::vector<FileId> snap_ids = opened.ListIds(FileType::kSnapshot);
   stage("load indexes");
+  std::unique_ptr<IndexedRepository> indexed;
   try {
     ScopedTimer timer(Stage::kIndex);
-    repo.LoadIndex();
+    indexed = IndexedRepository::Load(opened);
   } catch (const Error& e) {
     res.errors.push_back(std::string("error loading index: ") + e.what());
     return res;
   }
+  IndexedRepository& repo = *indexed;
 
   stage("check all packs");
   PackState packs = CheckPackFiles(repo, res);

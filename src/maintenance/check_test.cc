@@ -9,6 +9,7 @@
 
 #include "backend/mem_backend.h"
 #include "core/error.h"
+#include "repo/test_repository.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -63,10 +64,10 @@ class CheckTest : public ::testing::Test {
     repo->Flush();
   }
 
-  std::unique_ptr<Repository> Open() { return Repository::Open(mem_, kPassword, 2); }
+  std::unique_ptr<haven::testing::TestRepository> Open() { return haven::testing::TestRepository::Open(mem_, kPassword, 2); }
 
   // pack -> its index entries, and pack -> stored size.
-  void Packs(Repository& repo, std::map<PackId, std::vector<PackedBlob>>* packs,
+  void Packs(haven::testing::TestRepository& repo, std::map<PackId, std::vector<PackedBlob>>* packs,
              std::map<PackId, uint64_t>* sizes) {
     repo.index().ForEach([&](const PackId& p, const PackedBlob& b) { (*packs)[p].push_back(b); });
     mem_->List(FileType::kPack, [&](const FileInfo& fi) { (*sizes)[*PackId::FromHex(fi.name)] = fi.size; });

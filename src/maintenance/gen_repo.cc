@@ -1,5 +1,7 @@
 #include "maintenance/gen_repo.h"
 
+#include "repo/write_session.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -55,8 +57,8 @@ std::string Name(const char* prefix, uint32_t i) {
 
 class Generator {
  public:
-  Generator(Repository& repo, const GenRepoOptions& o)
-      : repo_(repo), o_(o), threads_(std::max(1, o.threads > 0 ? o.threads : repo.threads())) {
+  Generator(IndexedRepository& repo, const GenRepoOptions& o)
+      : repo_(repo), session_(repo, WriteOptionsOf(o)), o_(o), threads_(std::max(1, o.threads > 0 ? o.threads : repo.threads())) {
     if (o.dirs == 0 || o.files == 0 || o.blobs_per_file == 0 || o.blob_size < 8)
       Fail(ErrorCode::kInvalidArgument, "gen-repo: dirs, files and blobs must be > 0, blob size >= 8");
     versions_.assign(size_t(o.dirs) * o.files, 0);
@@ -64,8 +66,6 @@ class Generator {
   }
 
   GenRepoResult Run() {
-    // Random data does not compress; trying costs more than everything else per blob.
-    repo_.set_compression(Compression::kOff);
     std::vector<uint32_t> all(o_.dirs);
     for (uint32_t d = 0; d < o_.dirs; ++d) all[d] = d;
     std::optional<FileId> parent;
@@ -94,7 +94,7 @@ class Generator {
       snap.username = "gen";
       snap.uid = snap.gid = 1000;
       snap.program_version = "haven debug gen-repo";
-      repo_.Flush();  // packs and index before the snapshot that needs them
+      session_.Flush();  // packs and index before the snapshot that needs them
       parent = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
       if (o_.progress)
         o_.progress("snapshot " + std::to_string(s + 1) + "/" + std::to_string(o_.snapshots) +
@@ -112,7 +112,7 @@ class Generator {
   BlobId SaveTree(const std::vector<Node>& nodes) {
     std::string t = EncodeTree(nodes);
     BlobId id(Sha256(AsBytes(t)));
-    if (repo_.SaveBlob(BlobType::kTree, id, AsBytes(t))) tree_blobs_++;
+    if (session_.SaveBlob(BlobType::kTree, id, AsBytes(t))) tree_blobs_++;
     return id;
   }
 
@@ -140,7 +140,7 @@ class Generator {
           std::memcpy(buf.data() + i, &x, std::min<size_t>(8, buf.size() - i));
         }
         BlobId id(Sha256(buf));
-        if (repo_.SaveBlob(BlobType::kData, id, buf)) data_blobs_++;
+        if (session_.SaveBlob(BlobType::kData, id, buf)) data_blobs_++;
         n.content.push_back(id);
       }
     }
@@ -168,7 +168,15 @@ class Generator {
     return SaveTree({DirNode("gen", top_tree, 1u << 27)});
   }
 
-  Repository& repo_;
+  static WriteOptions WriteOptionsOf(const GenRepoOptions& o) {
+    WriteOptions w = o.write;
+    // Random data does not compress; trying costs more than everything else per blob.
+    w.compression = Compression::kOff;
+    return w;
+  }
+
+  IndexedRepository& repo_;
+  WriteSession session_;
   const GenRepoOptions& o_;
   const int threads_;
   std::vector<uint32_t> versions_;  // per file of every leaf directory
@@ -178,7 +186,7 @@ class Generator {
 
 }  // namespace
 
-GenRepoResult GenerateRepository(Repository& repo, const GenRepoOptions& opts) {
+GenRepoResult GenerateRepository(IndexedRepository& repo, const GenRepoOptions& opts) {
   return Generator(repo, opts).Run();
 }
 

@@ -1,6 +1,6 @@
 // A generator of large synthetic repositories for benchmarks and tests (`haven debug
 // gen-repo`): real restic trees with real file nodes, small random data blobs, many
-// snapshots, all written through Repository's packers and index writer, so restic reads
+// snapshots, all written through a WriteSession (packers and index writer), so restic reads
 // the result like any other repository.
 //
 // Shape: snapshot 0 holds `dirs` leaf directories (under two levels of 64-way fan-out
@@ -15,7 +15,8 @@
 #include <functional>
 #include <string>
 
-#include "repo/repository.h"
+#include "repo/indexed_repository.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -28,6 +29,7 @@ struct GenRepoOptions {
   uint32_t snapshots = 10;
   uint32_t changed_dirs = 5000;  // per snapshot after the first
   int threads = 0;               // 0: repo.threads()
+  WriteOptions write;            // pack size (compression is always off: random data)
   std::function<void(const std::string&)> progress;
 };
 
@@ -35,6 +37,6 @@ struct GenRepoResult {
   uint64_t data_blobs = 0, tree_blobs = 0, snapshots = 0;
 };
 
-GenRepoResult GenerateRepository(Repository& repo, const GenRepoOptions& opts);
+GenRepoResult GenerateRepository(IndexedRepository& repo, const GenRepoOptions& opts);
 
 }  // namespace haven

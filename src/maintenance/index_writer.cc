@@ -170,7 +170,7 @@ std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
   for (size_t i = 0; i < packs.size(); ++i) {
     if (!keep(i)) continue;
     const auto& blobs = packs.blobs(i);
-    if (cur_blobs > 0 && cur_blobs + blobs.size() > Repository::kIndexFlushBlobs) {
+    if (cur_blobs > 0 && cur_blobs + blobs.size() > WriteSession::kIndexFlushBlobs) {
       files.push_back(std::move(cur));
       cur = IndexFile();
       cur_blobs = 0;

@@ -14,6 +14,7 @@
 #include "core/id.h"
 #include "repo/index.h"
 #include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -80,7 +81,7 @@ inline void ParallelForEach(size_t n, int threads, const std::function<void(size
   ParallelFor(n, threads, fn);
 }
 
-// Writes index files (at most Repository::kIndexFlushBlobs blobs each, whole packs)
+// Writes index files (at most WriteSession::kIndexFlushBlobs blobs each, whole packs)
 // describing every pack of `packs` for which keep(i) is true. Returns the new file ids.
 std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
                                     const std::function<bool(size_t)>& keep, int threads);

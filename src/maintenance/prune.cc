@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/timings.h"
 #include "maintenance/index_writer.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -112,7 +113,7 @@ struct PruneLimits {
   uint64_t target = 0;  // packs below this size are "small"
 };
 
-PruneLimits ParseLimits(Repository& repo, const PruneOptions& opts) {
+PruneLimits ParseLimits(const Repository& repo, const PruneOptions& opts) {
   PruneLimits l;
   l.max_unused = ParseMaxUnused(opts.max_unused);
   if (!Trim(opts.max_repack_size).empty())
@@ -120,10 +121,10 @@ PruneLimits ParseLimits(Repository& repo, const PruneOptions& opts) {
   if (opts.repack_uncompressed && repo.config().version < 2)
     Fail(ErrorCode::kInvalidArgument,
          "compression requires at least repository format version 2");
-  if (opts.repack_uncompressed && repo.compression() == Compression::kOff)
+  if (opts.repack_uncompressed && opts.write.compression == Compression::kOff)
     Fail(ErrorCode::kInvalidArgument,
          "disabled compression and `--repack-uncompressed` are mutually exclusive");
-  l.target = opts.repack_small ? repo.pack_size() / 5 * 4 : repo.pack_size() / 25;
+  l.target = opts.repack_small ? opts.write.pack_size / 5 * 4 : opts.write.pack_size / 25;
   return l;
 }
 
@@ -155,14 +156,9 @@ std::vector<UsedBlobsRoot> SnapshotRoots(Repository& repo, const PruneOptions& o
   return roots;
 }
 
-// Loads the index and walks every snapshot's trees.
-UsedBlobs FindUsed(Repository& repo, const PruneOptions& opts) {
-  // The lock is exclusive, so the order of index and snapshots does not matter here.
-  Progress(opts, "loading indexes...");
-  {
-    ScopedTimer t(Stage::kIndexLoad);
-    repo.LoadIndex();
-  }
+// Walks every snapshot's trees (the lock is exclusive, so the order of index and snapshots
+// does not matter here).
+UsedBlobs FindUsed(IndexedRepository& repo, const PruneOptions& opts) {
   const std::vector<UsedBlobsRoot> roots = SnapshotRoots(repo, opts);
   Progress(opts, "finding data that is still in use for " + std::to_string(roots.size()) +
                      " snapshots");
@@ -339,7 +335,7 @@ void ClassifyPack(const PackId& id, uint64_t size, const PackInfo& p, size_t i, 
 
 // Every pack file on storage: unreferenced ones go first; an indexed one whose size
 // differs from the index while it holds used blobs makes prune refuse.
-void ClassifyListedPacks(Repository& repo, const IndexPackView& packs,
+void ClassifyListedPacks(IndexedRepository& repo, const IndexPackView& packs,
                          const std::vector<PackInfo>& info, const PruneOptions& opts,
                          uint64_t target, PrunePlan& plan, PackDecisions& d) {
   std::string size_errors;
@@ -404,7 +400,7 @@ void ClassifyMissingPacks(const IndexPackView& packs, const std::vector<PackInfo
 }
 
 // Classifies every pack (keep / repack candidate / remove / unreferenced / ignore).
-PackDecisions ClassifyPacks(Repository& repo, const IndexPackView& packs,
+PackDecisions ClassifyPacks(IndexedRepository& repo, const IndexPackView& packs,
                             const std::vector<PackInfo>& info, const PruneOptions& opts,
                             uint64_t target, PrunePlan& plan) {
   Progress(opts, "collecting packs for deletion and repacking");
@@ -509,7 +505,7 @@ void BlobsToCopy(const PruneIndex& px, const std::vector<char>& excluded, PruneP
 
 }  // namespace
 
-PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts) {
+PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
   const PruneLimits limits = ParseLimits(repo, opts);
   PrunePlan plan;
   const UsedBlobs used = FindUsed(repo, opts);
@@ -574,9 +570,10 @@ std::vector<const PackedBlob*> BlobsToRepack(const std::vector<PackedBlob>& blob
 
 // Copies one blob of pack `name` (its bytes in `buf` from offset lo, unless load_error)
 // into a new pack; a copy damaged here is taken from another pack when there is one.
-void CopyBlob(Repository& repo, const PackedBlob& b, const std::string& name, const Bytes& buf,
+void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& name, const Bytes& buf,
               uint64_t lo, const std::string& load_error, std::atomic<bool>& claimed) {
   if (claimed.load()) return;
+  IndexedRepository& repo = session.repo();
   Bytes plain;
   ByteView sealed;
   uint32_t ulen = 0;
@@ -600,11 +597,11 @@ void CopyBlob(Repository& repo, const PackedBlob& b, const std::string& name, co
     }
   }
   if (claimed.exchange(true)) return;
-  repo.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
+  session.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
 }
 
 // Copies the still-wanted blobs of one pack, reading the range that holds them once.
-void RepackPack(Repository& repo, const PackTable& packs, const PackId& pid,
+void RepackPack(WriteSession& session, const PackTable& packs, const PackId& pid,
                 const BlobSets& keep, RepackClaims& claims) {
   long pi = packs.Find(pid);
   if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
@@ -615,25 +612,27 @@ void RepackPack(Repository& repo, const PackTable& packs, const PackId& pid,
   Bytes buf;
   std::string load_error;
   try {
-    buf = repo.backend().Load({FileType::kPack, name}, lo, hi - lo);
+    buf = session.repo().backend().Load({FileType::kPack, name}, lo, hi - lo);
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
     load_error = e.what();
   }
   for (const PackedBlob* b : want)
-    CopyBlob(repo, *b, name, buf, lo, load_error, claims.Of(keep, *b));
+    CopyBlob(session, *b, name, buf, lo, load_error, claims.Of(keep, *b));
 }
 
 // (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack
 // and an index file for all new packs. Returns the number of packs written.
-uint64_t Repack(Repository& repo, const PrunePlan& plan, int threads) {
+uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptions& write,
+                int threads) {
   const size_t packs_before = repo.index().PackCount();
   PackTable packs = PackTable::FromIndex(repo.index());
+  WriteSession session(repo, write);
   RepackClaims claims(plan.keep);
   ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
-    RepackPack(repo, packs, plan.repack[k], plan.keep, claims);
+    RepackPack(session, packs, plan.repack[k], plan.keep, claims);
   });
-  repo.Flush();
+  session.Flush();
   const uint64_t written = repo.index().PackCount() - packs_before;
   if (uint64_t not_copied = claims.NotCopied())
     Fail(ErrorCode::kFatal, "internal error: " + std::to_string(not_copied) +
@@ -642,7 +641,7 @@ uint64_t Repack(Repository& repo, const PrunePlan& plan, int threads) {
 }
 
 // (c) + (d) A complete new index without the packs about to go, then the old files.
-void RewriteIndex(Repository& repo, const PrunePlan& plan, const PruneOptions& opts,
+void RewriteIndex(IndexedRepository& repo, const PrunePlan& plan, const PruneOptions& opts,
                   int threads, PruneResult& res) {
   std::unordered_set<PackId, IdHash> gone;
   for (const auto* v : {&plan.remove, &plan.repack, &plan.ignore})
@@ -670,7 +669,7 @@ void RewriteIndex(Repository& repo, const PrunePlan& plan, const PruneOptions& o
 
 }  // namespace
 
-PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts) {
+PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOptions& opts) {
   PruneResult res;
   const int threads = Threads(repo, opts);
   auto warn = [&](const std::string& s) { Warn(opts, s); };
@@ -689,7 +688,7 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
     ScopedTimer t(Stage::kRepack);
-    res.packs_written = Repack(repo, plan, threads);
+    res.packs_written = Repack(repo, plan, opts.write, threads);
   }
   RewriteIndex(repo, plan, opts, threads, res);
   // (e) Packs that no index lists any more.
@@ -712,11 +711,18 @@ PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& o
   return res;
 }
 
-PruneResult RunPrune(Repository& repo, const PruneOptions& opts,
+PruneResult RunPrune(Repository& opened, const PruneOptions& opts,
                      const std::function<void(const PrunePlan&)>& on_plan) {
-  PrunePlan plan = PlanPrune(repo, opts);
+  ParseLimits(opened, opts);  // bad options are refused before the index is loaded
+  Progress(opts, "loading indexes...");
+  std::unique_ptr<IndexedRepository> repo;
+  {
+    ScopedTimer t(Stage::kIndexLoad);
+    repo = IndexedRepository::Load(opened);
+  }
+  PrunePlan plan = PlanPrune(*repo, opts);
   if (on_plan) on_plan(plan);
-  return ExecutePrune(repo, std::move(plan), opts);
+  return ExecutePrune(*repo, std::move(plan), opts);
 }
 
 }  // namespace haven

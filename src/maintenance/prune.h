@@ -20,7 +20,9 @@
 
 #include "core/id.h"
 #include "maintenance/used_blobs.h"
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -38,6 +40,7 @@ struct PruneOptions {
   // Snapshots to plan without, as if they were gone (restic's ignoreSnapshots: `forget
   // --prune --dry-run` plans the prune after the snapshots it would remove).
   std::set<FileId> ignore_snapshots;
+  WriteOptions write;  // pack size (the small-pack limit) and compression of repacked packs
   std::function<void(const std::string&)> progress;  // stage messages ("repacking packs")
   std::function<void(const std::string&)> warn;      // non-fatal problems
 };
@@ -81,12 +84,14 @@ uint64_t ParsePruneSize(const std::string& s, const std::string& what);
 // --max-unused: the allowed unused bytes after prune for `used` bytes in use.
 std::function<uint64_t(uint64_t used)> ParseMaxUnused(const std::string& s);
 
-// Loads the index and all snapshots, finds the used blobs and decides. Changes nothing.
-PrunePlan PlanPrune(Repository& repo, const PruneOptions& opts);
-// Carries out a plan made by PlanPrune on the same repository object.
-PruneResult ExecutePrune(Repository& repo, PrunePlan plan, const PruneOptions& opts);
-// PlanPrune, then (unless dry_run) ExecutePrune. `on_plan` (optional) sees the plan before
-// anything is changed (the CLI prints the statistics there).
+// Loads all snapshots, finds the used blobs and decides. Changes nothing.
+PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts);
+// Carries out a plan made by PlanPrune on the same repository object (repacking through a
+// WriteSession of its own).
+PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOptions& opts);
+// Checks the options, loads the index (IndexedRepository::Load), PlanPrune, then (unless
+// dry_run) ExecutePrune. `on_plan` (optional) sees the plan before anything is changed (the
+// CLI prints the statistics there).
 PruneResult RunPrune(Repository& repo, const PruneOptions& opts,
                      const std::function<void(const PrunePlan&)>& on_plan = {});
 

@@ -16,6 +16,7 @@
 #include "maintenance/index_writer.h"
 #include "maintenance/repair_index.h"
 #include "maintenance/used_blobs.h"
+#include "repo/test_repository.h"
 #include "repo/node.h"
 
 namespace haven {
@@ -98,17 +99,17 @@ class TestRepo {
   MemBackend& mem() { return *mem_; }
   std::shared_ptr<MemBackend> mem_ptr() { return mem_; }
 
-  static std::unique_ptr<Repository> OpenOn(std::shared_ptr<Backend> be, int threads = 2) {
-    return Repository::Open(std::move(be), kPassword, threads);
+  static std::unique_ptr<haven::testing::TestRepository> OpenOn(std::shared_ptr<Backend> be, int threads = 2) {
+    return haven::testing::TestRepository::Open(std::move(be), kPassword, threads);
   }
-  std::unique_ptr<Repository> Open(int threads = 2) { return OpenOn(mem_, threads); }
+  std::unique_ptr<haven::testing::TestRepository> Open(int threads = 2) { return OpenOn(mem_, threads); }
 
-  BlobId Data(Repository& repo, const Bytes& b) {
+  BlobId Data(haven::testing::TestRepository& repo, const Bytes& b) {
     BlobId id = IdOf(b);
     repo.SaveBlob(BlobType::kData, id, b);
     return id;
   }
-  BlobId Tree(Repository& repo, const std::vector<Node>& nodes) {
+  BlobId Tree(haven::testing::TestRepository& repo, const std::vector<Node>& nodes) {
     std::string t = EncodeTree(nodes);
     BlobId id = IdOf(AsBytes(t));
     repo.SaveBlob(BlobType::kTree, id, AsBytes(t));
@@ -117,7 +118,7 @@ class TestRepo {
 
   // One generation of a slowly changing tree; every generation is flushed into its own
   // packs. Returns the snapshot id.
-  FileId Backup(Repository& repo, int gen) {
+  FileId Backup(haven::testing::TestRepository& repo, int gen) {
     Bytes shared = RandomBytes(1, 20000);
     Bytes text = TextBytes(gen, 3000);
     Bytes big = RandomBytes(100 + gen, 60000);
@@ -181,7 +182,7 @@ class TestRepo {
 };
 
 // Loads every tree and data blob of every snapshot; returns the number of data blobs.
-size_t LoadAllSnapshotData(Repository& repo) {
+size_t LoadAllSnapshotData(haven::testing::TestRepository& repo) {
   repo.LoadIndex();
   std::set<BlobId> seen;
   size_t n = 0;
@@ -367,7 +368,7 @@ TEST(UsedBlobs, MissingTreeNamesSnapshotAndTree) {
 
 // Flips a byte inside every blob of up to max_packs tree packs; with only_duplicated, only
 // packs whose every blob has another copy elsewhere.
-size_t DamageTreePacks(TestRepo& t, Repository& repo, size_t max_packs, bool only_duplicated) {
+size_t DamageTreePacks(TestRepo& t, haven::testing::TestRepository& repo, size_t max_packs, bool only_duplicated) {
   PackTable all = PackTable::FromIndex(repo.index());
   size_t done = 0;
   for (size_t i = 0; i < all.size() && done < max_packs; ++i) {

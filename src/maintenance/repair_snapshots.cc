@@ -12,7 +12,8 @@ namespace {
 
 class Rewriter {
  public:
-  Rewriter(Repository& repo, const RepairSnapshotsOptions& o) : repo_(repo), o_(o) {}
+  Rewriter(WriteSession& session, const RepairSnapshotsOptions& o)
+      : repo_(session.repo()), session_(session), o_(o) {}
 
   // The repaired id of tree `id` at `path`; nullopt when the root cannot be loaded.
   std::optional<BlobId> Rewrite(const BlobId& id, const std::string& path) {
@@ -81,23 +82,25 @@ class Rewriter {
   BlobId Save(const std::vector<Node>& nodes) {
     std::string t = EncodeTree(nodes);
     BlobId id(Sha256(AsBytes(t)));
-    if (!o_.dry_run) repo_.SaveBlob(BlobType::kTree, id, AsBytes(t));
+    if (!o_.dry_run) session_.SaveBlob(BlobType::kTree, id, AsBytes(t));
     return id;
   }
   BlobId Empty() { return Save({}); }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
+  WriteSession& session_;
   const RepairSnapshotsOptions& o_;
   std::unordered_map<BlobId, BlobId, IdHash> done_;
 };
 
 }  // namespace
 
-RepairSnapshotsResult RepairSnapshots(Repository& repo,
+RepairSnapshotsResult RepairSnapshots(WriteSession& session,
                                       const std::vector<std::pair<FileId, Snapshot>>& snapshots,
                                       const RepairSnapshotsOptions& opts) {
   RepairSnapshotsResult res;
-  Rewriter rw(repo, opts);
+  IndexedRepository& repo = session.repo();
+  Rewriter rw(session, opts);
   auto say = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
@@ -107,7 +110,7 @@ RepairSnapshotsResult RepairSnapshots(Repository& repo,
     say("\nsnapshot " + id.Short() + " of [" + paths + "] at " +
         gojson::FormatTime(snap.time) + ")");
     std::optional<BlobId> tree = rw.Rewrite(snap.tree, "/");
-    if (!opts.dry_run) repo.Flush();  // trees before the snapshot that needs them
+    if (!opts.dry_run) session.Flush();  // trees before the snapshot that needs them
     if (!tree) {
       if (opts.dry_run) {
         say("would delete empty snapshot");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven {
 
@@ -30,8 +31,9 @@ struct RepairSnapshotsResult {
   std::vector<FileId> written;
 };
 
-// The repository's index must be loaded. `snapshots` are the snapshots to repair.
-RepairSnapshotsResult RepairSnapshots(Repository& repo,
+// Repairs `snapshots` in the session's (indexed) repository; fixed trees are saved and
+// flushed through `session` before each new snapshot.
+RepairSnapshotsResult RepairSnapshots(WriteSession& session,
                                       const std::vector<std::pair<FileId, Snapshot>>& snapshots,
                                       const RepairSnapshotsOptions& opts);
 

@@ -226,7 +226,7 @@ namespace {
 // the index lacks, the first error.
 class UsedBlobWalk {
  public:
-  UsedBlobWalk(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+  UsedBlobWalk(IndexedRepository& repo, const std::vector<UsedBlobsRoot>& roots,
                const UsedBlobsOptions& opts)
       : index_(repo.index()), roots_(roots), opts_(opts),
         threads_(StreamTreesThreads(repo, opts.threads)), workers_(threads_) {
@@ -234,7 +234,7 @@ class UsedBlobWalk {
     bits_[1].resize((index_.Positions(BlobType::kTree) + 63) / 64);
   }
 
-  UsedBlobs Run(Repository& repo) {
+  UsedBlobs Run(IndexedRepository& repo) {
     std::vector<TreeRef> refs(roots_.size());
     for (size_t i = 0; i < roots_.size(); ++i) refs[i].id = roots_[i].tree;
     StreamTreesOptions so;
@@ -319,7 +319,7 @@ class UsedBlobWalk {
 
 }  // namespace
 
-UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+UsedBlobs FindUsedBlobs(IndexedRepository& repo, const std::vector<UsedBlobsRoot>& roots,
                         const UsedBlobsOptions& opts) {
   repo.CompactIndex();
   UsedBlobWalk walk(repo, roots, opts);

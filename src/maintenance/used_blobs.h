@@ -20,6 +20,8 @@
 
 #include "core/id.h"
 #include "repo/pack.h"
+#include "repo/indexed_repository.h"
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -106,7 +108,7 @@ struct UsedBlobsOptions {
 // and the tree when a tree cannot be loaded or parsed (a prune must not go on with an
 // incomplete picture of what is used): kCorrupt for a missing or damaged tree, kIo when
 // the backend failed.
-UsedBlobs FindUsedBlobs(Repository& repo, const std::vector<UsedBlobsRoot>& roots,
+UsedBlobs FindUsedBlobs(IndexedRepository& repo, const std::vector<UsedBlobsRoot>& roots,
                         const UsedBlobsOptions& opts = {});
 
 // The lean tree scanner the walk uses, exposed for tests and benchmarks. Not thread-safe;

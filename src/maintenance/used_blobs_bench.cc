@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   int rounds = argc > 3 ? std::atoi(argv[3]) : 3;
   try {
     auto repo = Repository::Open(std::make_shared<LocalBackend>(argv[1]), pw ? pw : "", threads);
-    repo->LoadIndex();
+    auto indexed = IndexedRepository::Load(*repo);
     std::vector<UsedBlobsRoot> roots;
     for (const auto& [id, s] : repo->LoadSnapshots()) roots.push_back({id, s.tree});
     for (int r = 0; r < rounds; ++r) {
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       auto t0 = std::chrono::steady_clock::now();
       UsedBlobsOptions o;
       o.threads = threads;
-      UsedBlobs u = FindUsedBlobs(*repo, roots, o);
+      UsedBlobs u = FindUsedBlobs(*indexed, roots, o);
       double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       double c = cpu() - c0;
       std::printf("threads %d: %zu snapshots, %zu trees + %zu data blobs = %zu blobs in %.3f s "

@@ -1,55 +1,38 @@
-// An open repository: backend + master key + config, with the operations every command
-// builds on: unpacked files (snapshots, index, locks), the master index, blob load and
-// blob save through data and tree packers.
-//
-// Thread safety: LoadBlob, SaveBlob, LoadJson and SaveJson may be called from many
-// threads at once. LoadIndex and Flush must not run concurrently with SaveBlob.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
-#include <exception>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
+#include <span>
 #include <string>
-#include <unordered_set>
+#include <string_view>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cache_backend.h"
 #include "chunker/chunker.h"
 #include "crypto/crypto_key.h"
 #include "crypto/kdf.h"
-#include "repo/compress.h"
 #include "repo/config.h"
-#include "repo/index.h"
 #include "repo/node.h"
 #include "repo/pack.h"
 #include "repo/snapshot.h"
 
 namespace haven {
 
-class ThreadPool;
-
-struct SaveStats {
-  std::atomic<uint64_t> data_blobs{0}, tree_blobs{0}, data_added{0}, data_added_packed{0};
-};
-
+// An opened repository: storage (the backend with its decorators, chosen once here),
+// master key, config and chunker tables, with what needs no index: unpacked files
+// (snapshots, index files, locks), snapshot listing, the lock check and blob decoding.
+// Loading the index turns it into an IndexedRepository (repo/indexed_repository.h); blobs
+// are saved only through a WriteSession (repo/write_session.h).
+//
+// Thread safety: every method may run on many threads at once (the object holds no
+// mutable state after Open, except the hooks set by the CLI before work starts).
 class Repository {
  public:
-  // The default target size of a pack (restic's 16 MiB); --pack-size sets 4..128 MiB.
-  static constexpr size_t kPackSize = 16 * 1024 * 1024;
-  static constexpr size_t kMinPackSize = 4 * 1024 * 1024, kMaxPackSize = 128 * 1024 * 1024;
-  static constexpr size_t kIndexFlushBlobs = 50000;
-  // Keeps a pack's header (<= 41 bytes per blob) well below the 16 MiB header limit.
-  static constexpr size_t kMaxPackBlobs = 200000;
-  // Full packs are hashed, saved and indexed on an upload thread, so the worker that
-  // filled one goes back to compressing during the backend's write and fsync. At most
-  // kMaxUploads packs are uploading at once; the next full pack waits (back-pressure), so
-  // memory stays at about (kMaxUploads + open packs) * kPackSize.
-  static constexpr int kMaxUploads = 1;
   static constexpr int kMaxKeysTried = 20;
+  // The largest decompressed unpacked file (snapshot, index) accepted.
+  static constexpr size_t kMaxUnpackedSize = size_t(4) << 30;
 
   // Creates the layout, a master key, one key file for `password` and the config (with a
   // random chunker polynomial, or the given one: init --copy-chunker-params).
@@ -64,31 +47,26 @@ class Repository {
   static std::unique_ptr<Repository> Open(std::shared_ptr<Backend> be,
                                           std::string_view password, int threads,
                                           std::string_view key_hint = {});
+  virtual ~Repository();
 
   Backend& backend() { return *backend_; }
   std::shared_ptr<Backend> backend_ptr() { return backend_; }
-  // Replaces the backend (e.g. with a decorator); only before any blob is saved.
-  void set_backend(std::shared_ptr<Backend> be) { backend_ = std::move(be); }
-  // Called with a pack's name just before a pack of tree blobs is saved (the CLI uses it
-  // to let the local cache keep the pack). Set before any blob is saved.
-  void set_on_tree_pack(std::function<void(const std::string&)> fn) {
-    on_tree_pack_ = std::move(fn);
-  }
-  // True when the loaded index lists `pack` and its first blob is a tree. Thread-safe.
-  bool IsTreePack(const PackId& pack) const;
+  // The local cache in the backend's chain, if any (the CLI sets it right after Open, once
+  // the cache knows the repository id). An IndexedRepository tells it which packs hold
+  // trees; a WriteSession notes the tree packs it writes.
+  void set_cache(std::shared_ptr<CacheBackend> cache) { cache_ = std::move(cache); }
+  const std::shared_ptr<CacheBackend>& cache() const { return cache_; }
+  // A copy of this opened repository that works through `be` (a decorator of
+  // backend_ptr(): forget --dry-run's view without the forgotten snapshots). This object's
+  // storage is not changed.
+  std::unique_ptr<Repository> WithBackend(std::shared_ptr<Backend> be) const;
   const RepoConfig& config() const { return config_; }
   const crypto::CryptoKey& key() const { return key_; }
   const FileId& key_id() const { return key_id_; }
   const chunker::Tables& chunker_tables() const { return *tables_; }
   int threads() const { return threads_; }
-  // Target pack size for new packs (restic's --pack-size); only before any blob is saved.
-  void set_pack_size(size_t bytes) { pack_size_ = bytes; }
-  size_t pack_size() const { return pack_size_; }
 
-  void set_compression(Compression c) { compression_ = c; }
-  Compression compression() const { return compression_; }
-
-  // Unpacked files (FORMAT.md §6): sealed, zstd-compressed with a 0x02 byte in v2.
+  // Unpacked files (docs/format.md): sealed, zstd-compressed with a 0x02 byte in v2.
   FileId SaveJson(FileType t, std::string_view json);
   // The stored bytes SaveJson would write (sealed; compressed in v2).
   Bytes EncodeJson(std::string_view json);
@@ -113,28 +91,15 @@ class Repository {
       std::vector<SnapshotFailure>* failures = nullptr);
   // The lock's validity check (set by Lock::Acquire): CheckLock runs it before every
   // commit, i.e. before a snapshot is saved and before prune or forget delete anything.
-  void set_lock_check(std::function<void()> fn) { lock_check_ = std::move(fn); }
+  // An IndexedRepository made from this one shares the check (a lock taken before the
+  // index load guards both, and its release clears it for both).
+  void set_lock_check(std::function<void()> fn) { *lock_check_ = std::move(fn); }
   void CheckLock() {
-    if (lock_check_) lock_check_();
+    if (*lock_check_) (*lock_check_)();
   }
   // Where LoadSnapshots reports a left-out snapshot when given no list (the CLI prints).
   void set_warn(std::function<void(const std::string&)> fn) { warn_ = std::move(fn); }
-  // "latest", a full id or a unique prefix. Throws kNotFound / kInvalidArgument.
-  FileId ResolveSnapshot(std::string_view arg,
-                         const std::vector<std::pair<FileId, Snapshot>>& snapshots);
 
-  // Loads every index file into the master index (in parallel).
-  void LoadIndex();
-  const Index& index() const { return index_; }
-  // Merges blobs added since the load into the index's sorted runs (Index::Compact), so
-  // that index positions cover every blob. Not concurrently with SaveBlob.
-  void CompactIndex();
-  // Ids of the index files loaded and the packs each listed.
-  const std::vector<FileId>& index_files() const { return index_files_; }
-
-  // Reads one blob via the index, trying every known location. Verifies MAC, size and
-  // id. Throws kNotFound when not indexed, kCorrupt when no copy is intact.
-  Bytes LoadBlob(BlobType t, const BlobId& id);
   // Decodes a blob's sealed bytes as read from a pack (used by restore and check).
   Bytes DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                    const std::string& pack);
@@ -145,77 +110,24 @@ class Repository {
   ByteView DecodeBlobInPlace(const BlobId& id, std::span<uint8_t> sealed,
                              uint32_t uncompressed_length, const std::string& pack,
                              std::span<uint8_t> out);
-  // Stores a blob unless the index or an in-flight pack already has it. Returns true
-  // when it was added. Compression and sealing run in the calling thread.
-  bool SaveBlob(BlobType t, const BlobId& id, ByteView plain);
-  bool HasBlob(BlobType t, const BlobId& id);
-  // Prune's repack: stores a blob although the index already lists it (that copy is about
-  // to be deleted); only an in-flight pack holding it makes this return false. `sealed` and
-  // `uncompressed_length` are the blob as read from its old pack (already verified with
-  // DecodeBlob) and are copied as they are, unless `sealed` is empty or the blob must be
-  // compressed now (v2, stored uncompressed, tree or compression not off): then `plain`
-  // is compressed and sealed afresh.
-  bool SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
-                    uint32_t uncompressed_length);
-  // Writes out open packs, waits for every pack upload, then writes the index file
-  // describing all packs not yet indexed. Rethrows the first failed upload.
-  void Flush();
-  ~Repository();
 
-  const SaveStats& stats() const { return stats_; }
-
-  // Loads and decodes a tree blob.
-  std::vector<Node> LoadTree(const BlobId& id);
+ protected:
+  Repository() = default;
+  // An IndexedRepository starts as a copy of the opened state: the backend, tables and
+  // lock check are shared, the rest is small and immutable.
+  Repository(const Repository&) = default;
+  Repository& operator=(const Repository&) = delete;
 
  private:
-  Repository() = default;
-  // Hands a full pack to the upload thread (see kMaxUploads); returns once it is taken.
-  void UploadPack(Bytes pack, std::vector<PackedBlob> blobs);
-  // Hashes, saves and indexes one pack (on an upload thread), then recycles its buffer.
-  void SavePack(Bytes pack, std::vector<PackedBlob> blobs);
-  // Waits until no upload is queued or running; rethrows the first upload error.
-  void WaitUploads();
-  // Compresses (v2, per the compression mode) and seals one blob's plaintext.
-  // The result lives in a per-thread buffer: valid until this thread's next SealBlob.
-  ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
-                 uint32_t* uncompressed_length);
-  // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
-  void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
-                    size_t plain_size);
-  void WriteIndexLocked(std::unique_lock<std::mutex>& lock);
-
   std::shared_ptr<Backend> backend_;
+  std::shared_ptr<CacheBackend> cache_;
   RepoConfig config_;
   crypto::CryptoKey key_;
   FileId key_id_;
-  std::unique_ptr<chunker::Tables> tables_;
+  std::shared_ptr<const chunker::Tables> tables_;
   int threads_ = 1;
-  size_t pack_size_ = kPackSize;
-  Compression compression_ = Compression::kAuto;
-
-  mutable std::shared_mutex index_mu_;
-  Index index_;
-  std::vector<FileId> index_files_;
-
-  std::mutex save_mu_;  // guards in_flight_, packers_, pending_index_
-  std::unordered_set<RawId, IdHash> in_flight_[2];
-  std::unique_ptr<PackWriter> packers_[2];
-  IndexFile pending_index_;
-  size_t pending_index_blobs_ = 0;
-  std::mutex index_write_mu_;
-
-  SaveStats stats_;
-  std::function<void(const std::string&)> on_tree_pack_;
   std::function<void(const std::string&)> warn_;
-  std::function<void()> lock_check_;
-
-  std::mutex upload_mu_;  // guards the four below
-  std::condition_variable uploads_done_;
-  size_t uploads_pending_ = 0;
-  std::exception_ptr upload_error_;
-  std::vector<Bytes> free_packs_;  // emptied pack buffers for the next PackWriter
-  // Declared last: destroyed (queued uploads finished, threads joined) first.
-  std::unique_ptr<ThreadPool> upload_pool_;
+  std::shared_ptr<std::function<void()>> lock_check_ = std::make_shared<std::function<void()>>();
 };
 
 }  // namespace haven

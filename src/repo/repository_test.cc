@@ -1,3 +1,4 @@
+#include "repo/test_repository.h"
 #include "repo/repository.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "backend/fault_backend.h"
+#include "cli/snapshot_filter.h"
 #include "backend/mem_backend.h"
 #include "core/error.h"
 #include "core/id.h"
@@ -80,7 +82,7 @@ TEST(Repository, InitAndOpenBothVersions) {
     auto be = NewRepo(version);
     EXPECT_TRUE(be->Exists());
     EXPECT_EQ(Names(*be, FileType::kKey).size(), 1u);
-    auto repo = Repository::Open(be, "secret", 1);
+    auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
     EXPECT_EQ(repo->config().version, version);
     EXPECT_EQ(repo->config().id.size(), 64u);
     EXPECT_TRUE(repo->key().Valid());
@@ -109,56 +111,56 @@ TEST(Repository, InitRejectsBadVersion) {
 
 TEST(Repository, WrongPassword) {
   auto be = NewRepo(2);
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "Secret", 1); }), ErrorCode::kWrongPassword);
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "Secret", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "", 1); }), ErrorCode::kWrongPassword);
 }
 
 TEST(Repository, NoConfigIsNoRepository) {
   auto empty = std::make_shared<MemBackend>();
-  EXPECT_EQ(CodeOf([&] { Repository::Open(empty, "secret", 1); }), ErrorCode::kNoRepository);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(empty, "secret", 1); }), ErrorCode::kNoRepository);
   // Keys without a config: still "no repository".
   auto be = NewRepo(2);
   be->Remove({FileType::kConfig, "config"});
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }), ErrorCode::kNoRepository);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kNoRepository);
 }
 
 TEST(Repository, NoKeysIsWrongPassword) {
   auto be = NewRepo(2);
   for (const auto& k : Names(*be, FileType::kKey)) be->Remove({FileType::kKey, k});
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
 }
 
 TEST(Repository, ConfigVersion3IsUnsupported) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   RepoConfig cfg = repo->config();
   cfg.version = 3;
   const std::string json = cfg.ToJson();
   ASSERT_NE(json.find("\"version\":3"), std::string::npos);
   Overwrite(*be, {FileType::kConfig, "config"}, crypto::Seal(repo->key(), AsBytes(json)));
   std::string what;
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }, &what), ErrorCode::kUnsupported);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }, &what), ErrorCode::kUnsupported);
   EXPECT_NE(what.find("version 3"), std::string::npos) << what;
   // Version 1 written the same way opens.
   cfg.version = 1;
   Overwrite(*be, {FileType::kConfig, "config"}, crypto::Seal(repo->key(), AsBytes(cfg.ToJson())));
-  EXPECT_EQ(Repository::Open(be, "secret", 1)->config().version, 1);
+  EXPECT_EQ(haven::testing::TestRepository::Open(be, "secret", 1)->config().version, 1);
 }
 
 TEST(Repository, DamagedConfigIsCorrupt) {
   auto be = NewRepo(2);
   FlipByte(*be, {FileType::kConfig, "config"}, 20);
   std::string what;
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }, &what), ErrorCode::kCorrupt);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }, &what), ErrorCode::kCorrupt);
   EXPECT_NE(what.find("config"), std::string::npos) << what;
   // A reducible chunker polynomial is refused too.
   auto be2 = NewRepo(2);
-  auto repo = Repository::Open(be2, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be2, "secret", 1);
   RepoConfig cfg = repo->config();
   cfg.chunker_polynomial = 0x3DA3358B4DC173ull ^ 0x2;  // flips one coefficient
   Overwrite(*be2, {FileType::kConfig, "config"},
             crypto::Seal(repo->key(), AsBytes(cfg.ToJson())));
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be2, "secret", 1); }), ErrorCode::kCorrupt);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be2, "secret", 1); }), ErrorCode::kCorrupt);
 }
 
 // Saves a key file for `json` (plain bytes) and returns its name.
@@ -178,7 +180,7 @@ void ExpectKeyRefused(const std::shared_ptr<MemBackend>& be, const std::string& 
   std::string what;
   EXPECT_EQ(CodeOf([&] { KeyFile::Parse(json, name); }, &what), ErrorCode::kCorrupt);
   EXPECT_NE(what.find("key " + name), std::string::npos) << what;
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                 std::chrono::steady_clock::now() - start)
                 .count();
@@ -215,7 +217,7 @@ TEST(Repository, HostileKeyFilesRefusedQuickly) {
     // Next to the hostile key, the good one still opens the repository, without delay.
     be->Save({FileType::kKey, good}, good_json);
     auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(Repository::Open(be, "secret", 1)->key_id().Hex(), good);
+    EXPECT_EQ(haven::testing::TestRepository::Open(be, "secret", 1)->key_id().Hex(), good);
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
   }
 }
@@ -250,7 +252,7 @@ TEST(Repository, HostileKeyJsonShapes) {
       R"({"kdf":"scrypt","N":1024,"r":8,"p":1,"salt":")" + salt + R"(","data":")" + data + R"("})";
   EXPECT_NO_THROW(KeyFile::Parse(json, "k"));
   SaveKeyJson(*be, json);
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
 }
 
 TEST(Repository, KeyFileJsonRoundTrip) {
@@ -268,7 +270,7 @@ TEST(Repository, KeyFileJsonRoundTrip) {
 
 TEST(Repository, AtMostTwentyKeysAreTried) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   const crypto::CryptoKey master = repo->key();
   be->Remove({FileType::kKey, Names(*be, FileType::kKey)[0]});
 
@@ -286,21 +288,21 @@ TEST(Repository, AtMostTwentyKeysAreTried) {
   }
   SaveKeyJson(*be, good_json);
   ASSERT_EQ(Names(*be, FileType::kKey).size(), 21u);
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
   // Any other password: 20 failures, then give up.
-  EXPECT_EQ(CodeOf([&] { Repository::Open(be, "nope", 1); }), ErrorCode::kWrongPassword);
+  EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "nope", 1); }), ErrorCode::kWrongPassword);
   // With one wrong key fewer the right key is the 20th and opens.
   be->Remove({FileType::kKey, wrong.back()});
-  auto r = Repository::Open(be, "secret", 1);
+  auto r = haven::testing::TestRepository::Open(be, "secret", 1);
   EXPECT_EQ(r->key(), master);
   EXPECT_EQ(r->key_id().Hex(), good_name);
 }
 
 TEST(Repository, SecondPasswordOpensSameMaster) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   SaveKeyJson(*be, KeyFile::Create(repo->key(), "second", kFastScrypt, 1).ToJson());
-  auto r2 = Repository::Open(be, "second", 1);
+  auto r2 = haven::testing::TestRepository::Open(be, "second", 1);
   EXPECT_EQ(r2->key(), repo->key());
   EXPECT_NE(r2->key_id(), repo->key_id());
 }
@@ -310,7 +312,7 @@ TEST(Repository, SecondPasswordOpensSameMaster) {
 TEST(Repository, SaveLoadJsonBothVersions) {
   for (int version : {1, 2}) {
     auto be = NewRepo(version);
-    auto repo = Repository::Open(be, "secret", 1);
+    auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
     const std::string json = R"({"time":"2026-11-30T00:15:17Z","tree":")" + std::string(64, 'a') +
                              R"(","paths":["/x"]})";
     FileId id = repo->SaveJson(FileType::kSnapshot, json);
@@ -331,7 +333,7 @@ TEST(Repository, SaveLoadJsonBothVersions) {
 
 TEST(Repository, V2AcceptsRawJsonAndRejectsUnknownEncoding) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   auto save_plain = [&](std::string_view plain) {
     Bytes sealed = crypto::Seal(repo->key(), AsBytes(plain));
     FileId id(Sha256(sealed));
@@ -355,7 +357,7 @@ TEST(Repository, V2AcceptsRawJsonAndRejectsUnknownEncoding) {
 
 TEST(Repository, LoadJsonChecksContentHash) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   FileId id = repo->SaveJson(FileType::kSnapshot, "{}");
   Bytes stored = be->Load({FileType::kSnapshot, id.Hex()});
   FileId other = *FileId::FromHex(std::string(64, 'a'));
@@ -378,7 +380,7 @@ TEST(Repository, SaveFlushLoadDataAndTree) {
   for (int version : {1, 2}) {
     SCOPED_TRACE(version);
     auto be = NewRepo(version);
-    auto repo = Repository::Open(be, "secret", 1);
+    auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
     const Bytes data = TextBytes(10000, 1);
     const Bytes tree = TextBytes(300, 2);
     const Bytes random = RandomBytes(50000);
@@ -435,7 +437,7 @@ TEST(Repository, SaveFlushLoadDataAndTree) {
     EXPECT_EQ(ulen(BlobType::kData, empty_id), 0u);
 
     // A fresh open sees the same through the index files.
-    auto r2 = Repository::Open(be, "secret", 1);
+    auto r2 = haven::testing::TestRepository::Open(be, "secret", 1);
     r2->LoadIndex();
     EXPECT_EQ(r2->index().BlobCount(), 5u);
     EXPECT_EQ(r2->index_files().size(), 1u);
@@ -448,7 +450,7 @@ TEST(Repository, SaveFlushLoadDataAndTree) {
 
 TEST(Repository, ManyBlobsSeveralPacksAndIndexFiles) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 2);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 2);
   std::map<BlobId, Bytes> blobs;
   size_t total = 0;
   auto add = [&](BlobType t, Bytes b) {
@@ -477,12 +479,12 @@ TEST(Repository, ManyBlobsSeveralPacksAndIndexFiles) {
   for (const auto& p : packs) {
     auto size = be->Stat({FileType::kPack, p});
     ASSERT_TRUE(size.has_value());
-    EXPECT_LT(*size, Repository::kPackSize + (2u << 20));
+    EXPECT_LT(*size, WriteOptions::kPackSize + (2u << 20));
   }
   EXPECT_EQ(Names(*be, FileType::kIndex).size(), 3u);
   EXPECT_EQ(repo->index_files().size(), 3u);
 
-  auto r2 = Repository::Open(be, "secret", 2);
+  auto r2 = haven::testing::TestRepository::Open(be, "secret", 2);
   r2->LoadIndex();
   EXPECT_EQ(r2->index().BlobCount(), blobs.size() + trees.size());
   EXPECT_EQ(r2->index().PackCount(), packs.size());
@@ -496,7 +498,7 @@ TEST(Repository, ManyBlobsSeveralPacksAndIndexFiles) {
 TEST(Repository, FailedPackUploadFailsFlushAndIndexesNothing) {
   auto mem = NewRepo(2);
   auto fault = std::make_shared<FaultBackend>(mem);
-  auto repo = Repository::Open(fault, "secret", 2);
+  auto repo = haven::testing::TestRepository::Open(fault, "secret", 2);
   fault->FailNext(FaultBackend::Op::kSave, FaultBackend::kAlways, /*retryable=*/false,
                   ErrorCode::kIo, FileType::kPack);
   bool failed = false;
@@ -519,7 +521,7 @@ TEST(Repository, FailedPackUploadFailsFlushAndIndexesNothing) {
 // once and the index written by Flush lists exactly the saved packs.
 TEST(Repository, ConcurrentSaversWithBackgroundUploads) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 3);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 3);
   std::vector<Bytes> data;
   for (int i = 0; i < 60; ++i) data.push_back(RandomBytes((1 << 20) + 7 * i));
   std::atomic<int> added{0};
@@ -533,7 +535,7 @@ TEST(Repository, ConcurrentSaversWithBackgroundUploads) {
   for (auto& t : threads) t.join();
   repo->Flush();
   EXPECT_EQ(added.load(), 60);
-  auto r2 = Repository::Open(be, "secret", 2);
+  auto r2 = haven::testing::TestRepository::Open(be, "secret", 2);
   r2->LoadIndex();
   EXPECT_EQ(r2->index().BlobCount(), 60u);
   EXPECT_EQ(r2->index().PackCount(), Names(*be, FileType::kPack).size());
@@ -542,7 +544,7 @@ TEST(Repository, ConcurrentSaversWithBackgroundUploads) {
 
 TEST(Repository, FlippedPackByteIsCorruptNamingPack) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   const Bytes data = TextBytes(5000, 7);
   const BlobId id(Sha256(data));
   repo->SaveBlob(BlobType::kData, id, data);
@@ -558,7 +560,7 @@ TEST(Repository, FlippedPackByteIsCorruptNamingPack) {
 
 TEST(Repository, TruncatedOrMissingPackIsReported) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   const Bytes data = TextBytes(5000, 8);
   const BlobId id(Sha256(data));
   repo->SaveBlob(BlobType::kData, id, data);
@@ -577,7 +579,7 @@ TEST(Repository, TruncatedOrMissingPackIsReported) {
 
 TEST(Repository, FallsBackToDuplicateCopy) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   const Bytes data = TextBytes(20000, 9);
   const BlobId id(Sha256(data));
   ASSERT_TRUE(repo->SaveBlob(BlobType::kData, id, data));
@@ -594,7 +596,7 @@ TEST(Repository, FallsBackToDuplicateCopy) {
   f.packs.push_back({pid, entries});
   repo->SaveJson(FileType::kIndex, f.ToJson());
 
-  auto r2 = Repository::Open(be, "secret", 1);
+  auto r2 = haven::testing::TestRepository::Open(be, "secret", 1);
   r2->LoadIndex();
   auto locs = r2->index().Lookup(BlobType::kData, id);
   ASSERT_EQ(locs.size(), 2u);
@@ -614,7 +616,7 @@ TEST(Repository, FallsBackToDuplicateCopy) {
 
 TEST(Repository, DecodeBlobChecksHashAndSize) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   const Bytes data = TextBytes(3000, 10);
   const BlobId id(Sha256(data));
   Bytes z = ZstdCompress(data, 3);
@@ -635,7 +637,7 @@ TEST(Repository, DecodeBlobChecksHashAndSize) {
 
 TEST(Repository, LoadTreeDecodes) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   Node n;
   n.name = "f";
   n.type = NodeType::kFile;
@@ -650,7 +652,7 @@ TEST(Repository, LoadTreeDecodes) {
 
 TEST(Repository, SnapshotsSortedAndResolved) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   std::vector<FileId> ids;
   for (int i = 0; i < 3; ++i) {
     Snapshot s;
@@ -663,17 +665,17 @@ TEST(Repository, SnapshotsSortedAndResolved) {
   ASSERT_EQ(snaps.size(), 3u);
   EXPECT_EQ(snaps[0].first, ids[2]);
   EXPECT_EQ(snaps[2].first, ids[0]);
-  EXPECT_EQ(repo->ResolveSnapshot("latest", snaps), ids[0]);
-  EXPECT_EQ(repo->ResolveSnapshot(ids[1].Hex(), snaps), ids[1]);
-  EXPECT_EQ(repo->ResolveSnapshot(ids[1].Hex().substr(0, 8), snaps), ids[1]);
-  EXPECT_EQ(CodeOf([&] { repo->ResolveSnapshot("zz", snaps); }), ErrorCode::kNotFound);
+  EXPECT_EQ(cli::ResolveSnapshot("latest", snaps), ids[0]);
+  EXPECT_EQ(cli::ResolveSnapshot(ids[1].Hex(), snaps), ids[1]);
+  EXPECT_EQ(cli::ResolveSnapshot(ids[1].Hex().substr(0, 8), snaps), ids[1]);
+  EXPECT_EQ(CodeOf([&] { cli::ResolveSnapshot("zz", snaps); }), ErrorCode::kNotFound);
 }
 
 // One damaged snapshot file never hides the others: LoadSnapshots leaves it out and
 // names it (in the list it is given, or through the warning sink).
 TEST(Repository, DamagedSnapshotIsLeftOutAndNamed) {
   auto be = NewRepo(2);
-  auto repo = Repository::Open(be, "secret", 1);
+  auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
   std::vector<FileId> ids;
   for (int i = 0; i < 3; ++i) {
     Snapshot s;

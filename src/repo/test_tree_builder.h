@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "repo/node.h"
-#include "repo/repository.h"
+#include "repo/write_session.h"
 
 namespace haven::testing {
 
 class TreeBuilder {
  public:
-  explicit TreeBuilder(Repository& repo) : repo_(repo) {}
+  explicit TreeBuilder(WriteSession& repo) : repo_(repo) {}
 
   Node File(const std::string& name, const std::string& data) {
     Node n;
@@ -58,7 +58,7 @@ class TreeBuilder {
   }
 
  private:
-  Repository& repo_;
+  WriteSession& repo_;
 };
 
 }  // namespace haven::testing

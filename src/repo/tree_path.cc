@@ -1,6 +1,6 @@
 #include "repo/tree_path.h"
 
-#include "repo/repository.h"
+#include "repo/indexed_repository.h"
 
 namespace haven {
 
@@ -50,7 +50,7 @@ TreePath FindTreePath(const TreeLoader& load, const BlobId& root,
   return r;
 }
 
-TreePath FindTreePath(Repository& repo, const BlobId& root,
+TreePath FindTreePath(IndexedRepository& repo, const BlobId& root,
                       const std::vector<std::string>& components) {
   return FindTreePath([&repo](const BlobId& id) { return repo.LoadTree(id); }, root,
                       components);

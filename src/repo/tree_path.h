@@ -15,9 +15,9 @@
 
 namespace haven {
 
-class Repository;
+class IndexedRepository;
 
-// Loads one tree (Repository::LoadTree).
+// Loads one tree (IndexedRepository::LoadTree).
 using TreeLoader = std::function<std::vector<Node>(const BlobId&)>;
 
 struct TreePath {
@@ -43,7 +43,7 @@ std::vector<std::string> SplitTreePath(std::string_view path);
 // components the result is found with no nodes (the root itself).
 TreePath FindTreePath(const TreeLoader& load, const BlobId& root,
                       const std::vector<std::string>& components);
-TreePath FindTreePath(Repository& repo, const BlobId& root,
+TreePath FindTreePath(IndexedRepository& repo, const BlobId& root,
                       const std::vector<std::string>& components);
 
 }  // namespace haven

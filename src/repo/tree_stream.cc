@@ -40,7 +40,7 @@ class PaddedBuffer {
 // Decodes tree blobs into a padded buffer with as little copying and allocation as
 // possible: decryption into a reused buffer, zstd straight into the padded buffer, SHA-256
 // check. A damaged copy, a tree with no usable location or a failed read goes through
-// Repository::LoadBlob, which tries every location and produces the error message.
+// IndexedRepository::LoadBlob, which tries every location and produces the error message.
 class TreeDecoder {
  public:
   TreeDecoder() : dctx_(ZSTD_createDCtx()) {}
@@ -75,7 +75,7 @@ class TreeDecoder {
   }
 
   // Every location in turn (throws the reason when none works).
-  const uint8_t* LoadSlow(Repository& repo, const BlobId& id, size_t* len) {
+  const uint8_t* LoadSlow(IndexedRepository& repo, const BlobId& id, size_t* len) {
     Bytes b = repo.LoadBlob(BlobType::kTree, id);
     uint8_t* dst = padded_.Reserve(b.size());
     if (!b.empty()) std::memcpy(dst, b.data(), b.size());
@@ -90,7 +90,7 @@ class TreeDecoder {
   PaddedBuffer padded_, scratch_;
 };
 
-int ResolveThreads(const Repository& repo, int threads) {
+int ResolveThreads(const IndexedRepository& repo, int threads) {
   return std::max(1, threads > 0 ? threads : repo.threads());
 }
 
@@ -120,7 +120,7 @@ struct WorkerState {
 
 class UnorderedWalk {
  public:
-  UnorderedWalk(Repository& repo, const StreamTreesOptions& opts)
+  UnorderedWalk(IndexedRepository& repo, const StreamTreesOptions& opts)
       : repo_(repo), index_(repo.index()), opts_(opts), threads_(ResolveThreads(repo, opts.threads)) {}
 
   void Run(std::vector<TreeRef> roots) {
@@ -243,7 +243,7 @@ class UnorderedWalk {
   }
 
   // Decodes one tree (`sealed`: its bytes in the run read, or null to load it through
-  // Repository::LoadBlob), runs the callback and reaches its children. Failures go to
+  // IndexedRepository::LoadBlob), runs the callback and reaches its children. Failures go to
   // the error callback.
   void Deliver(WorkerState& ws, const Item& it, const uint8_t* sealed) {
     if (cancel_.load(std::memory_order_relaxed)) return;
@@ -281,7 +281,7 @@ class UnorderedWalk {
     }
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   const Index& index_;
   const StreamTreesOptions& opts_;
   const int threads_;
@@ -298,23 +298,23 @@ class UnorderedWalk {
 
 }  // namespace
 
-void StreamTrees(Repository& repo, std::vector<TreeRef> roots, const StreamTreesOptions& opts) {
+void StreamTrees(IndexedRepository& repo, std::vector<TreeRef> roots, const StreamTreesOptions& opts) {
   UnorderedWalk walk(repo, opts);
   walk.Run(std::move(roots));
 }
 
-int StreamTreesThreads(const Repository& repo, int threads) { return ResolveThreads(repo, threads); }
+int StreamTreesThreads(const IndexedRepository& repo, int threads) { return ResolveThreads(repo, threads); }
 
 // ---- ordered ---------------------------------------------------------------------------------
 
 namespace {
 
 // Loads and decodes one tree: the first indexed copy read into a reused buffer and
-// decoded in the reused decoder; anything wrong goes through Repository::LoadTree, which
+// decoded in the reused decoder; anything wrong goes through IndexedRepository::LoadTree, which
 // tries every copy and throws its usual error.
 class OneTreeLoader {
  public:
-  std::vector<Node> Load(Repository& repo, const BlobId& id) {
+  std::vector<Node> Load(IndexedRepository& repo, const BlobId& id) {
     std::vector<BlobLocation> locs = repo.index().Lookup(BlobType::kTree, id);
     if (!locs.empty()) {
       const BlobLocation& l = locs[0];
@@ -352,7 +352,7 @@ struct Slot {
 // pool loads the topmost tree no worker has claimed yet, so the trees needed soonest are
 // loaded first whatever was announced meanwhile.
 struct OrderedTreeStream::Impl {
-  Impl(Repository& r, int threads, size_t w)
+  Impl(IndexedRepository& r, int threads, size_t w)
       : repo(r), window(w ? w : 8 * static_cast<size_t>(ResolveThreads(r, threads))),
         pool(ResolveThreads(r, threads), window + 1) {}
 
@@ -438,7 +438,7 @@ struct OrderedTreeStream::Impl {
     }  // else the worker counts it when done
   }
 
-  Repository& repo;
+  IndexedRepository& repo;
   const size_t window;
   std::atomic<bool> closing{false};
   Mutex mu;
@@ -453,7 +453,7 @@ struct OrderedTreeStream::Impl {
   ThreadPool pool;    // last: joined first, while the rest still lives
 };
 
-OrderedTreeStream::OrderedTreeStream(Repository& repo, int threads, size_t window)
+OrderedTreeStream::OrderedTreeStream(IndexedRepository& repo, int threads, size_t window)
     : impl_(std::make_unique<Impl>(repo, threads, window)) {}
 
 OrderedTreeStream::~OrderedTreeStream() = default;

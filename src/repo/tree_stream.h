@@ -7,7 +7,7 @@
 //    decrypts, decompresses and verifies each tree into reused per-worker buffers. The
 //    caller's callback gets the verified plaintext on the worker thread and adds the
 //    subtrees to visit; a visit predicate (called once per reached id) skips trees already
-//    seen. A damaged copy falls back to Repository::LoadBlob (every other location). A
+//    seen. A damaged copy falls back to IndexedRepository::LoadBlob (every other location). A
 //    tree that cannot be loaded, or whose callback throws, is reported with its path; the
 //    walk goes on unless the error callback asks to stop.
 //
@@ -30,7 +30,7 @@
 #include "core/error.h"
 #include "core/id.h"
 #include "repo/node.h"
-#include "repo/repository.h"
+#include "repo/indexed_repository.h"
 
 namespace haven {
 
@@ -90,10 +90,10 @@ struct StreamTreesOptions {
 };
 
 // Walks every tree reachable from `roots` (their `root` fields are set to their position).
-// The index must be compacted (Repository::CompactIndex) and unchanged meanwhile.
-void StreamTrees(Repository& repo, std::vector<TreeRef> roots, const StreamTreesOptions& opts);
+// The index must be compacted (IndexedRepository::CompactIndex) and unchanged meanwhile.
+void StreamTrees(IndexedRepository& repo, std::vector<TreeRef> roots, const StreamTreesOptions& opts);
 // The number of workers StreamTrees runs for `threads` (StreamTreesOptions::threads).
-int StreamTreesThreads(const Repository& repo, int threads);
+int StreamTreesThreads(const IndexedRepository& repo, int threads);
 
 // Prefetching reader of trees for callers that walk in their own order (ls, restore).
 // Expect(ids) announces trees that the caller will Take next, in that order, before
@@ -104,13 +104,13 @@ int StreamTreesThreads(const Repository& repo, int threads);
 class OrderedTreeStream {
  public:
   // `window`: the most trees loaded (or loading) but not taken; 0: 8 per worker.
-  OrderedTreeStream(Repository& repo, int threads, size_t window = 0);
+  OrderedTreeStream(IndexedRepository& repo, int threads, size_t window = 0);
   ~OrderedTreeStream();
   OrderedTreeStream(const OrderedTreeStream&) = delete;
   OrderedTreeStream& operator=(const OrderedTreeStream&) = delete;
 
   void Expect(std::span<const BlobId> ids);
-  // The decoded tree; throws what Repository::LoadTree throws for it.
+  // The decoded tree; throws what IndexedRepository::LoadTree throws for it.
   std::vector<Node> Take(const BlobId& id);
 
   // For tests: the most trees that were loaded or loading and not taken at one time.

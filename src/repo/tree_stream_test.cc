@@ -11,6 +11,7 @@
 
 #include "backend/mem_backend.h"
 #include "core/mutex.h"
+#include "repo/test_repository.h"
 #include "repo/test_tree_builder.h"
 
 namespace haven {
@@ -31,14 +32,14 @@ class TreeStreamTest : public ::testing::Test {
   // Builds the trees with `build`, then opens the repository afresh with its index loaded.
   template <typename Fn>
   BlobId Build(Fn build) {
-    auto repo = Repository::Open(mem_, kPassword, 2);
+    auto repo = testing::TestRepository::Open(mem_, kPassword, 2);
     repo->LoadIndex();
     testing::TreeBuilder tb(*repo);
     writer_ = repo.get();
     BlobId root = build(tb);
     writer_ = nullptr;
     repo->Flush();
-    repo_ = Repository::Open(mem_, kPassword, 4);
+    repo_ = testing::TestRepository::Open(mem_, kPassword, 4);
     repo_->LoadIndex();
     repo_->CompactIndex();
     return root;
@@ -84,8 +85,8 @@ class TreeStreamTest : public ::testing::Test {
   }
 
   std::shared_ptr<MemBackend> mem_;
-  Repository* writer_ = nullptr;  // during Build
-  std::unique_ptr<Repository> repo_;
+  testing::TestRepository* writer_ = nullptr;  // during Build
+  std::unique_ptr<testing::TestRepository> repo_;
 };
 
 TEST_F(TreeStreamTest, OrderedStreamGivesTheSerialPreOrder) {

@@ -70,7 +70,7 @@ void WriteBlobAt(int fd, ByteView b, uint64_t off) {
   }
 }
 
-uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& content) {
+uint64_t WriteFileContent(IndexedRepository& repo, int fd, const std::vector<BlobId>& content) {
   uint64_t off = 0;
   for (const BlobId& id : content) {
     Bytes b;
@@ -123,7 +123,7 @@ const char* TypeName(mode_t m) {
 // which refuses a symlink in any component. A tree with repeated names is refused.
 class Restore {
  public:
-  Restore(Repository& repo, const RestoreOptions& opts)
+  Restore(IndexedRepository& repo, const RestoreOptions& opts)
       : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {}
 
   static constexpr int kMaxDepth = 4096;
@@ -639,7 +639,7 @@ class Restore {
     }
   }
 
-  Repository& repo_;
+  IndexedRepository& repo_;
   const RestoreOptions& opts_;
   Fd target_;
   OrderedTreeStream* stream_ = nullptr;  // during the walk: the trees, loaded ahead
@@ -666,7 +666,7 @@ class Restore {
 
 }  // namespace
 
-RestoreResult RunRestore(Repository& repo, const BlobId& tree, const RestoreOptions& opts) {
+RestoreResult RunRestore(IndexedRepository& repo, const BlobId& tree, const RestoreOptions& opts) {
   Restore r(repo, opts);
   return r.Run(tree);
 }

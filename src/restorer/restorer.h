@@ -11,6 +11,7 @@
 
 #include "core/path_match.h"
 #include "core/progress.h"
+#include "repo/indexed_repository.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -32,10 +33,10 @@ struct RestoreResult {
   uint64_t files = 0, dirs = 0, bytes = 0, errors = 0, verified = 0;
 };
 
-RestoreResult RunRestore(Repository& repo, const BlobId& tree, const RestoreOptions& opts);
+RestoreResult RunRestore(IndexedRepository& repo, const BlobId& tree, const RestoreOptions& opts);
 
 // Writes a file's content to fd (positional, sparse-aware); returns bytes written.
 // Throws the first blob error, naming the blob.
-uint64_t WriteFileContent(Repository& repo, int fd, const std::vector<BlobId>& content);
+uint64_t WriteFileContent(IndexedRepository& repo, int fd, const std::vector<BlobId>& content);
 
 }  // namespace haven

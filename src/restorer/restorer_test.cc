@@ -15,6 +15,7 @@
 #include "backend/mem_backend.h"
 #include "core/fd.h"
 #include "crypto/kdf.h"
+#include "repo/test_repository.h"
 #include "repo/node.h"
 #include "repo/test_tree_builder.h"
 
@@ -65,7 +66,7 @@ class RestoreTest : public ::testing::Test {
 
     mem_ = std::make_shared<MemBackend>();
     Repository::Init(*mem_, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-    auto repo = Repository::Open(mem_, kPassword, 2);
+    auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
     repo->LoadIndex();
     BackupOptions opts;
     opts.targets = {src_.string()};
@@ -75,7 +76,7 @@ class RestoreTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   // The subtree that holds the backed-up folder's entries.
-  BlobId SourceTree(Repository& repo) {
+  BlobId SourceTree(haven::testing::TestRepository& repo) {
     BlobId t = tree_;
     for (const auto& part : src_) {
       if (part == "/") continue;
@@ -86,7 +87,7 @@ class RestoreTest : public ::testing::Test {
   }
 
   RestoreResult Restore(int jobs, const fs::path& target, std::vector<std::string>* warnings) {
-    auto repo = Repository::Open(mem_, kPassword, jobs);
+    auto repo = haven::testing::TestRepository::Open(mem_, kPassword, jobs);
     repo->LoadIndex();
     RestoreOptions opts;
     opts.target = target.string();
@@ -126,7 +127,7 @@ TEST_F(RestoreTest, EveryFileIdenticalWithAnyThreadCount) {
 
 TEST_F(RestoreTest, LostPackFailsOnlyItsFiles) {
   // Drop the pack holding the small files' blobs (they are not in big.bin's packs).
-  auto repo = Repository::Open(mem_, kPassword, 1);
+  auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 1);
   repo->LoadIndex();
   std::vector<std::pair<std::string, Node>> nodes;
   for (Node& n : repo->LoadTree(SourceTree(*repo))) {
@@ -178,7 +179,7 @@ class HostileTreeTest : public ::testing::Test {
     fs::create_directories(outside_);
     mem_ = std::make_shared<MemBackend>();
     Repository::Init(*mem_, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-    repo_ = Repository::Open(mem_, kPassword, 1);
+    repo_ = haven::testing::TestRepository::Open(mem_, kPassword, 1);
     repo_->LoadIndex();
   }
   void TearDown() override { fs::remove_all(root_); }
@@ -192,7 +193,7 @@ class HostileTreeTest : public ::testing::Test {
   testing::TreeBuilder trees() { return testing::TreeBuilder(*repo_); }
   RestoreResult Restore(const BlobId& tree) {
     repo_->Flush();
-    auto repo = Repository::Open(mem_, kPassword, 2);
+    auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
     repo->LoadIndex();
     RestoreOptions opts;
     opts.target = target_.string();
@@ -210,7 +211,7 @@ class HostileTreeTest : public ::testing::Test {
 
   fs::path root_, outside_, target_;
   std::shared_ptr<MemBackend> mem_;
-  std::unique_ptr<Repository> repo_;
+  std::unique_ptr<haven::testing::TestRepository> repo_;
   std::vector<std::string> warnings_, notes_;
 };
 

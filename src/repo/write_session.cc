@@ -1,0 +1,173 @@
+#include "repo/write_session.h"
+
+#include <algorithm>
+
+#include "chunker/chunker.h"
+#include "core/timings.h"
+#include "crypto/seal.h"
+
+namespace haven {
+
+WriteSession::WriteSession(IndexedRepository& repo, WriteOptions opts)
+    : repo_(repo),
+      opts_(opts),
+      uploader_([this](Bytes& pack, std::vector<PackedBlob> blobs) {
+        SavePack(pack, std::move(blobs));
+      }) {
+  if (const auto& cache = repo_.cache())
+    on_tree_pack_ = [cache](const std::string& name) { cache->NoteTreePack(name); };
+}
+
+WriteSession::~WriteSession() = default;
+
+bool WriteSession::HasBlob(BlobType t, const BlobId& id) {
+  if (repo_.HasBlob(t, id)) return true;
+  MutexLock lock(mu_);
+  return in_flight_[static_cast<int>(t)].count(id) > 0;
+}
+
+bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
+  if (repo_.HasBlob(t, id)) return false;
+  {
+    MutexLock lock(mu_);
+    if (!in_flight_[static_cast<int>(t)].insert(id).second) return false;
+  }
+  uint32_t ulen = 0;
+  ByteView sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+  AppendSealed(t, id, sealed, ulen, plain.size());
+  return true;
+}
+
+bool WriteSession::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
+                                uint32_t uncompressed_length) {
+  {
+    MutexLock lock(mu_);
+    if (!in_flight_[static_cast<int>(t)].insert(id).second) return false;
+  }
+  bool compress_now = repo_.config().version >= 2 && uncompressed_length == 0 &&
+                      !plain.empty() &&
+                      (t == BlobType::kTree || opts_.compression != Compression::kOff);
+  if (sealed.empty() || compress_now) {
+    sealed = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
+  }
+  AppendSealed(t, id, sealed, uncompressed_length, plain.size());
+  return true;
+}
+
+ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
+                                uint32_t* uncompressed_length) {
+  // v2 compresses trees always and data unless compression is off (or, for new data,
+  // the sample says it will not shrink); compression and sealing run in the caller.
+  const Compression mode = opts_.compression;
+  bool compress = repo_.config().version >= 2 && !plain.empty() &&
+                  (t == BlobType::kTree ||
+                   (mode != Compression::kOff &&
+                    !(skip_incompressible && LooksIncompressible(plain))));
+  // Per-thread buffers that only grow: no allocation or zero-fill per blob.
+  thread_local Bytes payload, sealed;
+  *uncompressed_length = 0;
+  ByteView body = plain;
+  if (compress) {
+    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(mode)) : ZstdLevel(mode);
+    ScopedTimer timer(Stage::kCompress);
+    const size_t n = ZstdCompressInto(plain, level, payload);  // may reallocate payload
+    body = ByteView(payload).first(n);
+    *uncompressed_length = static_cast<uint32_t>(plain.size());
+  }
+  const size_t n = body.size() + crypto::kOverhead;
+  if (sealed.size() < n) sealed.resize(n);
+  ScopedTimer timer(Stage::kSeal);
+  crypto::SealInto(repo_.key(), body, sealed.data());
+  return ByteView(sealed).first(n);
+}
+
+void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
+                                uint32_t uncompressed_length, size_t plain_size) {
+  if (t == BlobType::kData) {
+    stats_.data_blobs++;
+  } else {
+    stats_.tree_blobs++;
+  }
+  stats_.data_added += plain_size;
+  stats_.data_added_packed += sealed.size();
+  Bytes full;
+  std::vector<PackedBlob> blobs;
+  {
+    MutexLock lock(mu_);
+    full = AddToPack(t, id, sealed, uncompressed_length, &blobs);
+  }
+  if (!blobs.empty()) uploader_.Upload(std::move(full), std::move(blobs));
+}
+
+Bytes WriteSession::AddToPack(BlobType t, const BlobId& id, ByteView sealed,
+                              uint32_t uncompressed_length, std::vector<PackedBlob>* blobs) {
+  auto& pw = packers_[static_cast<int>(t)];
+  // A pack closes once it reaches pack_size, so it ends below pack_size + one blob.
+  if (!pw)
+    pw = std::make_unique<PackWriter>(t, opts_.pack_size + chunker::kMaxSize + 4096,
+                                      uploader_.TakeBuffer());
+  pw->Add(id, sealed, uncompressed_length);
+  if (pw->Size() < opts_.pack_size && pw->Count() < kMaxPackBlobs) return {};
+  Bytes full = pw->Finish(repo_.key(), blobs);
+  pw.reset();  // the next writer takes a recycled buffer
+  return full;
+}
+
+void WriteSession::SavePack(Bytes& pack, std::vector<PackedBlob> blobs) {
+  PackId pid(Sha256(pack));
+  if (on_tree_pack_ && !blobs.empty() && blobs.front().type == BlobType::kTree)
+    on_tree_pack_(pid.Hex());
+  {
+    ScopedTimer t(Stage::kWrite);
+    repo_.backend().Save({FileType::kPack, pid.Hex()}, pack);
+  }
+  repo_.AddPack(pid, blobs);
+  IndexFile full;
+  {
+    MutexLock lock(mu_);
+    for (const PackedBlob& b : blobs) in_flight_[static_cast<int>(b.type)].erase(b.id);
+    pending_index_blobs_ += blobs.size();
+    pending_index_.packs.push_back({pid, std::move(blobs)});
+    if (pending_index_blobs_ >= kIndexFlushBlobs) full = TakePendingIndex();
+  }
+  WriteIndex(std::move(full));
+}
+
+IndexFile WriteSession::TakePendingIndex() {
+  IndexFile f = std::move(pending_index_);
+  pending_index_ = IndexFile();
+  pending_index_blobs_ = 0;
+  return f;
+}
+
+void WriteSession::WriteIndex(IndexFile f) {
+  if (f.packs.empty()) return;
+  FileId id;
+  {
+    ScopedTimer t(Stage::kIndex);
+    id = repo_.SaveJson(FileType::kIndex, f.ToJson());
+  }
+  repo_.AddIndexFile(id);
+}
+
+void WriteSession::Flush() {
+  for (int ti = 0; ti < 2; ++ti) {
+    Bytes full;
+    std::vector<PackedBlob> blobs;
+    {
+      MutexLock lock(mu_);
+      if (packers_[ti] && packers_[ti]->Count() > 0)
+        full = packers_[ti]->Finish(repo_.key(), &blobs);
+    }
+    if (!blobs.empty()) uploader_.Upload(std::move(full), std::move(blobs));
+  }
+  uploader_.Wait();  // the index lists only packs that are saved
+  IndexFile f;
+  {
+    MutexLock lock(mu_);
+    f = TakePendingIndex();
+  }
+  WriteIndex(std::move(f));
+}
+
+}  // namespace haven

@@ -1,0 +1,141 @@
+// The split roles: an opened Repository, the IndexedRepository loaded from it, and the
+// WriteSession that saves blobs into it; and the dry-run decorator chosen at open.
+#include "repo/write_session.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/dry_run_backend.h"
+#include "backend/mem_backend.h"
+#include "core/error.h"
+#include "repo/indexed_repository.h"
+#include "repo/lock.h"
+#include "repo/repository.h"
+
+namespace haven {
+namespace {
+
+const crypto::ScryptParams kScrypt{1024, 8, 1};
+
+std::shared_ptr<MemBackend> NewRepo() {
+  auto be = std::make_shared<MemBackend>();
+  Repository::Init(*be, "pw", 2, kScrypt, 1);
+  return be;
+}
+
+size_t Count(Backend& be, FileType t) {
+  size_t n = 0;
+  be.List(t, [&](const FileInfo&) { ++n; });
+  return n;
+}
+
+Bytes Blob(int i) {
+  std::string s = "blob number " + std::to_string(i);
+  return Bytes(s.begin(), s.end());
+}
+
+TEST(WriteSession, BlobsAreVisibleThroughTheIndexedRepositoryAfterFlush) {
+  auto be = NewRepo();
+  auto opened = Repository::Open(be, "pw", 1);
+  auto repo = IndexedRepository::Load(*opened);
+  WriteSession session(*repo);
+  std::vector<BlobId> ids;
+  for (int i = 0; i < 5; ++i) {
+    Bytes b = Blob(i);
+    ids.emplace_back(Sha256(b));
+    EXPECT_TRUE(session.SaveBlob(BlobType::kData, ids.back(), b));
+  }
+  session.Flush();
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_TRUE(repo->HasBlob(BlobType::kData, ids[i]));
+    EXPECT_EQ(repo->LoadBlob(BlobType::kData, ids[i]), Blob(i));
+  }
+  EXPECT_EQ(repo->index_files().size(), 1u);
+  EXPECT_EQ(Count(*be, FileType::kIndex), 1u);
+  EXPECT_EQ(session.stats().data_blobs.load(), 5u);
+  // A fresh load from storage sees the same.
+  auto again = IndexedRepository::Load(*opened);
+  EXPECT_EQ(again->index().BlobCount(), 5u);
+  // A second session over the loaded index stores nothing twice.
+  WriteSession second(*again);
+  EXPECT_FALSE(second.SaveBlob(BlobType::kData, ids[0], Blob(0)));
+}
+
+TEST(WriteSession, HasBlobSeesBlobsInFlight) {
+  auto be = NewRepo();
+  auto opened = Repository::Open(be, "pw", 1);
+  auto repo = IndexedRepository::Load(*opened);
+  WriteSession session(*repo);
+  Bytes b = Blob(1);
+  BlobId id(Sha256(b));
+  ASSERT_TRUE(session.SaveBlob(BlobType::kData, id, b));
+  // In an open pack: the session knows it, the index does not yet, nothing is stored.
+  EXPECT_TRUE(session.HasBlob(BlobType::kData, id));
+  EXPECT_FALSE(repo->HasBlob(BlobType::kData, id));
+  EXPECT_FALSE(session.HasBlob(BlobType::kTree, id));
+  EXPECT_FALSE(session.SaveBlob(BlobType::kData, id, b));
+  EXPECT_EQ(Count(*be, FileType::kPack), 0u);
+  session.Flush();
+  EXPECT_TRUE(repo->HasBlob(BlobType::kData, id));
+  EXPECT_EQ(Count(*be, FileType::kPack), 1u);
+}
+
+TEST(WriteSession, PackSizeFromWriteOptions) {
+  auto be = NewRepo();
+  auto opened = Repository::Open(be, "pw", 1);
+  auto repo = IndexedRepository::Load(*opened);
+  WriteOptions w;
+  w.pack_size = WriteOptions::kMinPackSize;
+  w.compression = Compression::kOff;
+  WriteSession session(*repo, w);
+  Bytes big(1 << 20);
+  for (int i = 0; i < 9; ++i) {  // 9 MiB of incompressible-looking data: 2 full packs
+    for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<uint8_t>((k * 131 + i * 7) ^ (k >> 9));
+    session.SaveBlob(BlobType::kData, BlobId(Sha256(big)), big);
+  }
+  session.Flush();
+  EXPECT_EQ(Count(*be, FileType::kPack), 3u);
+}
+
+// Opening over a DryRunBackend (backup/capture --dry-run) writes nothing but the lock.
+TEST(DryRun, WritesNothingButTheLock) {
+  auto be = NewRepo();
+  const size_t keys = Count(*be, FileType::kKey);
+  auto opened = Repository::Open(std::make_shared<DryRunBackend>(be), "pw", 1);
+  {
+    auto lock = Lock::Acquire(*opened, false);
+    EXPECT_EQ(Count(*be, FileType::kLock), 1u);  // the lock is real
+    auto repo = IndexedRepository::Load(*opened);
+    WriteSession session(*repo);
+    Bytes b = Blob(7);
+    EXPECT_TRUE(session.SaveBlob(BlobType::kData, BlobId(Sha256(b)), b));
+    session.Flush();
+    repo->SaveJson(FileType::kSnapshot, "{}");
+  }
+  EXPECT_EQ(Count(*be, FileType::kLock), 0u);  // and released
+  EXPECT_EQ(Count(*be, FileType::kPack), 0u);
+  EXPECT_EQ(Count(*be, FileType::kIndex), 0u);
+  EXPECT_EQ(Count(*be, FileType::kSnapshot), 0u);
+  EXPECT_EQ(Count(*be, FileType::kKey), keys);
+}
+
+// The indexed repository shares the opened one's lock check: a lock taken before the
+// index load guards commits through either, and its release clears it for both.
+TEST(IndexedRepository, SharesTheLockCheck) {
+  auto be = NewRepo();
+  auto opened = Repository::Open(be, "pw", 1);
+  int calls = 0;
+  opened->set_lock_check([&] { ++calls; });
+  auto repo = IndexedRepository::Load(*opened);
+  repo->CheckLock();
+  EXPECT_EQ(calls, 1);
+  opened->set_lock_check(nullptr);
+  repo->CheckLock();
+  EXPECT_EQ(calls, 1);
+}
+
+}  // namespace
+}  // namespace haven
