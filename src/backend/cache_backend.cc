@@ -73,14 +73,20 @@ void MakeDirs(const std::string& path) {
 // exact `mode`. `replace` false keeps an existing file. Returns 0 or errno.
 int WriteFileAtomic(const std::string& path, ByteView data, mode_t mode, bool replace) {
   std::string tmp;
-  int fd = -1;
+  int fd = -1, open_err = 0;
+  // The file is created inside its interrupt registration (see interrupt::Cleanup), so a
+  // Ctrl-C at any moment removes it.
+  std::unique_ptr<interrupt::Cleanup> on_interrupt;
   for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
     tmp = path + "-tmp-" + RandomSuffix();
-    fd = OpenNoIntr(tmp, O_WRONLY | O_CREAT | O_EXCL, kFileMode);
-    if (fd < 0 && errno != EEXIST) return errno;
+    on_interrupt = std::make_unique<interrupt::Cleanup>([tmp] { ::unlink(tmp.c_str()); }, [&] {
+      fd = OpenNoIntr(tmp, O_WRONLY | O_CREAT | O_EXCL, kFileMode);
+      open_err = errno;
+      return fd >= 0;
+    });
+    if (fd < 0 && open_err != EEXIST) return open_err;
   }
   if (fd < 0) return EEXIST;
-  interrupt::Cleanup on_interrupt([tmp] { ::unlink(tmp.c_str()); });
   Fd f(fd);
   int err = WriteAll(fd, data);
   if (!err && ::fchmod(fd, mode) != 0) err = errno;

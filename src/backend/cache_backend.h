@@ -1,4 +1,4 @@
-// A Backend decorator that keeps restic's local cache (FORMAT.md §14): byte-identical
+// A Backend decorator that keeps restic's local cache (its layout below): byte-identical
 // copies of snapshot files, index files and packs holding tree blobs, so that listing
 // snapshots, loading the index and walking trees need not fetch them again.
 //

@@ -1,4 +1,4 @@
-// CacheBackend: layout (FORMAT.md §14), what is cached and served from the cache,
+// CacheBackend: layout (see cache_backend.h), what is cached and served from the cache,
 // cleanup after listings, damaged cache files, concurrency.
 #include "backend/cache_backend.h"
 

@@ -72,17 +72,30 @@ bool IsPermanentErrno(int err) {
 
 
 
-// A temp file that is unlinked on destruction unless Release()d (after the rename).
+// A temp file, created (O_EXCL) by the constructor and unlinked on destruction unless
+// Release()d (after the rename). Ctrl-C, SIGTERM and SIGHUP remove it too (the other
+// threads may be mid-write): the file is created inside its interrupt registration, so no
+// cleanup pass can run between the two and miss it.
 class TempFile {
  public:
-  TempFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  explicit TempFile(std::string path)
+      : path_(std::move(path)),
+        on_interrupt_([p = path_] { ::unlink(p.c_str()); },
+                      [this] {
+                        fd_ = Fd(OpenNoIntr(path_, O_WRONLY | O_CREAT | O_EXCL, kTempFileMode));
+                        open_errno_ = errno;
+                        return fd_.get() >= 0;
+                      }) {}
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   ~TempFile() {
+    if (!on_interrupt_.registered()) return;  // never created
     if (fd_.get() >= 0) fd_.Close();
     if (!released_) ::unlink(path_.c_str());
   }
 
+  bool created() const { return on_interrupt_.registered(); }
+  int open_errno() const { return open_errno_; }  // when !created()
   int fd() const { return fd_.get(); }
   int Close() { return fd_.Close(); }
   void Release() { released_ = true; }
@@ -90,9 +103,9 @@ class TempFile {
  private:
   std::string path_;
   Fd fd_;
+  int open_errno_ = 0;
   bool released_ = false;
-  // Ctrl-C, SIGTERM and SIGHUP remove it too (the other threads may be mid-write).
-  interrupt::Cleanup on_interrupt_{[p = path_] { ::unlink(p.c_str()); }};
+  interrupt::Cleanup on_interrupt_;  // last: fd_ and path_ exist when it creates the file
 };
 
 std::unique_ptr<DIR, int (*)(DIR*)> OpenDir(const std::string& path) {
@@ -202,13 +215,13 @@ void LocalBackend::Save(const Handle& h, ByteView data) {
   const bool may_create_dir = h.type == FileType::kPack || h.type == FileType::kLock;
 
   std::string tmp_path;
-  int fd = -1;
+  std::unique_ptr<TempFile> tmp_file;  // from its creation on, every exit path removes it
   bool created_dir = false;
   for (int attempt = 0;; ++attempt) {
     tmp_path = final_path + "-tmp-" + RandomSuffix();
-    fd = OpenNoIntr(tmp_path, O_WRONLY | O_CREAT | O_EXCL, kTempFileMode);
-    if (fd >= 0) break;
-    int err = errno;
+    tmp_file = std::make_unique<TempFile>(tmp_path);
+    if (tmp_file->created()) break;
+    int err = tmp_file->open_errno();
     if (err == EEXIST && attempt < 8) continue;
     if (err == ENOENT && may_create_dir && !created_dir) {
       MakeDir(dir);
@@ -218,7 +231,7 @@ void LocalBackend::Save(const Handle& h, ByteView data) {
     }
     FailErrno(err, "create temp file", tmp_path);
   }
-  TempFile tmp(tmp_path, fd);  // from here on, every exit path removes the temp file
+  TempFile& tmp = *tmp_file;
 
   if (int err = WriteAll(tmp.fd(), data)) FailErrno(err, "write", tmp_path);
   if (::fchmod(tmp.fd(), kFinalFileMode) != 0) FailErrno(errno, "chmod", tmp_path);

@@ -1,4 +1,4 @@
-// A repository in a local directory, in restic's default layout (FORMAT.md §2):
+// A repository in a local directory, in restic's default layout (docs/format.md §1):
 //   <root>/config, <root>/{keys,locks,snapshots,index}/<name>, <root>/data/<XX>/<name>.
 //
 // Durability: Save writes "<name>-tmp-<16 hex>" in the final folder (O_EXCL, 0600), fsyncs

@@ -1,4 +1,4 @@
-// restic's content-defined chunker (FORMAT.md §11): a Rabin fingerprint over a 64-byte window
+// restic's content-defined chunker (docs/format.md §11): a Rabin fingerprint over a 64-byte window
 // cuts where its low 20 bits are zero, with chunks of 512 KiB .. 8 MiB. Boundaries are
 // identical to restic's for the same polynomial, so blobs deduplicate with restic.
 #pragma once
@@ -92,7 +92,7 @@ struct CandidateRun {
 // concurrently (threads < 1 counts as 1).
 std::vector<CandidateRun> CutCandidates(const Tables& t, ByteView all, size_t from, int threads);
 
-// Same result as ChunkLengths, computed as DESIGN.md §3: candidates found on `threads` threads,
+// Same result as ChunkLengths, computed as the parallel chunker design: candidates found on `threads` threads,
 // then one serial pass picks the first candidate at or after start+kMinSize, else
 // start+kMaxSize. threads <= 1 runs ChunkLengths.
 std::vector<size_t> ChunkLengthsParallel(const Tables& t, ByteView all, int threads);

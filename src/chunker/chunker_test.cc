@@ -37,7 +37,7 @@ Bytes RandomBytes(size_t n, uint64_t seed) {
   return out;
 }
 
-// FORMAT.md §11.5 input A: SHA-256(i as 8-byte little-endian), i = 0 .. 69999.
+// docs/format.md §11 input A: SHA-256(i as 8-byte little-endian), i = 0 .. 69999.
 Bytes InputA() {
   Bytes out;
   out.reserve(70000 * 32);
@@ -50,7 +50,7 @@ Bytes InputA() {
   return out;
 }
 
-// FORMAT.md §11.5 input B: SHA-256("restic-vector-<i>"), i = 0 .. 655359.
+// docs/format.md §11 input B: SHA-256("restic-vector-<i>"), i = 0 .. 655359.
 Bytes InputB() {
   Bytes out;
   out.reserve(655360 * 32);
@@ -123,7 +123,7 @@ void ExpectValidLengths(const std::vector<size_t>& lengths, size_t total) {
   EXPECT_EQ(sum, total);
 }
 
-// Fingerprint straight from FORMAT.md §11.2: sum of w_i·x^(8·(63-i)) mod P.
+// Fingerprint straight from docs/format.md §11: sum of w_i·x^(8·(63-i)) mod P.
 uint64_t DefinitionFingerprint(ByteView window64) {
   uint64_t f = 0;
   for (size_t i = 0; i < 64; ++i) {

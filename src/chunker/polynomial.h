@@ -1,5 +1,5 @@
 // Polynomials over GF(2) packed into a uint64_t (bit k = coefficient of x^k; addition is XOR),
-// as used for the repository's chunker polynomial (FORMAT.md §11.4).
+// as used for the repository's chunker polynomial (docs/format.md §11).
 #pragma once
 
 #include <cstdint>

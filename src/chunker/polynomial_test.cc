@@ -107,11 +107,11 @@ TEST(PolynomialTest, Gcd) {
 }
 
 TEST(PolynomialTest, IrreducibleVectors) {
-  // FORMAT.md §11.5.
+  // docs/format.md §11.
   EXPECT_TRUE(IsIrreducible(0x3DA3358B4DC173));
   EXPECT_TRUE(IsIrreducible(0x2482734cacca49));
   EXPECT_FALSE(IsIrreducible(0x38f1e565e288df));
-  // restic's repo polynomial from FORMAT.md §11 (a real repository).
+  // restic's repo polynomial from docs/format.md §11 (a real repository).
   EXPECT_TRUE(IsIrreducible(0x343fe6ff031a63));
   EXPECT_FALSE(IsIrreducible(0));
   EXPECT_FALSE(IsIrreducible(1));

@@ -1,5 +1,6 @@
 // Typed 32-byte ids. Every id in the repository is a SHA-256: of a blob's plaintext
-// (BlobId), or of a stored file's bytes (PackId, SnapshotId, IndexId, KeyId, LockId).
+// (BlobId), or of a stored file's bytes (PackId for packs, FileId for the unpacked files:
+// snapshots, index files, keys and locks).
 // Distinct types keep a pack id from being used where a blob id is meant.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "core/mutex.h"
 
 namespace haven::interrupt {
@@ -21,7 +22,7 @@ struct Registry {
   Mutex mu;
   unsigned long next GUARDED_BY(mu) = 1;
   std::map<unsigned long, std::function<void()>> fns GUARDED_BY(mu);
-  bool exiting GUARDED_BY(mu) = false;
+  bool exiting GUARDED_BY(mu) = false;  // the cleanup pass has taken its list
 };
 
 Registry& Reg() {
@@ -31,14 +32,21 @@ Registry& Reg() {
 
 }  // namespace
 
-Cleanup::Cleanup(std::function<void()> fn) {
+Cleanup::Cleanup(std::function<void()> fn) : Cleanup(std::move(fn), {}) {}
+
+Cleanup::Cleanup(std::function<void()> fn, const std::function<bool()>& first) : id_(0) {
   Registry& r = Reg();
   MutexLock lk(r.mu);
+  // Once the pass has its list, nothing new starts: the caller unwinds (releasing what it
+  // holds, which a cleanup may need) while the process exits.
+  if (r.exiting) Fail(ErrorCode::kInterrupted, "interrupted");
+  if (first && !first()) return;
   id_ = r.next++;
   r.fns.emplace(id_, std::move(fn));
 }
 
 Cleanup::~Cleanup() {
+  if (id_ == 0) return;
   Registry& r = Reg();
   MutexLock lk(r.mu);
   r.fns.erase(id_);
@@ -49,15 +57,14 @@ void CleanupAndExit(int code) {
   std::vector<std::function<void()>> fns;
   {
     MutexLock lk(r.mu);
-    if (!r.exiting) {
-      r.exiting = true;
-      for (auto it = r.fns.rbegin(); it != r.fns.rend(); ++it) fns.push_back(it->second);
-    } else {
-      fns.push_back(nullptr);  // another thread is cleaning up and will exit
+    if (r.exiting) {  // another thread is cleaning up and will exit
+      lk.Unlock();
+      for (;;) pause();
     }
-  }
-  if (!fns.empty() && !fns[0]) {
-    for (;;) pause();
+    // From here on no Cleanup registers and no `first` runs (they fail with kInterrupted),
+    // so the list is complete: a temp file created through `first` is in it.
+    r.exiting = true;
+    for (auto it = r.fns.rbegin(); it != r.fns.rend(); ++it) fns.push_back(it->second);
   }
   for (auto& fn : fns) {
     try {

@@ -18,6 +18,14 @@ void Install();
 class Cleanup {
  public:
   explicit Cleanup(std::function<void()> fn);
+  // Runs `first` and, when it returns true, registers `fn`, as one step that the cleanup
+  // pass cannot split: the pass runs either before `first` (which then never runs: the
+  // process exits) or after `fn` is registered. For files that must not outlive an
+  // interrupt, `first` creates the file (a temp file created just before a plain
+  // registration could be missed by a pass running in between).
+  Cleanup(std::function<void()> fn, const std::function<bool()>& first);
+  // False when `first` returned false (nothing registered).
+  bool registered() const { return id_ != 0; }
   ~Cleanup();
   Cleanup(const Cleanup&) = delete;
   Cleanup& operator=(const Cleanup&) = delete;

@@ -1,4 +1,4 @@
-// A restic crypto key (FORMAT.md §3.1): AES-256 key for CTR mode plus the Poly1305-AES MAC key.
+// A restic crypto key (docs/format.md §2): AES-256 key for CTR mode plus the Poly1305-AES MAC key.
 #pragma once
 
 #include <array>

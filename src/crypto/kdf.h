@@ -1,4 +1,4 @@
-// scrypt (RFC 7914), used to derive the user key from a password (FORMAT.md §4.1).
+// scrypt (RFC 7914), used to derive the user key from a password (docs/format.md §3).
 // The p lanes are independent and run on separate threads; ROMix is our own, PBKDF2-HMAC-SHA256
 // is OpenSSL's.
 #pragma once

@@ -49,7 +49,7 @@ TEST(ScryptTest, Rfc7914Vectors) {
   }
 }
 
-// FORMAT.md §4.1.
+// docs/format.md §3.
 TEST(ScryptTest, FormatKnownAnswer) {
   Bytes salt(64);
   for (size_t i = 0; i < salt.size(); ++i) salt[i] = static_cast<uint8_t>(i);

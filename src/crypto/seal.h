@@ -1,4 +1,4 @@
-// restic's authenticated encryption of one message (FORMAT.md §3.2):
+// restic's authenticated encryption of one message (docs/format.md §2):
 //   IV(16) || AES-256-CTR(encrypt, IV, P) || Poly1305-AES tag(16) over the ciphertext only.
 // OpenSSL contexts are kept per thread and the key schedules are reused while the key is
 // unchanged, so sealing many blobs with the master key costs no per-call set-up.

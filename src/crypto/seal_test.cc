@@ -35,7 +35,7 @@ CryptoKey VectorKey() {
 
 const Bytes kVectorIv = Hex("404142434445464748494a4b4c4d4e4f");
 
-// FORMAT.md §3.3.
+// docs/format.md §2.
 TEST(SealTest, KnownAnswer) {
   const CryptoKey k = VectorKey();
   const Bytes expected =

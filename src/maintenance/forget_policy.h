@@ -1,6 +1,7 @@
-// forget: which snapshots a retention policy keeps (FORMAT.md §18). Pure logic, no I/O:
-// the caller loads the snapshots, passes "now" and (optionally) the local time zone, and
-// deletes what ApplyPolicy puts into `remove`.
+// forget: which snapshots a retention policy keeps (restic 0.14's rules,
+// internal/restic/snapshot_policy.go). Pure logic, no I/O: the caller loads the
+// snapshots, passes "now" and (optionally) the local time zone, and deletes what
+// ApplyPolicy puts into `remove`.
 //
 // Semantics are restic 0.14's (cmd/restic/cmd_forget.go, internal/restic/snapshot_policy.go,
 // snapshot_group.go, duration.go, tag_list.go):

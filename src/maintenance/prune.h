@@ -1,4 +1,4 @@
-// prune with restic 0.14's semantics (FORMAT.md §17, cmd/restic/cmd_prune.go v0.14.0):
+// prune with restic 0.14's semantics (docs/architecture.md §6a, cmd/restic/cmd_prune.go v0.14.0):
 // find the blobs every snapshot still uses, classify each pack (keep, repack, remove,
 // unreferenced), then delete unreferenced packs, copy the still-used blobs out of the
 // packs chosen for repacking into new packs (new packs + their index first), write a

@@ -1,4 +1,4 @@
-// zstd compression for blobs and unpacked files (FORMAT.md §12). Contexts are reused per
+// zstd compression for blobs and unpacked files (docs/format.md §12). Contexts are reused per
 // thread. Levels: restic "auto" ~ zstd 3, "max" ~ zstd 11, "off" = no data compression.
 #pragma once
 

@@ -1,4 +1,4 @@
-// The repository config file (FORMAT.md §5): version, random id, chunker polynomial.
+// The repository config file (docs/format.md §5): version, random id, chunker polynomial.
 // Stored as Seal(master, JSON), never compressed, under the fixed name "config".
 #pragma once
 

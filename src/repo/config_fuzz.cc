@@ -1,4 +1,4 @@
-// Fuzz target: the config JSON (FORMAT.md §5). Parse must accept only version 1/2 with a
+// Fuzz target: the config JSON (docs/format.md §5). Parse must accept only version 1/2 with a
 // 64-hex id and an irreducible polynomial of degree <= 53, and its output must parse back.
 #include <cstdint>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// Byte-exact reproductions of the Go encodings that feed restic tree IDs (FORMAT.md §10.3-10.5):
+// Byte-exact reproductions of the Go encodings that feed restic tree IDs (docs/format.md §10.3-10.5):
 // strconv.Quote/Unquote for node names, encoding/json string literals (go1.19, HTML-safe) and
 // time.Time's RFC 3339 JSON form.
 #pragma once

@@ -1,4 +1,4 @@
-// Fuzz target: the Go encodings behind tree ids (FORMAT.md §10.3-10.5).
+// Fuzz target: the Go encodings behind tree ids (docs/format.md §10.3-10.5).
 //  * QuoteName/UnquoteName round trip for any raw bytes;
 //  * UnquoteName of arbitrary text: a result must quote and unquote back to itself;
 //  * ParseTime: a parsed time must format and parse back to the same instant and offset;

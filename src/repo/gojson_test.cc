@@ -27,7 +27,7 @@ std::string Json(std::string_view s) {
   return out;
 }
 
-// ---- Names: the vectors observed in restic 0.14 trees (FORMAT.md §10.3) ----
+// ---- Names: the vectors observed in restic 0.14 trees (docs/format.md §10.3) ----
 
 TEST(GoJsonName, ObservedRestic014Vectors) {
   struct Case {
@@ -142,7 +142,7 @@ TEST(GoJsonName, UnquoteInvalidUtf8BecomesReplacementCharacter) {
 
 TEST(GoJsonName, UnquoteAcceptsRusticEscaping) {
   // rustic escapes only \\ \" \a \b \f \n \r \t \v and invalid bytes as \xNN; controls and
-  // non-printables stay raw (FORMAT.md §20).
+  // non-printables stay raw (as rustic reads them).
   EXPECT_EQ(UnquoteName(R"(\\)"), "\\");
   EXPECT_EQ(UnquoteName(R"(\")"), "\"");
   EXPECT_EQ(UnquoteName("'"), "'");
@@ -238,7 +238,7 @@ TEST(GoJsonName, QuoteUnquoteRoundTripProperty) {
   }
 }
 
-// ---- JSON strings (FORMAT.md §10.4, go1.19) ----
+// ---- JSON strings (docs/format.md §10.4, go1.19) ----
 
 TEST(GoJsonString, Escapes) {
   EXPECT_EQ(Json(""), R"("")");
@@ -277,7 +277,7 @@ TEST(GoJsonString, AppendsToExistingBuffer) {
 }
 
 TEST(GoJsonString, ObservedNodeBytes) {
-  // The node of FORMAT.md §10.2's serialisation KAT, rebuilt from its parts.
+  // The node of docs/format.md §10.2's serialisation KAT, rebuilt from its parts.
   const std::string expected =
       R"({"name":"d.txt","type":"file","mode":420,"mtime":"2026-11-30T00:15:17.213751974Z",)"
       R"("atime":"2026-11-30T00:15:17.213751974Z","ctime":"2026-11-30T00:15:17.213751974Z",)"
@@ -378,7 +378,7 @@ TEST(GoJsonUnicode, IsPrintMatchesTableAndGoSpotChecks) {
   EXPECT_FALSE(IsPrint(0xffffffff));
 }
 
-// ---- Timestamps (FORMAT.md §10.5) ----
+// ---- Timestamps (docs/format.md §10.5) ----
 
 TEST(GoJsonTime, FormatExamples) {
   EXPECT_EQ(FormatTime({1795997789, 837161425, 19800}), "2026-11-30T05:46:29.837161425+05:30");

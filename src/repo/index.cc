@@ -64,35 +64,6 @@ Rec MakeRec(const PackedBlob& b, uint32_t pack) {
 
 }  // namespace
 
-// Anonymous memory for the loaded shards, 2 MiB-aligned and advised for transparent huge
-// pages (a no-op where the kernel does not offer them); pages are touched as filled.
-class Index::HugeArena {
- public:
-  explicit HugeArena(size_t bytes) {
-    constexpr size_t kHuge = size_t{2} << 20;
-    size_ = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = ::mmap(nullptr, size_ + kHuge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                     -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    // Trim to a 2 MiB-aligned start.
-    auto a = reinterpret_cast<uintptr_t>(p), start = (a + kHuge - 1) & ~(kHuge - 1);
-    if (start > a) ::munmap(p, start - a);
-    if (start + size_ < a + size_ + kHuge)
-      ::munmap(reinterpret_cast<void*>(start + size_), a + size_ + kHuge - (start + size_));
-    data_ = reinterpret_cast<void*>(start);
-    ::madvise(data_, size_, MADV_HUGEPAGE);
-  }
-  ~HugeArena() { ::munmap(data_, size_); }
-  HugeArena(const HugeArena&) = delete;
-  HugeArena& operator=(const HugeArena&) = delete;
-  void* data() const { return data_; }
-  size_t size() const { return size_; }
-
- private:
-  void* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // Records in one allocation that grows by a quarter (little slack at any time): a sorted
 // run [0, sorted) with a table over the second id byte, then an unsorted tail.
 struct Index::Shard {
@@ -359,8 +330,8 @@ void Index::LoadParallel(size_t files, int threads,
     // One arena for all shards, on huge pages where the kernel allows: lookups jump
     // around hundreds of MB, and 4 KiB pages would cost a TLB miss (and a page walk that
     // misses the cache) on nearly every one.
-    arena_ = std::make_unique<HugeArena>(total * sizeof(Rec));
-    auto* p = static_cast<Rec*>(arena_->data());
+    arena_ = std::make_unique<HugeBuffer>(total * sizeof(Rec));
+    auto* p = reinterpret_cast<Rec*>(arena_->data());
     for (size_t sh = 0; sh < kShards; ++sh) {
       Shard& s = shards_[sh];
       if (!add[sh]) continue;
@@ -530,17 +501,6 @@ void Index::ForEach(const std::function<void(const PackId&, const PackedBlob&)>&
       fn(packs_[Get32(r.pack)], b);
     }
   }
-}
-
-std::vector<PackedBlob> Index::PackBlobs(const PackId& pack) const {
-  std::vector<PackedBlob> out;
-  if (!HasPack(pack)) return out;
-  ForEach([&](const PackId& p, const PackedBlob& b) {
-    if (p == pack) out.push_back(b);
-  });
-  std::stable_sort(out.begin(), out.end(),
-                   [](const PackedBlob& a, const PackedBlob& b) { return a.offset < b.offset; });
-  return out;
 }
 
 size_t Index::MemoryUsage() const {

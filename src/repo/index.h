@@ -1,7 +1,7 @@
 // The in-memory master index: where every (blob type, blob id) lives. Built from the
-// repository's index files (FORMAT.md §8) and extended as new packs are written.
+// repository's index files (docs/format.md §8) and extended as new packs are written.
 // Sorted packed records sharded by the id's first byte (ids are SHA-256, so uniform):
-// 47 bytes per blob plus ~1 KiB per shard, loaded in parallel (DESIGN.md §4: <= 48 bytes
+// 47 bytes per blob plus ~1 KiB per shard, loaded in parallel (the design budget: <= 48 bytes
 // per blob). Equality compares all 32 bytes and the type. A key may have several
 // locations (duplicates).
 //
@@ -17,6 +17,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/huge_buffer.h"
 #include "core/id.h"
 #include "repo/pack.h"
 
@@ -68,8 +69,6 @@ class Index {
   bool HasPack(const PackId& pack) const { return pack_pos_.contains(pack); }
   // Calls fn for every indexed blob (data blobs, then trees; by id within a type).
   void ForEach(const std::function<void(const PackId&, const PackedBlob&)>& fn) const;
-  // The blobs of one pack as indexed, by offset (empty when the pack is not indexed).
-  std::vector<PackedBlob> PackBlobs(const PackId& pack) const;
   // True when `pack` is indexed and its first blob is a tree (a "tree pack").
   bool IsTreePack(const PackId& pack) const { return tree_packs_.contains(pack); }
   // Heap bytes held (records, tables, pack ids): for benchmarks and tests.
@@ -102,11 +101,12 @@ class Index {
   // with a 257-entry table over the second id byte, plus a short unsorted tail that
   // AddPack appends to and merges in once it grows.
   struct Shard;
-  class HugeArena;
   Shard& ShardOf(BlobType type, const BlobId& id) const;
   uint32_t RegisterPack(const PackId& pack, bool tree_pack);
 
-  std::unique_ptr<HugeArena> arena_;  // LoadParallel's shard records (before shards_: freed last)
+  // LoadParallel's shard records, in one 2 MiB-aligned mapping on transparent huge pages
+  // (lookups jump around hundreds of MB); declared before shards_: freed last.
+  std::unique_ptr<HugeBuffer> arena_;
   std::unique_ptr<Shard[]> shards_;  // 512
   std::vector<size_t> base_ = std::vector<size_t>(512, 0);  // first position per shard (Compact)
   size_t positions_[2] = {0, 0};
@@ -116,7 +116,7 @@ class Index {
   std::unordered_set<PackId, IdHash> tree_packs_;
 };
 
-// One index file's content (FORMAT.md §8.1).
+// One index file's content (docs/format.md §8).
 struct IndexFile {
   struct Pack {
     PackId id;

@@ -1,4 +1,4 @@
-// Fuzz target: index files (FORMAT.md §8), the JSON inside an unpacked index file.
+// Fuzz target: index files (docs/format.md §8), the JSON inside an unpacked index file.
 // A parsed index must serialise again, parse back to the same bytes, and load into the
 // in-memory Index with every blob found.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// The fast reader of index files (FORMAT.md §8.1) in the layout restic and haven write,
+// The fast reader of index files (docs/format.md §8) in the layout restic and haven write,
 // without whitespace:
 //   {"packs":[{"id":"<64 hex>","blobs":[{"id":"<64 hex>","type":"data|tree","offset":N,
 //   "length":N[,"uncompressed_length":N]},...]},...][,"supersedes":[...]]}\n?

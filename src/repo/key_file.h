@@ -1,4 +1,4 @@
-// Key files (FORMAT.md §4): plain JSON holding scrypt parameters, a 64-byte salt and the
+// Key files (docs/format.md §4): plain JSON holding scrypt parameters, a 64-byte salt and the
 // master key sealed with the key derived from a password. Several key files may wrap the
 // same master key (one per password).
 #pragma once

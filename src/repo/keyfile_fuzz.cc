@@ -1,4 +1,4 @@
-// Fuzz target: key files (FORMAT.md §4) and the master-key JSON they wrap. Parsing only:
+// Fuzz target: key files (docs/format.md §4) and the master-key JSON they wrap. Parsing only:
 // no key derivation (hostile scrypt parameters must be refused by Parse itself). A parsed
 // key file must serialise and parse back to the same bytes.
 #include <cstdint>

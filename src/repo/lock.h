@@ -1,4 +1,4 @@
-// Repository locks (FORMAT.md §13), compatible with restic: lock files under locks/,
+// Repository locks (docs/format.md §13), compatible with restic: lock files under locks/,
 // exclusive vs shared, stale detection (older than 30 minutes, or a dead process on this
 // host), refresh every 5 minutes while held. A Lock releases its file when destroyed, and
 // when the process is interrupted.

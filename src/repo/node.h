@@ -1,4 +1,4 @@
-// Trees and nodes (FORMAT.md §10). A tree blob is {"nodes":[...]}\n with nodes sorted by
+// Trees and nodes (docs/format.md §10). A tree blob is {"nodes":[...]}\n with nodes sorted by
 // raw name bytes; its id is the SHA-256 of exactly these bytes, so EncodeTree reproduces
 // restic's Go encoding byte for byte (field order, omitted fields, name quoting, times).
 #pragma once
@@ -20,7 +20,7 @@ enum class NodeType { kFile, kDir, kSymlink, kDev, kCharDev, kFifo, kSocket, kIr
 const char* NodeTypeName(NodeType t);
 std::optional<NodeType> ParseNodeType(std::string_view s);
 
-// Go fs.FileMode bits (FORMAT.md §10.6).
+// Go fs.FileMode bits (docs/format.md §10.6).
 namespace gomode {
 constexpr uint32_t kDir = 1u << 31, kSymlink = 1u << 27, kDevice = 1u << 26,
                    kNamedPipe = 1u << 25, kSocket = 1u << 24, kSetuid = 1u << 23,

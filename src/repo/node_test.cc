@@ -75,7 +75,7 @@ std::string NodeJson(const Node& n) {
   return out;
 }
 
-// ---- FORMAT.md §10.2 serialisation KAT ----
+// ---- docs/format.md §10.2 serialisation KAT ----
 
 TEST(NodeKat, RealNodeBytesRestic014) {
   const Node n = KatNode();
@@ -254,7 +254,7 @@ TEST(NodeTree, UnsortedOrDuplicateRejected) {
   EXPECT_NO_THROW(EncodeTree(prefix));
 }
 
-// ---- Mode conversion (FORMAT.md §10.6) ----
+// ---- Mode conversion (docs/format.md §10.6) ----
 
 TEST(NodeMode, GoModeFromPosixTypes) {
   EXPECT_EQ(GoModeFromPosix(S_IFREG | 0644), 420u);

@@ -1,4 +1,4 @@
-// Pack files (FORMAT.md §7): sealed blobs back to back, then the sealed header listing
+// Pack files (docs/format.md §7): sealed blobs back to back, then the sealed header listing
 // them, then the header length as uint32 LE. PackWriter builds one pack in memory;
 // ParsePackHeader reads the header of an existing pack.
 #pragma once

@@ -1,4 +1,4 @@
-// Fuzz target: pack headers (FORMAT.md §7). Every input is tried three ways:
+// Fuzz target: pack headers (docs/format.md §7). Every input is tried three ways:
 //  1. as a whole pack file, parsed with a fixed key (ParsePackHeader);
 //  2. as plaintext header entries (ParseHeaderEntries);
 //  3. as [u16 LE data length][header plaintext]: the header is sealed with the fixed key

@@ -105,12 +105,6 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
 
 Repository::~Repository() = default;
 
-std::unique_ptr<Repository> Repository::WithBackend(std::shared_ptr<Backend> be) const {
-  std::unique_ptr<Repository> copy(new Repository(*this));
-  copy->backend_ = std::move(be);
-  return copy;
-}
-
 FileId Repository::SaveJson(FileType t, std::string_view json) {
   if (t == FileType::kSnapshot) CheckLock();  // a command that lost its lock commits nothing
   Bytes sealed = EncodeJson(json);

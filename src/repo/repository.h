@@ -56,10 +56,6 @@ class Repository {
   // trees; a WriteSession notes the tree packs it writes.
   void set_cache(std::shared_ptr<CacheBackend> cache) { cache_ = std::move(cache); }
   const std::shared_ptr<CacheBackend>& cache() const { return cache_; }
-  // A copy of this opened repository that works through `be` (a decorator of
-  // backend_ptr(): forget --dry-run's view without the forgotten snapshots). This object's
-  // storage is not changed.
-  std::unique_ptr<Repository> WithBackend(std::shared_ptr<Backend> be) const;
   const RepoConfig& config() const { return config_; }
   const crypto::CryptoKey& key() const { return key_; }
   const FileId& key_id() const { return key_id_; }

@@ -1,4 +1,4 @@
-// Snapshot files (FORMAT.md §9). The snapshot id is the storage id of the sealed file.
+// Snapshot files (docs/format.md §9). The snapshot id is the storage id of the sealed file.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Fuzz target: snapshot JSON (FORMAT.md §9). A parsed snapshot must serialise, parse back
+// Fuzz target: snapshot JSON (docs/format.md §9). A parsed snapshot must serialise, parse back
 // and serialise to the same bytes.
 #include <cstdint>
 #include <cstdio>

@@ -23,9 +23,11 @@ class TestRepository {
                                               std::string_view password, int threads,
                                               std::string_view key_hint = {}) {
     std::unique_ptr<TestRepository> r(new TestRepository());
-    r->opened_ = Repository::Open(std::move(be), password, threads, key_hint);
-    // As the single object started: an empty index until LoadIndex().
-    auto unindexed = r->opened_->WithBackend(std::make_shared<NoIndexFiles>(r->opened_->backend_ptr()));
+    r->opened_ = Repository::Open(be, password, threads, key_hint);
+    // As the single object started: an empty index until LoadIndex() (the same repository
+    // opened a second time through a view that lists no index files).
+    auto unindexed = Repository::Open(std::make_shared<NoIndexFiles>(std::move(be)), password,
+                                      threads, key_hint);
     r->indexed_ = IndexedRepository::Load(*unindexed);
     r->session_ = std::make_unique<WriteSession>(*r->indexed_, r->write_);
     return r;

@@ -1,4 +1,4 @@
-// Fuzz target: tree blobs (FORMAT.md §10). DecodeTree must return nodes or throw
+// Fuzz target: tree blobs (docs/format.md §10). DecodeTree must return nodes or throw
 // kCorrupt. The nodes, sorted by name and de-duplicated, must encode, and that encoding
 // must be a fixed point: decoding and encoding it again gives the same bytes (the tree id
 // of anything we write is stable).

@@ -216,15 +216,19 @@ name = hashlib.sha256(data).hexdigest()
 with open(os.path.join(sys.argv[2], name), "wb") as f:
     f.write(data)
 EOF
-  local t0 t1 ms
+  local t0 t1 ms vlimit=8388608 limit_ms=2000
+  # A sanitizer build reserves terabytes of shadow address space at start, which no
+  # address-space limit allows: there the limit is lifted (the refusal before any
+  # derivation is still checked, by the time and the message) and the time is scaled.
+  if [ -n "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ]; then vlimit=unlimited; limit_ms=20000; fi
   t0=$(date +%s%N)
-  expect_fail bash -c 'ulimit -v 8388608; exec timeout 30 "$@"' _ \
+  expect_fail bash -c 'ulimit -v "$0"; exec timeout 30 "$@"' "$vlimit" \
     "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" -r "$W/krepo" snapshots
   t1=$(date +%s%N)
   ms=$(( (t1 - t0) / 1000000 ))
   log "E/$name: exit $LAST_RC after $ms ms: $(head -c 200 "$ERR" | tr '\n' ' ')"
   [ "$LAST_RC" = 12 ] || [ "$LAST_RC" = 1 ] || fail "E/$name: exit $LAST_RC (wanted 12, or 1)"
-  [ "$ms" -lt 2000 ] || fail "E/$name: took $ms ms (limit 2000)"
+  [ "$ms" -lt "$limit_ms" ] || fail "E/$name: took $ms ms (limit $limit_ms)"
   LC_ALL=C grep -aEiq 'password|key|kdf|scrypt|param' "$ERR" \
     || { cat "$ERR"; fail "E/$name: no clear message on stderr"; }
 }
