@@ -10,6 +10,7 @@
 
 #include "capture/capture.h"
 #include "capture/fs.h"
+#include "repo/tree_path.h"
 #include "chunker/chunker.h"
 #include "core/error.h"
 #include "restorer/restorer.h"
@@ -127,7 +128,7 @@ class Apply {
   void Entry(const Node& n, const std::string& snap_path) {
     std::string dest = Dest(snap_path);
     std::string shown = (o_.target == "/" ? "" : o_.target) + dest;
-    auto comps = SplitPath(dest);
+    auto comps = SplitTreePath(dest);
     if (comps.empty()) return;
     for (const auto& c : comps)
       if (!SafeNodeName(c)) {

@@ -101,16 +101,4 @@ std::string ReadWholeFile(const std::string& path) {
   return buf;
 }
 
-std::vector<std::string> SplitPath(std::string_view p) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= p.size()) {
-    size_t end = p.find('/', start);
-    if (end == std::string_view::npos) end = p.size();
-    if (end > start) out.emplace_back(p.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 }  // namespace haven::capture

@@ -23,7 +23,4 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
 // The whole file (no symlink following); kIo naming the path when it cannot be read.
 std::string ReadWholeFile(const std::string& path);
 
-// "/a//b/c" -> {"a", "b", "c"}.
-std::vector<std::string> SplitPath(std::string_view p);
-
 }  // namespace haven::capture

@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "capture/fs.h"
+#include "repo/tree_path.h"
 #include "capture/rules.h"
 #include "core/bytes.h"
 #include "core/error.h"
@@ -46,7 +47,7 @@ std::string_view Basename(std::string_view p) {
 
 // The glob's components match the path's last components.
 bool TailMatches(std::string_view glob, std::string_view path) {
-  auto g = SplitPath(glob), p = SplitPath(path);
+  auto g = SplitTreePath(glob), p = SplitTreePath(path);
   if (g.empty() || g.size() > p.size()) return false;
   size_t off = p.size() - g.size();
   for (size_t i = 0; i < g.size(); ++i)
