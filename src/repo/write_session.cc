@@ -20,17 +20,31 @@ WriteSession::WriteSession(IndexedRepository& repo, WriteOptions opts)
 
 WriteSession::~WriteSession() = default;
 
+// The uploader adds a pack to the index *before* it takes the pack's blobs out of
+// in_flight_ (SavePack). So a blob found not in flight was either never saved here or is
+// in the index by the time we look there afterwards: in flight first, then the index.
+// (The other order has a window: not yet indexed, then no longer in flight.)
 bool WriteSession::HasBlob(BlobType t, const BlobId& id) {
-  if (repo_.HasBlob(t, id)) return true;
-  MutexLock lock(mu_);
-  return in_flight_[static_cast<int>(t)].count(id) > 0;
+  {
+    MutexLock lock(mu_);
+    if (in_flight_[static_cast<int>(t)].count(id) > 0) return true;
+  }
+  return repo_.HasBlob(t, id);
 }
 
 bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
-  if (repo_.HasBlob(t, id)) return false;
+  if (repo_.HasBlob(t, id)) return false;  // most duplicates end here, without mu_
+  const int ti = static_cast<int>(t);
   {
     MutexLock lock(mu_);
-    if (!in_flight_[static_cast<int>(t)].insert(id).second) return false;
+    if (!in_flight_[ti].insert(id).second) return false;
+  }
+  // Claimed; but its pack may have been indexed (and left in_flight_) between the check
+  // above and the claim: look again (see HasBlob) and give the claim back if so.
+  if (repo_.HasBlob(t, id)) {
+    MutexLock lock(mu_);
+    in_flight_[ti].erase(id);
+    return false;
   }
   uint32_t ulen = 0;
   ByteView sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
