@@ -65,7 +65,7 @@ void Pretty(simdjson::dom::element e, int depth, std::string& out) {
 std::string Indent(std::string_view json) {
   simdjson::dom::parser p;
   simdjson::dom::element doc;
-  if (p.parse(json.data(), json.size()).get(doc)) return std::string(json);
+  if (json.empty() || p.parse(json.data(), json.size()).get(doc)) return std::string(json);
   std::string out;
   Pretty(doc, 0, out);
   return out + "\n";

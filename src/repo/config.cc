@@ -22,7 +22,7 @@ std::string RepoConfig::ToJson() const {
 RepoConfig RepoConfig::Parse(std::string_view json) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, "config: invalid JSON");
   RepoConfig c;
   int64_t version;

@@ -602,7 +602,7 @@ IndexFile IndexFile::Parse(std::string_view json, std::string_view name) {
   const std::string where = "index " + std::string(name);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
   IndexFile out;
   simdjson::dom::array packs;

@@ -68,7 +68,8 @@ void ParseIndexFile(const Repository& repo, const std::string& hex, Bytes& raw,
     };
     // Bytes after the frame: ZstdDecompressToString decides what they mean.
     text.complete = [&] { return zr->clean(); };
-    text.whole = [&] { return ZstdDecompressToString(frame, limit, what); };
+    // `frame` by value: it goes out of scope before `parse` calls this.
+    text.whole = [frame, limit, &what] { return ZstdDecompressToString(frame, limit, what); };
   } else {
     if (version >= 2 && !plain.empty() && plain[0] != '{' && plain[0] != '[')
       Fail(ErrorCode::kCorrupt, what + ": unsupported encoding format " + std::to_string(plain[0]));

@@ -31,7 +31,7 @@ KeyFile KeyFile::Parse(std::string_view json, std::string_view name) {
   const std::string where = "key " + std::string(name);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
   KeyFile k;
   std::string_view s;
@@ -101,7 +101,7 @@ crypto::CryptoKey MasterKeyFromJson(std::string_view json, std::string_view name
   const std::string where = "key " + std::string(name) + ": master key";
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
   std::string_view ks, rs, es;
   if (doc["mac"]["k"].get(ks) || doc["mac"]["r"].get(rs) || doc["encrypt"].get(es))

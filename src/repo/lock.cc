@@ -81,7 +81,7 @@ std::string LockInfo::ToJson() const {
 LockInfo LockInfo::Parse(std::string_view json, std::string_view name) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, "lock " + std::string(name) + ": invalid JSON");
   LockInfo l;
   std::string_view sv;

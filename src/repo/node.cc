@@ -280,7 +280,7 @@ std::vector<Node> DecodeTree(std::string_view json, std::string_view what) {
   const std::string where = "tree " + std::string(what);
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
   simdjson::dom::array nodes;
   std::vector<Node> out;

@@ -52,7 +52,7 @@ Snapshot Snapshot::Parse(std::string_view json, std::string_view name) {
   const std::string where = "snapshot " + std::string(name);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(json.data(), json.size()).get(doc))
+  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
     Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
   Snapshot s;
   std::string_view sv;
