@@ -62,7 +62,9 @@ void WriteBlobAt(int fd, ByteView b, uint64_t off) {
                          static_cast<off_t>(off + pos + done));
       if (w < 0) {
         if (errno == EINTR) continue;
-        Fail(ErrorCode::kIo, std::string("write: ") + strerror(errno));
+        // Out of space is retryable: it may succeed once other files free theirs.
+        const bool no_space = errno == ENOSPC || errno == EDQUOT;
+        Fail(ErrorCode::kIo, std::string("write: ") + strerror(errno), no_space);
       }
       done += static_cast<size_t>(w);
     }
@@ -148,6 +150,7 @@ class Restore {
     for (size_t i = 0; i < packs_.size(); i++)
       jobs.push_back(pool_.Submit([this, i] { RestorePack(packs_[i]); }));
     for (auto& f : jobs) f.get();
+    RetryOutOfSpace();
     // Directory metadata last. dirs_ lists every directory after its subdirectories
     // (post-order), so children get their metadata before their parent loses write or
     // search permission, and creating entries never touches a finished directory.
@@ -176,6 +179,7 @@ class Restore {
     std::atomic<bool> created{false};  // by the first writer, or by Finish
     std::atomic<uint32_t> pending{0};  // blob writes not yet done
     std::atomic<bool> failed{false};
+    std::atomic<bool> no_space{false};  // a write ran out of space: retried at the end
   };
   // One use of a blob: written to file `file` at `file_offset`.
   struct Use {
@@ -382,7 +386,10 @@ class Restore {
   int Open(File& f) {
     int fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_WRONLY, 0600);
     if (fd < 0) {
-      FailFile(f, "create " + Shown(f.rel) + ": " + strerror(errno));
+      if (errno == ENOSPC || errno == EDQUOT)
+        f.no_space = true;
+      else
+        FailFile(f, "create " + Shown(f.rel) + ": " + strerror(errno));
       return -1;
     }
     if (!f.created.exchange(true) && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
@@ -395,11 +402,16 @@ class Restore {
   // or -1 to open (and create) the file here.
   void Finish(File& f, int open_fd = -1) {
     Fd owned;
-    if (open_fd < 0) {
+    if (open_fd < 0 && !f.no_space) {
       owned = Fd(Open(f));
-      if (!owned.valid()) return;
       open_fd = owned.get();
     }
+    if (f.no_space && !f.failed) {
+      MutexLock lock(mu_);
+      no_space_.push_back(&f);
+      return;
+    }
+    if (open_fd < 0) return;
     SetMetadataFd(open_fd, f.rel, f.node);
     owned.Close();
     if (opts_.verify && !f.failed) Verify(f.rel, f.snap_path, f.node);
@@ -463,6 +475,7 @@ class Restore {
             FailFile(f, error);
             continue;
           }
+          if (f.no_space) continue;  // rewritten whole by RetryOutOfSpace
           auto it = fds.find(uses[q].file);
           if (it == fds.end()) {
             int fd = Open(f);
@@ -474,7 +487,12 @@ class Restore {
             WriteBlobAt(it->second, plain, uses[q].file_offset);
             if (opts_.progress) opts_.progress->AddBytes(plain.size());
           } catch (const Error& e) {
-            FailFile(f, e.what());
+            if (!e.retryable()) {
+              FailFile(f, e.what());
+            } else if (!f.no_space.exchange(true)) {
+              // Give back what the file holds at once, so that the files that fit do.
+              if (ftruncate(it->second, 0) != 0) FailFile(f, e.what());
+            }
           }
         }
         k = m;
@@ -488,6 +506,39 @@ class Restore {
       Finish(f, it == fds.end() ? -1 : it->second);
     }
     for (auto& [file, fd] : fds) close(fd);
+  }
+
+  // Files whose writes ran out of space were truncated to nothing as it happened, so a
+  // large file that could not fit does not keep the small ones out. They are rewritten
+  // here one by one, smallest first (their blobs loaded again), each failure freeing
+  // its space again: every file that fits is restored intact, the others are reported.
+  void RetryOutOfSpace() {
+    std::vector<File*> files;
+    {
+      MutexLock lock(mu_);
+      files.swap(no_space_);
+    }
+    std::sort(files.begin(), files.end(), [](const File* a, const File* b) {
+      return a->size != b->size ? a->size < b->size : a->rel < b->rel;
+    });
+    for (File* f : files) {
+      Fd fd(OpenBeneath(target_.get(), f->rel, O_CREAT | O_WRONLY | O_TRUNC, 0600));
+      if (!fd.valid()) {
+        FailFile(*f, "create " + Shown(f->rel) + ": " + strerror(errno));
+        continue;
+      }
+      try {
+        WriteFileContent(repo_, fd.get(), f->node.content);
+      } catch (const Error& e) {
+        FailFile(*f, e.what());
+        if (ftruncate(fd.get(), 0) != 0) {
+          // Nothing more to free; the failure is already reported.
+        }
+        continue;
+      }
+      f->no_space = false;
+      Finish(*f, fd.get());
+    }
   }
 
   void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
@@ -659,6 +710,7 @@ class Restore {
     bool operator<(const Report& o) const { return std::tie(path, msg) < std::tie(o.path, o.msg); }
   };
   std::vector<Report> warnings_ GUARDED_BY(mu_);
+  std::vector<File*> no_space_ GUARDED_BY(mu_);  // files to rewrite in RetryOutOfSpace
   // Counted by the walk (one thread, before any job runs) without mu_, and by the jobs
   // (errors, verified) under mu_: not GUARDED_BY, as the walk's increments would need it.
   RestoreResult result_;
