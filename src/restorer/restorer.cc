@@ -17,6 +17,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "core/fd.h"
 #include "core/mutex.h"
@@ -141,7 +142,8 @@ class Restore {
       OrderedTreeStream stream(repo_, ResolveJobs(opts_.jobs));
       stream_ = &stream;
       std::string rel;
-      RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0);
+      // One recursion per directory level, up to kMaxDepth: on a stack sized for that.
+      RunOnDeepStack([&] { RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0); });
       stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
