@@ -100,6 +100,11 @@ class Backend {
     (void)min_age_seconds;
     return 0;
   }
+  // How many such temp files there are, removing none (any caller: `check` reports them).
+  virtual size_t CountStaleTempFiles(int64_t min_age_seconds) {
+    (void)min_age_seconds;
+    return 0;
+  }
 };
 
 // True for 64 lowercase hex characters.

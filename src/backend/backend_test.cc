@@ -228,12 +228,16 @@ TEST_F(LocalBackendTest, RemoveStaleTempFilesTakesOnlyOldTempFiles) {
   const auto two_days_ago = fs::file_time_type::clock::now() - std::chrono::hours(48);
   for (const auto& rel : old) fs::last_write_time(Path(rel), two_days_ago);
   fs::last_write_time(Path(junk), two_days_ago);
+  EXPECT_EQ(be_.CountStaleTempFiles(24 * 3600), old.size());  // counting removes nothing
+  EXPECT_EQ(be_.CountStaleTempFiles(-60), old.size() + 1);  // every one, however young
+  for (const auto& rel : old) EXPECT_TRUE(fs::exists(Path(rel))) << rel;
   EXPECT_EQ(be_.RemoveStaleTempFiles(24 * 3600), old.size());
   for (const auto& rel : old) EXPECT_FALSE(fs::exists(Path(rel))) << rel;
   EXPECT_TRUE(fs::exists(Path(fresh)));
   EXPECT_TRUE(fs::exists(Path(junk)));
   EXPECT_TRUE(be_.Stat(snap));
   EXPECT_EQ(be_.RemoveStaleTempFiles(24 * 3600), 0u);
+  EXPECT_EQ(be_.CountStaleTempFiles(24 * 3600), 0u);
   EXPECT_EQ(MemBackend().RemoveStaleTempFiles(0), 0u);
 }
 

@@ -95,6 +95,9 @@ class CacheBackend : public Backend {
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }
+  size_t CountStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->CountStaleTempFiles(min_age_seconds);
+  }
 
  private:
   struct InFlight {

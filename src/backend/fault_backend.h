@@ -80,6 +80,9 @@ class FaultBackend : public Backend {
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }
+  size_t CountStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->CountStaleTempFiles(min_age_seconds);
+  }
 
  private:
   enum class Kind { kFailBefore, kFailAfter, kFailNth, kFailFrom, kTruncate, kFlip, kListAfter };

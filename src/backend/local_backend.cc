@@ -386,6 +386,14 @@ void LocalBackend::ListFolder(const std::string& dir, bool missing_ok,
 }
 
 size_t LocalBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
+  return StaleTempFiles(min_age_seconds, true);
+}
+
+size_t LocalBackend::CountStaleTempFiles(int64_t min_age_seconds) {
+  return StaleTempFiles(min_age_seconds, false);
+}
+
+size_t LocalBackend::StaleTempFiles(int64_t min_age_seconds, bool remove) {
   std::vector<std::string> dirs;
   for (FileType t : {FileType::kKey, FileType::kLock, FileType::kSnapshot, FileType::kIndex})
     dirs.push_back(root_ + "/" + FileTypeDir(t));
@@ -410,7 +418,7 @@ size_t LocalBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
         stale.emplace_back(name);
     }
     for (const std::string& name : stale)
-      if (::unlinkat(::dirfd(d.get()), name.c_str(), 0) == 0) removed++;
+      if (!remove || ::unlinkat(::dirfd(d.get()), name.c_str(), 0) == 0) removed++;
   }
   return removed;
 }

@@ -42,6 +42,7 @@ class LocalBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override;
+  size_t CountStaleTempFiles(int64_t min_age_seconds) override;
   int Connections() const override { return connections_; }
   // `-o local.connections=N`: how many requests run in parallel (restic's default 2).
   void set_connections(int n) { connections_ = n; }
@@ -50,6 +51,9 @@ class LocalBackend : public Backend {
   std::string PathOf(const Handle& h) const;
 
  private:
+  // Temp files older than min_age_seconds beside the objects: counted, and removed if
+  // `remove`; returns how many (removed, or found).
+  size_t StaleTempFiles(int64_t min_age_seconds, bool remove);
   void ListFolder(const std::string& dir, bool missing_ok,
                   const std::function<void(const FileInfo&)>& fn) const;
 

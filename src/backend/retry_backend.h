@@ -55,6 +55,9 @@ class RetryBackend : public Backend {
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }
+  size_t CountStaleTempFiles(int64_t min_age_seconds) override {
+    return inner_->CountStaleTempFiles(min_age_seconds);
+  }
 
   // The delay before attempt `failed_attempt + 1`, before jitter.
   std::chrono::milliseconds DelayAfter(int failed_attempt) const;

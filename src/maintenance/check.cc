@@ -278,6 +278,10 @@ PackState CheckPackFiles(IndexedRepository& repo, CheckResult& res) {
   for (const auto& [pid, size] : st.on_disk)
     if (!st.packs.count(pid))
       res.hints.push_back("pack " + pid.Hex() + ": not referenced in any index");
+  if (size_t n = repo.backend().CountStaleTempFiles(kStaleTempAge))
+    res.hints.push_back(std::to_string(n) + " temp file" + (n == 1 ? "" : "s") +
+                        " older than a day left by interrupted writers: `haven prune` "
+                        "removes them");
   return st;
 }
 

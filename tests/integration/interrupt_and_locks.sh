@@ -8,8 +8,8 @@
 #      snapshot (exit 11, no new snapshot), also when another process removed the lock
 #   C. key add refuses a 21st key (opening tries at most 20 key files, as restic does);
 #      --key-hint / RESTIC_KEY_HINT opens with a key beyond the first 20 tried
-#   D. prune removes `*-tmp-*` files a killed writer left when they are older than a day
-#      and keeps younger ones
+#   D. check names `*-tmp-*` files a killed writer left (older than a day) and points at
+#      prune, which removes them (younger ones stay: a writer may still be at work)
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../tools/lib.sh
 source "$(dirname "$0")/../tools/lib.sh"
@@ -143,11 +143,14 @@ done
 run_ok env HAVEN_PASSWORD=password-22 RESTIC_KEY_HINT="${last:0:8}" "$HAVEN" --no-cache -r "$K" snapshots
 
 # ---------------------------------------------------------------------------------------
-check "D. prune removes stale temp files"
+check "D. check names stale temp files, prune removes them"
 old_tmp="$R/data/ab/$(printf 'a%.0s' $(seq 1 64))-tmp-0123456789abcdef"
 young_tmp="$R/snapshots/$(printf 'b%.0s' $(seq 1 64))-tmp-0123456789abcdef"
 printf 'partial' >"$old_tmp"; printf 'partial' >"$young_tmp"
 touch -d '2 days ago' "$old_tmp"
+run_ok hv -r "$R" check
+assert_grep "1 temp file older than a day .*haven prune" "$OUT" "D: check does not point at the stale temp file"
+[ -e "$old_tmp" ] || fail "D: check removed a temp file"
 run_ok hv -r "$R" prune
 assert_grep "removed 1 stale temporary files" "$OUT" "D: prune did not report the removal"
 [ ! -e "$old_tmp" ] || fail "D: the old temp file is still there"
@@ -156,5 +159,6 @@ run_ok hv -r "$R" prune --dry-run
 [ -e "$young_tmp" ] || fail "D: dry run removed something"
 rm -f "$young_tmp"
 run_ok hv -r "$R" check --read-data
+if grep -q "temp file" "$OUT"; then fail "D: check still reports temp files after prune"; fi
 
 pass
