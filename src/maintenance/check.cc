@@ -354,7 +354,7 @@ class TreeCheck {
 
   void CheckTree(const StreamedTree& t, TreeChildren& children) {
     const TreeRef& at = t.ref;
-    const std::vector<Node> nodes = DecodeTree(t.json(), at.id.Hex());
+    const std::vector<Node> nodes = DecodeTree(t.json(), at.id.Hex(), t.capacity);
     const std::string tree = "tree " + at.id.Hex();
     for (const std::string& e : TreeNameErrors(nodes)) Add(at, tree + " (" + at.path + "): " + e);
     for (const Node& n : nodes) {

@@ -240,127 +240,247 @@ int FieldOf(std::string_view k) {
   return -1;
 }
 
-// A node's fields by Field; absent ones give NO_SUCH_FIELD, as obj[key] does.
-class NodeFields {
- public:
-  explicit NodeFields(simdjson::dom::object obj) {
-    for (auto f : obj) {
-      int i = FieldOf(f.key);
-      if (i >= 0 && !(seen_ & (1u << i))) {
-        seen_ |= 1u << i;
-        v_[i] = f.value;
-      }
-    }
-  }
-  simdjson::simdjson_result<simdjson::dom::element> operator[](Field f) const {
-    if (!(seen_ & (1u << f))) return simdjson::NO_SUCH_FIELD;
-    return simdjson::dom::element(v_[f]);
-  }
+namespace od = simdjson::ondemand;
 
- private:
-  uint32_t seen_ = 0;
-  simdjson::dom::element v_[kFieldCount];
-};
+[[noreturn]] void Corrupt(const std::string& where, const std::string& what) {
+  Fail(ErrorCode::kCorrupt, where + ": " + what);
+}
 
-uint64_t U(const NodeFields& obj, Field key) {
-  uint64_t v = 0;
-  auto f = obj[key];
-  if (f.error()) return 0;
-  if (f.get(v)) {
-    int64_t sv;
-    if (!f.get(sv)) return static_cast<uint64_t>(sv);
-    return 0;
-  }
+// Throws kCorrupt for a simdjson error (malformed JSON found while reading).
+template <typename T>
+T Must(simdjson::simdjson_result<T> r, const std::string& where) {
+  T v;
+  if (std::move(r).get(v)) Corrupt(where, "invalid JSON");
   return v;
 }
 
+// The on-demand parser types a value by its first byte; a literal of the wrong type is
+// still read in full, so "tru" or "nul" is invalid JSON as it was for the DOM parser.
+template <typename V>
+void CheckLiteral(V& v, od::json_type t, const std::string& where) {
+  if (t == od::json_type::boolean) {
+    Must(v.get_bool(), where);
+  } else if (t == od::json_type::null) {
+    if (!Must(v.is_null(), where)) Corrupt(where, "invalid JSON");
+  } else if (t == od::json_type::number) {
+    Must(v.get_number(), where);
+  }
+}
+
+// A string value, or nullopt when the value has another type (such a field is left at
+// its zero value, as restic's decoder does).
+std::optional<std::string_view> StringOf(od::value& v, const std::string& where) {
+  const od::json_type t = Must(v.type(), where);
+  if (t == od::json_type::string) return Must(v.get_string(), where);
+  CheckLiteral(v, t, where);
+  return std::nullopt;
+}
+
+// An integer: unsigned, or signed (kept as its two's complement); a fraction, a string or
+// null counts as 0. An integer past 64 bits is invalid.
+uint64_t IntegerOf(od::value& v, const std::string& where) {
+  const od::json_type t = Must(v.type(), where);
+  if (t != od::json_type::number) {
+    if (t == od::json_type::string) Must(v.get_string(), where);
+    CheckLiteral(v, t, where);
+    return 0;
+  }
+  switch (Must(v.get_number_type(), where)) {
+    case od::number_type::unsigned_integer: return Must(v.get_uint64(), where);
+    case od::number_type::signed_integer:
+      return static_cast<uint64_t>(Must(v.get_int64(), where));
+    case od::number_type::floating_point_number:
+      Must(v.get_double(), where);
+      return 0;
+    default: Corrupt(where, "invalid JSON");  // too large for 64 bits
+  }
+}
+
+Xattr ReadXattr(od::value item, const std::string& where) {
+  od::object obj;
+  if (item.get_object().get(obj)) Corrupt(where, "xattr without name");
+  Xattr a;
+  bool seen_name = false, seen_value = false, has_name = false;
+  for (auto field : obj) {
+    od::field f = Must(std::move(field), where);
+    const std::string_view key = Must(f.unescaped_key(), where);
+    od::value v = f.value();
+    if (key == "name" && !seen_name) {
+      seen_name = true;
+      if (auto sv = StringOf(v, where)) a.name = *sv, has_name = true;
+    } else if (key == "value" && !seen_value) {
+      seen_value = true;
+      if (auto sv = StringOf(v, where)) {
+        auto raw = Base64Decode(*sv);
+        if (!raw) Corrupt(where, "invalid xattr value");
+        a.value = std::string(raw->begin(), raw->end());
+      }
+    }
+  }
+  if (!has_name) Corrupt(where, "xattr without name");
+  return a;
+}
+
+// generic_attributes: the object's own text, without insignificant whitespace (as Go
+// re-marshals a json.RawMessage).
+std::string MinifiedObject(od::value& v, const std::string& where) {
+  const std::string_view raw = Must(Must(v.get_object(), where).raw_json(), where);
+  std::string out(raw.size(), '\0');
+  size_t len = 0;
+  if (simdjson::minify(raw.data(), raw.size(), out.data(), len)) Corrupt(where, "invalid JSON");
+  out.resize(len);
+  return out;
+}
+
+BlobId IdOf(od::value& v, const char* what, const std::string& where) {
+  auto sv = StringOf(v, where);
+  auto id = sv ? BlobId::FromHex(*sv) : std::nullopt;
+  if (!id)
+    Corrupt(where, std::string("invalid ") + what + (sv ? " \"" + std::string(*sv) + "\"" : ""));
+  return *id;
+}
+
+// Reads one field of a node (the first occurrence of each name counts, as before).
+void ReadField(int field, od::value& v, Node& n, std::optional<std::string>& raw_target,
+               const std::string& where) {
+  switch (field) {
+    case kName:
+      if (auto sv = StringOf(v, where)) {
+        auto name = gojson::UnquoteName(*sv);
+        if (!name) Corrupt(where, "invalid node name \"" + std::string(*sv) + "\"");
+        n.name = std::move(*name);
+      }
+      break;
+    case kType:
+      if (auto sv = StringOf(v, where)) {
+        auto t = ParseNodeType(*sv);
+        if (!t) Corrupt(where, "unknown node type \"" + std::string(*sv) + "\"");
+        n.type = *t;
+      }
+      break;
+    case kMtime: case kAtime: case kCtime:
+      if (auto sv = StringOf(v, where)) {
+        const char* key = field == kMtime ? "mtime" : field == kAtime ? "atime" : "ctime";
+        auto ts = gojson::ParseTime(*sv);
+        if (!ts) Corrupt(where, std::string("invalid ") + key + " \"" + std::string(*sv) + "\"");
+        (field == kMtime ? n.mtime : field == kAtime ? n.atime : n.ctime) = *ts;
+      }
+      break;
+    case kMode: n.mode = static_cast<uint32_t>(IntegerOf(v, where)); break;
+    case kUid: n.uid = static_cast<uint32_t>(IntegerOf(v, where)); break;
+    case kGid: n.gid = static_cast<uint32_t>(IntegerOf(v, where)); break;
+    case kInode: n.inode = IntegerOf(v, where); break;
+    case kDeviceId: n.device_id = IntegerOf(v, where); break;
+    case kSize: n.size = IntegerOf(v, where); break;
+    case kLinks: n.links = IntegerOf(v, where); break;
+    case kDevice: n.device = IntegerOf(v, where); break;
+    case kUser: if (auto sv = StringOf(v, where)) n.user = *sv; break;
+    case kGroup: if (auto sv = StringOf(v, where)) n.group = *sv; break;
+    case kLinktarget: if (auto sv = StringOf(v, where)) n.linktarget = *sv; break;
+    case kError: if (auto sv = StringOf(v, where)) n.error = *sv; break;
+    case kLinktargetRaw:
+      if (auto sv = StringOf(v, where)) {
+        auto raw = Base64Decode(*sv);
+        if (!raw) Corrupt(where, "invalid linktarget_raw");
+        raw_target = std::string(raw->begin(), raw->end());
+      }
+      break;
+    case kXattrs:
+      if (Must(v.type(), where) == od::json_type::array)
+        for (auto item : Must(v.get_array(), where))
+          n.xattrs.push_back(ReadXattr(Must(std::move(item), where), where));
+      break;
+    case kGeneric:
+      if (Must(v.type(), where) == od::json_type::object) n.generic_attributes = MinifiedObject(v, where);
+      break;
+    case kContent:
+      if (Must(v.type(), where) == od::json_type::array)
+        for (auto item : Must(v.get_array(), where)) {
+          od::value c = Must(std::move(item), where);
+          n.content.push_back(IdOf(c, "content id", where));
+        }
+      break;
+    case kSubtree:
+      if (Must(v.type(), where) == od::json_type::string) n.subtree = IdOf(v, "subtree id", where);
+      break;
+    default: break;
+  }
+}
+
+Node ReadNode(od::value elem, const std::string& where) {
+  od::object obj;
+  if (elem.get_object().get(obj)) Corrupt(where, "node without name");
+  Node n;
+  uint32_t seen = 0;
+  std::optional<std::string> raw_target;
+  bool has_name = false, has_type = false;
+  for (auto field : obj) {
+    od::field f = Must(std::move(field), where);
+    const int i = FieldOf(Must(f.unescaped_key(), where));
+    if (i < 0 || (seen & (1u << i))) continue;
+    seen |= 1u << i;
+    od::value v = f.value();
+    if (i == kName || i == kType) {
+      if (Must(v.type(), where) != od::json_type::string) continue;
+      (i == kName ? has_name : has_type) = true;
+    }
+    ReadField(i, v, n, raw_target, where);
+  }
+  if (!has_name) Corrupt(where, "node without name");
+  if (!has_type) Corrupt(where, "node without type");
+  if (raw_target) n.linktarget = std::move(*raw_target);  // linktarget_raw wins
+  return n;
+}
+
+// Parser state per thread. A tree larger than this gives back its buffers afterwards, so
+// one huge directory does not keep its peak memory for the rest of the run.
+constexpr size_t kKeepParserBytes = 64 << 20;
+
 }  // namespace
 
-std::vector<Node> DecodeTree(std::string_view json, std::string_view what) {
+std::vector<Node> DecodeTree(std::string_view json, std::string_view what, size_t capacity) {
   const std::string where = "tree " + std::string(what);
-  thread_local simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  if (json.empty() || parser.parse(json.data(), json.size()).get(doc))
-    Fail(ErrorCode::kCorrupt, where + ": invalid JSON");
-  simdjson::dom::array nodes;
-  std::vector<Node> out;
-  auto nf = doc["nodes"];
-  if (nf.error() || nf.is_null()) return out;
-  if (nf.get(nodes)) Fail(ErrorCode::kCorrupt, where + ": \"nodes\" is not an array");
-  out.reserve(nodes.size());
-  for (simdjson::dom::element elem : nodes) {
-    Node n;
-    std::string_view sv;
-    simdjson::dom::object obj;
-    if (elem.get(obj)) Fail(ErrorCode::kCorrupt, where + ": node without name");
-    const NodeFields ne(obj);
-    if (ne[kName].get(sv)) Fail(ErrorCode::kCorrupt, where + ": node without name");
-    auto name = gojson::UnquoteName(sv);
-    if (!name) Fail(ErrorCode::kCorrupt, where + ": invalid node name \"" + std::string(sv) + "\"");
-    n.name = std::move(*name);
-    if (ne[kType].get(sv)) Fail(ErrorCode::kCorrupt, where + ": node without type");
-    auto t = ParseNodeType(sv);
-    if (!t) Fail(ErrorCode::kCorrupt, where + ": unknown node type \"" + std::string(sv) + "\"");
-    n.type = *t;
-    n.mode = static_cast<uint32_t>(U(ne, kMode));
-    for (auto [key, field, dst] : {std::tuple{"mtime", kMtime, &n.mtime},
-                                   std::tuple{"atime", kAtime, &n.atime},
-                                   std::tuple{"ctime", kCtime, &n.ctime}}) {
-      if (!ne[field].get(sv)) {
-        auto ts = gojson::ParseTime(sv);
-        if (!ts) Fail(ErrorCode::kCorrupt, where + ": invalid " + key + " \"" + std::string(sv) + "\"");
-        *dst = *ts;
-      }
-    }
-    n.uid = static_cast<uint32_t>(U(ne, kUid));
-    n.gid = static_cast<uint32_t>(U(ne, kGid));
-    if (!ne[kUser].get(sv)) n.user = sv;
-    if (!ne[kGroup].get(sv)) n.group = sv;
-    n.inode = U(ne, kInode);
-    n.device_id = U(ne, kDeviceId);
-    n.size = U(ne, kSize);
-    n.links = U(ne, kLinks);
-    n.device = U(ne, kDevice);
-    if (!ne[kLinktarget].get(sv)) n.linktarget = sv;
-    if (!ne[kLinktargetRaw].get(sv)) {
-      auto raw = Base64Decode(sv);
-      if (!raw) Fail(ErrorCode::kCorrupt, where + ": invalid linktarget_raw");
-      n.linktarget.assign(raw->begin(), raw->end());
-    }
-    simdjson::dom::array xa;
-    if (!ne[kXattrs].get(xa)) {
-      for (simdjson::dom::element x : xa) {
-        Xattr a;
-        if (x["name"].get(sv)) Fail(ErrorCode::kCorrupt, where + ": xattr without name");
-        a.name = sv;
-        if (!x["value"].get(sv)) {
-          auto v = Base64Decode(sv);
-          if (!v) Fail(ErrorCode::kCorrupt, where + ": invalid xattr value");
-          a.value = std::string(v->begin(), v->end());
-        }
-        n.xattrs.push_back(std::move(a));
-      }
-    }
-    simdjson::dom::object ga;
-    if (!ne[kGeneric].get(ga)) n.generic_attributes = simdjson::minify(ga);
-    simdjson::dom::array content;
-    if (!ne[kContent].get(content)) {
-      n.content.reserve(content.size());
-      for (simdjson::dom::element c : content) {
-        if (c.get(sv)) Fail(ErrorCode::kCorrupt, where + ": invalid content id");
-        auto id = BlobId::FromHex(sv);
-        if (!id) Fail(ErrorCode::kCorrupt, where + ": invalid content id \"" + std::string(sv) + "\"");
-        n.content.push_back(*id);
-      }
-    }
-    if (!ne[kSubtree].get(sv)) {
-      auto id = BlobId::FromHex(sv);
-      if (!id) Fail(ErrorCode::kCorrupt, where + ": invalid subtree id");
-      n.subtree = *id;
-    }
-    if (!ne[kError].get(sv)) n.error = sv;
-    out.push_back(std::move(n));
+  if (json.empty()) Corrupt(where, "invalid JSON");
+  thread_local od::parser parser;
+  thread_local std::string copy;  // a padded copy when the caller's buffer has no room
+  simdjson::padded_string_view input(json.data(), json.size(), capacity);
+  if (capacity < json.size() + simdjson::SIMDJSON_PADDING) {
+    copy.reserve(json.size() + simdjson::SIMDJSON_PADDING);
+    copy.assign(json);
+    input = simdjson::padded_string_view(copy);
   }
+  struct Release {
+    size_t size;
+    ~Release() {
+      if (size <= kKeepParserBytes) return;
+      parser = od::parser();
+      std::string().swap(copy);
+    }
+  } release{json.size()};
+  od::document doc = Must(parser.iterate(input), where);
+  std::vector<Node> out;
+  const od::json_type root = Must(doc.type(), where);
+  if (root == od::json_type::null) {  // restic reads "null" as an empty tree
+    CheckLiteral(doc, root, where);
+    return out;
+  }
+  if (root != od::json_type::object) Corrupt(where, "invalid JSON: not an object");
+  bool seen_nodes = false;
+  for (auto field : Must(doc.get_object(), where)) {
+    od::field f = Must(std::move(field), where);
+    if (Must(f.unescaped_key(), where) != "nodes" || seen_nodes) continue;
+    seen_nodes = true;
+    od::value v = f.value();
+    const od::json_type t = Must(v.type(), where);
+    if (t == od::json_type::null) {
+      CheckLiteral(v, t, where);
+      continue;
+    }
+    if (t != od::json_type::array) Corrupt(where, "\"nodes\" is not an array");
+    for (auto elem : Must(v.get_array(), where)) out.push_back(ReadNode(Must(std::move(elem), where), where));
+  }
+  const char* rest = nullptr;
+  if (!doc.current_location().get(rest)) Corrupt(where, "invalid JSON: content after the tree");
   return out;
 }
 

@@ -61,7 +61,11 @@ std::string EncodeTree(const std::vector<Node>& nodes);
 // A node name that stays inside its directory when joined to a path: not empty, not "."
 // or "..", no '/' and no NUL (restore and apply refuse any other).
 bool SafeNodeName(std::string_view name);
-// Parses a tree blob; throws kCorrupt naming `what` on invalid content.
-std::vector<Node> DecodeTree(std::string_view json, std::string_view what);
+// Parses a tree blob; throws kCorrupt naming `what` on invalid content. `capacity`: how
+// many bytes at json.data() may be read (json.size() plus zero padding); with at least
+// 64 bytes of padding the JSON is parsed in place, otherwise it is copied first. Fields
+// are read in one pass (simdjson's on-demand parser: no document tree is built, so a
+// directory of a million entries needs about half the memory a DOM parse did).
+std::vector<Node> DecodeTree(std::string_view json, std::string_view what, size_t capacity = 0);
 
 }  // namespace haven

@@ -327,7 +327,9 @@ class OneTreeLoader {
         ok = decoder_.Decode(repo.key(), id, buf_, l.uncompressed_length, &tree, &len);
       } catch (const Error&) {
       }
-      if (ok) return DecodeTree(std::string_view(reinterpret_cast<const char*>(tree), len), id.Hex());
+      if (ok)
+        return DecodeTree(std::string_view(reinterpret_cast<const char*>(tree), len), id.Hex(),
+                          decoder_.capacity());
     }
     return repo.LoadTree(id);
   }
