@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/more_commands.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -89,6 +90,7 @@ int Main(int argc, char** argv) {
   RegisterApply(app);
   RegisterPackages(app);
   RegisterGenerate(app);
+  RegisterDiff(app);
 
   OneValuePerOption(app);
 

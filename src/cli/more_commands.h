@@ -1,0 +1,11 @@
+// Registration of the restic commands added by issue 14 (diff, find, stats, tag, list,
+// cache, self-update, rewrite, copy): one Register function each, called from app.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace haven::cli {
+
+void RegisterDiff(CLI::App& app);
+
+}  // namespace haven::cli
