@@ -91,6 +91,7 @@ int Main(int argc, char** argv) {
   RegisterPackages(app);
   RegisterGenerate(app);
   RegisterDiff(app);
+  RegisterFind(app);
 
   OneValuePerOption(app);
 

@@ -7,5 +7,6 @@
 namespace haven::cli {
 
 void RegisterDiff(CLI::App& app);
+void RegisterFind(CLI::App& app);
 
 }  // namespace haven::cli
