@@ -92,6 +92,7 @@ int Main(int argc, char** argv) {
   RegisterGenerate(app);
   RegisterDiff(app);
   RegisterFind(app);
+  RegisterStats(app);
 
   OneValuePerOption(app);
 

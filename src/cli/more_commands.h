@@ -8,5 +8,6 @@ namespace haven::cli {
 
 void RegisterDiff(CLI::App& app);
 void RegisterFind(CLI::App& app);
+void RegisterStats(CLI::App& app);
 
 }  // namespace haven::cli

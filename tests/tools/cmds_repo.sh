@@ -5,7 +5,7 @@
 # build_cmds_repo REPO SRC: haven init (cheap key parameters), then five snapshots of SRC, which changes between
 # them: files added, removed, modified (small and multi-blob), a file that becomes a
 # symlink and a directory that becomes a file, a chmod (metadata only), empty directories
-# (the empty tree is shared), the same content under two names, a file copied from an
+# (the empty tree is shared), a hard link, the same content under two names, a file copied from an
 # unchanged directory, two hosts and tags. Snapshot 5 is written by haven, the others by
 # restic. Sets SNAPS (the ids in time order) and SNAP1..SNAP5.
 build_cmds_repo() {
@@ -20,6 +20,7 @@ build_cmds_repo() {
   : >"$s/zero"
   gen_bytes 12 200000 >"$s/keep/deep/er/unchanged.bin"
   printf 'kept\n' >"$s/keep/k.txt"
+  ln "$s/keep/k.txt" "$s/keep/k-hardlink.txt"
   touch -d '2021-03-04 05:06:07' "$s/keep/k.txt"
   # haven initialises with cheap key parameters: every command of the scripts derives the
   # key, and restic calibrates its own to half a second.
