@@ -93,6 +93,7 @@ int Main(int argc, char** argv) {
   RegisterDiff(app);
   RegisterFind(app);
   RegisterStats(app);
+  RegisterTag(app);
 
   OneValuePerOption(app);
 

@@ -9,5 +9,6 @@ namespace haven::cli {
 void RegisterDiff(CLI::App& app);
 void RegisterFind(CLI::App& app);
 void RegisterStats(CLI::App& app);
+void RegisterTag(CLI::App& app);
 
 }  // namespace haven::cli
