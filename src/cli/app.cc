@@ -94,6 +94,9 @@ int Main(int argc, char** argv) {
   RegisterFind(app);
   RegisterStats(app);
   RegisterTag(app);
+  RegisterList(app);
+  RegisterCache(app);
+  RegisterSelfUpdate(app);
 
   OneValuePerOption(app);
 

@@ -10,5 +10,8 @@ void RegisterDiff(CLI::App& app);
 void RegisterFind(CLI::App& app);
 void RegisterStats(CLI::App& app);
 void RegisterTag(CLI::App& app);
+void RegisterList(CLI::App& app);
+void RegisterCache(CLI::App& app);
+void RegisterSelfUpdate(CLI::App& app);  // refuses: the package manager updates haven
 
 }  // namespace haven::cli
