@@ -97,6 +97,7 @@ int Main(int argc, char** argv) {
   RegisterList(app);
   RegisterCache(app);
   RegisterSelfUpdate(app);
+  RegisterRewrite(app);
 
   OneValuePerOption(app);
 

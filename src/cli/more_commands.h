@@ -12,6 +12,7 @@ void RegisterStats(CLI::App& app);
 void RegisterTag(CLI::App& app);
 void RegisterList(CLI::App& app);
 void RegisterCache(CLI::App& app);
+void RegisterRewrite(CLI::App& app);
 void RegisterSelfUpdate(CLI::App& app);  // refuses: the package manager updates haven
 
 }  // namespace haven::cli
