@@ -98,6 +98,7 @@ int Main(int argc, char** argv) {
   RegisterCache(app);
   RegisterSelfUpdate(app);
   RegisterRewrite(app);
+  RegisterCopy(app);
 
   OneValuePerOption(app);
 

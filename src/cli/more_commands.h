@@ -13,6 +13,7 @@ void RegisterTag(CLI::App& app);
 void RegisterList(CLI::App& app);
 void RegisterCache(CLI::App& app);
 void RegisterRewrite(CLI::App& app);
+void RegisterCopy(CLI::App& app);
 void RegisterSelfUpdate(CLI::App& app);  // refuses: the package manager updates haven
 
 }  // namespace haven::cli
