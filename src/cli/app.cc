@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/common.h"
+#include "cli/more_commands.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -89,6 +90,15 @@ int Main(int argc, char** argv) {
   RegisterApply(app);
   RegisterPackages(app);
   RegisterGenerate(app);
+  RegisterDiff(app);
+  RegisterFind(app);
+  RegisterStats(app);
+  RegisterTag(app);
+  RegisterList(app);
+  RegisterCache(app);
+  RegisterSelfUpdate(app);
+  RegisterRewrite(app);
+  RegisterCopy(app);
 
   OneValuePerOption(app);
 

@@ -9,6 +9,7 @@
 
 #include "archiver/archiver.h"
 #include "cli/common.h"
+#include "cli/restic_format.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
 #include "repo/node.h"
@@ -31,40 +32,6 @@ bool HasPathPrefix(const std::string& base, const std::string& p) {
   std::string b = CleanPath(base), q = CleanPath(p);
   if (b == q || b == "/") return true;
   return q.size() > b.size() && q.compare(0, b.size(), b) == 0 && q[b.size()] == '/';
-}
-
-// Go's time.Time.String() (without a monotonic reading): "2006-01-02 15:04:05.999999999
-// -0700 MST". The zone name is "UTC" for offset 0 (restic writes such times with "Z"), the
-// local zone's abbreviation when the offset is the local one at that instant (Go then
-// attaches time.Local), else the numeric offset again (a fixed zone without a name).
-std::string GoTimeString(const gojson::Timestamp& t) {
-  time_t shown = static_cast<time_t>(t.sec + t.offset);
-  struct tm tm;
-  gmtime_r(&shown, &tm);
-  char buf[96];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
-  std::string s = buf;
-  if (t.nsec != 0) {
-    std::snprintf(buf, sizeof(buf), ".%09d", t.nsec);
-    std::string frac = buf;
-    while (frac.back() == '0') frac.pop_back();
-    s += frac;
-  }
-  int32_t minutes = t.offset / 60;
-  char sign = minutes < 0 ? '-' : '+';
-  if (minutes < 0) minutes = -minutes;
-  std::snprintf(buf, sizeof(buf), " %c%02d%02d", sign, minutes / 60, minutes % 60);
-  s += buf;
-  std::string zone = s.substr(s.size() - 5);
-  if (t.offset == 0) {
-    zone = "UTC";
-  } else {
-    time_t at = static_cast<time_t>(t.sec);
-    struct tm local;
-    if (localtime_r(&at, &local) && local.tm_gmtoff == t.offset && local.tm_zone)
-      zone = local.tm_zone;
-  }
-  return s + " " + zone;
 }
 
 struct LsOptions {

@@ -19,10 +19,9 @@ struct ResticOnlyCommand {
   bool repository;
 };
 constexpr ResticOnlyCommand kResticOnly[] = {
-    {"cache", false},    {"copy", true},    {"diff", true},         {"find", true},
-    {"list", true},      {"migrate", true}, {"mount", true},
-    {"recover", true},   {"rewrite", true}, {"self-update", false}, {"stats", true},
-    {"tag", true},
+    {"migrate", true},
+    {"mount", true},
+    {"recover", true},
 };
 
 // The innermost command that was recognised ("haven key add" -> add).

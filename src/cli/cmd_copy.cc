@@ -1,0 +1,104 @@
+// copy: restic 0.14's `copy --from-repo LOC [--from-password-file F | --from-password-command
+// C] [--from-key-hint K] [SNAPSHOT...]` (also the RESTIC_FROM_* / HAVEN_FROM_* variables):
+// snapshots of the source repository into -r's (maintenance/copy_snapshots), skipping those
+// already copied. Both repositories are locked (shared); the destination even with
+// --no-lock, as restic.
+#include "cli/common.h"
+#include "cli/more_commands.h"
+#include "cli/restic_format.h"
+#include "cli/snapshot_args.h"
+#include "cli/snapshot_filter.h"
+#include "core/error.h"
+#include "maintenance/copy_snapshots.h"
+#include "repo/lock.h"
+
+namespace haven::cli {
+
+namespace {
+
+struct CopyCmdOptions {
+  std::vector<std::string> snapshots;
+  std::string from_repo, from_repository_file, from_password_file, from_password_command,
+      from_key_hint;
+  SnapshotFilter filter;
+};
+
+// The source repository: --from-repo / --from-repository-file, else the FROM_REPOSITORY /
+// FROM_REPOSITORY_FILE variables; its password from --from-password-file /
+// --from-password-command, the FROM_PASSWORD* variables, else standard input / the terminal.
+std::unique_ptr<Repository> OpenSource(const CopyCmdOptions& o) {
+  if (!o.from_repo.empty() && !o.from_repository_file.empty())
+    Fail(ErrorCode::kInvalidArgument, "Options --from-repo and --from-repository-file are mutually exclusive");
+  std::string loc = o.from_repo, file = o.from_repository_file;
+  if (loc.empty() && file.empty()) {
+    loc = Env("FROM_REPOSITORY");
+    if (loc.empty()) file = Env("FROM_REPOSITORY_FILE");
+  }
+  if (loc.empty() && !file.empty()) loc = LocationFromFile(file);
+  if (loc.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Please specify a source repository location (--from-repo or --from-repository-file)");
+  auto be = MakeBackend(loc);
+  if (!be->Exists())
+    Fail(ErrorCode::kNoRepository, "source repository " + loc + " does not exist: unable to open config file");
+  std::string pw, pfile = o.from_password_file, pcmd = o.from_password_command;
+  if (pfile.empty() && pcmd.empty()) {
+    pfile = Env("FROM_PASSWORD_FILE");
+    pcmd = Env("FROM_PASSWORD_COMMAND");
+    if (pfile.empty() && pcmd.empty()) pw = Env("FROM_PASSWORD");
+  }
+  if (pw.empty()) pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
+  const std::string hint = o.from_key_hint.empty() ? Env("FROM_KEY_HINT") : o.from_key_hint;
+  auto src = Repository::Open(be, pw, Jobs(), hint);
+  src->set_warn([](const std::string& w) { Warn(w); });
+  return src;
+}
+
+void RunCopy(const CopyCmdOptions& o) {
+  auto src = OpenSource(o);
+  auto dst = OpenRepository();
+  if (src->config().id == dst->config().id)
+    Fail(ErrorCode::kInvalidArgument, "source and destination are the same repository (id " +
+                                          src->config().id.substr(0, 10) + "), nothing to copy");
+  auto src_lock = LockRepository(*src, false);
+  auto dst_lock = Lock::Acquire(*dst, false);
+  const auto src_all = src->LoadSnapshots();
+  const auto dst_all = dst->LoadSnapshots();
+  auto src_indexed = IndexedRepository::Load(*src);
+  auto dst_indexed = IndexedRepository::Load(*dst);
+  WriteSession session(*dst_indexed, GlobalWriteOptions());
+  CopySnapshotsOptions co;
+  co.threads = Jobs();
+  co.progress = [](const std::string& s) { Print(s); };
+  co.begin = [](const FileId& id, const Snapshot& s) {
+    std::string paths;
+    for (const auto& p : s.paths) paths += (paths.empty() ? "" : " ") + p;
+    Print("\nsnapshot " + id.Short() + " of [" + paths + "] at " + GoTimeString(s.time) + ")");
+  };
+  auto warn = [](const std::string& m) { Warn(m); };
+  CopySnapshots(*src_indexed, session, SelectSnapshots(src_all, o.snapshots, o.filter, warn),
+                o.filter.Apply(dst_all), co);
+}
+
+}  // namespace
+
+void RegisterCopy(CLI::App& app) {
+  static CopyCmdOptions o;
+  auto* cmd = app.add_subcommand("copy", "copy snapshots from one repository to another");
+  cmd->add_option("snapshot", o.snapshots, "snapshot ids (default: all, under the filter)");
+  cmd->add_option("--from-repo", o.from_repo,
+                  "source repository to copy snapshots from (env HAVEN_FROM_REPOSITORY, RESTIC_FROM_REPOSITORY)");
+  cmd->add_option("--from-repository-file", o.from_repository_file,
+                  "file with the source repository location (env *_FROM_REPOSITORY_FILE)");
+  cmd->add_option("--from-password-file", o.from_password_file,
+                  "file with the source repository's password (env *_FROM_PASSWORD_FILE)");
+  cmd->add_option("--from-password-command", o.from_password_command,
+                  "command printing the source repository's password (env *_FROM_PASSWORD_COMMAND)");
+  cmd->add_option("--from-key-hint", o.from_key_hint, "key id to try first in the source repository");
+  cmd->add_option("-H,--host", o.filter.hosts, "only consider snapshots for this host, when no snapshot id is given");
+  cmd->add_option("--tag", o.filter.tags, "only consider snapshots which include this taglist");
+  cmd->add_option("--path", o.filter.paths, "only consider snapshots which include this path");
+  cmd->callback([] { RunCopy(o); });
+}
+
+}  // namespace haven::cli
