@@ -295,7 +295,7 @@ void SftpClient::ReaderLoop() {
     for (;;) {
       std::optional<Bytes> p = ReadPacket(from_child_);
       if (!p) {
-        reason = "`" + command_ + "` closed the connection";
+        reason = "the server closed the connection";
         break;
       }
       uint32_t id = sftp::ReplyId(*p);
@@ -321,7 +321,7 @@ void SftpClient::ReaderLoop() {
     if (!reaped_) ::kill(pid_, SIGTERM);
   }
   std::string status = Reap(5000);
-  Die(reason + " (`" + command_ + "` " + status + "; its message, if any, is above)");
+  Die(reason + "; `" + command_ + "` " + status + " (its message, if any, is above)");
   MutexLock l(mu_);
   reader_done_ = true;
   cv_.NotifyAll();
