@@ -109,7 +109,8 @@ void SftpBackend::MakeDirs(const std::vector<std::string>& paths) {
     auto st = client_->Roundtrip([&](uint32_t id) { return sftp::EncodePathRequest(Type::kStat, id, paths[i]); });
     if (st.reply.type == Type::kAttrs && st.reply.attrs.IsDir()) continue;
     if (st.reply.type == Type::kAttrs) Fail(ErrorCode::kIo, "sftp: " + paths[i] + " exists and is not a folder");
-    FailStatus(replies[i].reply, "create folder", paths[i]);
+    Fail(ErrorCode::kIo, "sftp: create folder " + paths[i] + ": " + sftp::StatusName(replies[i].reply.status) +
+                             (replies[i].reply.message.empty() ? "" : " (" + replies[i].reply.message + ")"));
   }
 }
 
@@ -326,43 +327,75 @@ void SftpBackend::Remove(const Handle& h) {
   ExpectOk(r.reply, "remove", path);
 }
 
-std::optional<std::vector<sftp::NameEntry>> SftpBackend::ReadDir(const std::string& path) {
-  auto r = client_->Roundtrip([&](uint32_t id) { return sftp::EncodePathRequest(Type::kOpendir, id, path); });
-  if (IsStatus(r.reply, sftp::kNoSuchFile)) return std::nullopt;
-  if (r.reply.type != Type::kHandle) {
-    Fail(ErrorCode::kIo, "sftp: list " + path + ": " +
-                             (r.reply.type == Type::kStatus ? sftp::StatusName(r.reply.status) + " " + r.reply.message
-                                                            : std::string("unexpected reply")));
-  }
-  const std::string handle = r.reply.handle;
-  std::vector<sftp::NameEntry> entries;
-  try {
-    for (;;) {
-      auto d = client_->Roundtrip([&](uint32_t id) { return sftp::EncodeHandleRequest(Type::kReaddir, id, handle); });
-      if (IsStatus(d.reply, sftp::kEof)) break;
-      if (d.reply.type != Type::kName) {
-        Fail(ErrorCode::kIo, "sftp: list " + path + ": " +
-                                 (d.reply.type == Type::kStatus ? sftp::StatusName(d.reply.status) + " " + d.reply.message
-                                                                : std::string("unexpected reply")));
-      }
-      for (auto& e : d.reply.names) entries.push_back(std::move(e));
-    }
-  } catch (...) {
-    if (!client_->DeadReason()) client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, handle); });
-    throw;
-  }
-  client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, handle); });
-  return entries;
+namespace {
+
+[[noreturn]] void FailList(const sftp::Reply& r, const std::string& path) {
+  Fail(ErrorCode::kIo, "sftp: list " + path + ": " +
+                           (r.type == Type::kStatus ? sftp::StatusName(r.status) + (r.message.empty() ? "" : " (" + r.message + ")")
+                                                    : "unexpected " + sftp::TypeName(static_cast<uint8_t>(r.type)) + " reply"));
 }
 
-void SftpBackend::ListFolder(const std::string& path, bool missing_ok,
-                             const std::function<void(const FileInfo&)>& fn) {
-  auto entries = ReadDir(path);
-  if (!entries) {
-    if (missing_ok) return;
-    Fail(ErrorCode::kIo, "sftp: list " + path + ": the folder does not exist");
+}  // namespace
+
+// Up to kWindow folders are read at once: OPENDIR, READDIR until EOF, CLOSE (not waited
+// for), each folder's next request sent as soon as its previous reply is in.
+std::vector<std::optional<std::vector<sftp::NameEntry>>> SftpBackend::ReadDirs(const std::vector<std::string>& paths) {
+  struct Dir {
+    size_t index;
+    std::string handle;  // empty while OPENDIR is in flight
+    SftpClient::Call call;
+  };
+  std::vector<std::optional<std::vector<sftp::NameEntry>>> out(paths.size());
+  std::deque<Dir> active;
+  auto close = [&](const std::string& handle) {
+    if (!client_->DeadReason()) client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, handle); });
+  };
+  auto readdir = [&](Dir d) {
+    d.call = client_->Send([&](uint32_t id) { return sftp::EncodeHandleRequest(Type::kReaddir, id, d.handle); });
+    active.push_back(std::move(d));
+  };
+  try {
+    for (size_t next = 0; next < paths.size() || !active.empty();) {
+      while (active.size() < kWindow && next < paths.size()) {
+        const std::string& p = paths[next];
+        active.push_back(Dir{next++, "", client_->Send([&](uint32_t id) { return sftp::EncodePathRequest(Type::kOpendir, id, p); })});
+      }
+      Dir d = std::move(active.front());
+      active.pop_front();
+      auto r = client_->Wait(d.call);
+      const std::string& path = paths[d.index];
+      if (d.handle.empty()) {
+        if (IsStatus(r.reply, sftp::kNoSuchFile)) continue;  // missing: out stays nullopt
+        if (r.reply.type != Type::kHandle) FailList(r.reply, path);
+        out[d.index].emplace();
+        d.handle = r.reply.handle;
+        readdir(std::move(d));
+      } else if (IsStatus(r.reply, sftp::kEof)) {
+        close(d.handle);
+      } else if (r.reply.type == Type::kName) {
+        for (auto& e : r.reply.names) out[d.index]->push_back(std::move(e));
+        readdir(std::move(d));
+      } else {
+        close(d.handle);
+        FailList(r.reply, path);
+      }
+    }
+  } catch (...) {
+    for (Dir& d : active) {
+      if (!d.handle.empty()) close(d.handle);
+    }
+    throw;
   }
-  for (const sftp::NameEntry& e : *entries) {
+  return out;
+}
+
+std::optional<std::vector<sftp::NameEntry>> SftpBackend::ReadDir(const std::string& path) {
+  return std::move(ReadDirs({path})[0]);
+}
+
+void SftpBackend::ListEntries(const std::string& path, const std::vector<sftp::NameEntry>& entries,
+                              const std::function<void(const FileInfo&)>& fn) {
+  for (const sftp::NameEntry& e : entries) {
     if (!IsValidObjectName(e.name)) continue;
     if (e.attrs.permissions && !e.attrs.IsRegular()) continue;
     uint64_t size = 0;
@@ -380,17 +413,29 @@ void SftpBackend::ListFolder(const std::string& path, bool missing_ok,
 void SftpBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
   if (t == FileType::kConfig) Fail(ErrorCode::kInvalidArgument, "sftp: config is not a listable type");
   if (t != FileType::kPack) {
-    ListFolder(Join(FileTypeDir(t)), t == FileType::kLock, fn);
+    const std::string dir = Join(FileTypeDir(t));
+    auto entries = ReadDir(dir);
+    if (!entries && t == FileType::kLock) return;
+    if (!entries) Fail(ErrorCode::kIo, "sftp: list " + dir + ": the folder does not exist");
+    ListEntries(dir, *entries, fn);
     return;
   }
   auto subdirs = ReadDir(Join("data"));
   if (!subdirs) Fail(ErrorCode::kIo, "sftp: list " + Join("data") + ": the folder does not exist");
-  std::vector<std::string> names;
+  std::vector<std::string> dirs;
   for (const auto& e : *subdirs) {
-    if (IsHexPair(e.name) && (!e.attrs.permissions || e.attrs.IsDir())) names.push_back(e.name);
+    if (IsHexPair(e.name) && (!e.attrs.permissions || e.attrs.IsDir())) dirs.push_back(Join("data/" + e.name));
   }
-  std::sort(names.begin(), names.end());
-  for (const std::string& n : names) ListFolder(Join("data/" + n), true, fn);
+  std::sort(dirs.begin(), dirs.end());
+  // A batch of folders is read (pipelined) before its entries go to fn, so fn may call
+  // back in, and memory holds one batch's names, not the whole repository's.
+  for (size_t b = 0; b < dirs.size(); b += 2 * kWindow) {
+    std::vector<std::string> batch(dirs.begin() + b, dirs.begin() + std::min(dirs.size(), b + 2 * kWindow));
+    auto listed = ReadDirs(batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (listed[i]) ListEntries(batch[i], *listed[i], fn);  // a folder removed meanwhile is empty
+    }
+  }
 }
 
 size_t SftpBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
@@ -405,13 +450,13 @@ size_t SftpBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
   size_t removed = 0;
-  for (const std::string& dir : dirs) {
-    auto entries = ReadDir(dir);
-    if (!entries) continue;
-    for (const auto& e : *entries) {
+  auto listed = ReadDirs(dirs);
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    if (!listed[i]) continue;
+    for (const auto& e : *listed[i]) {
       if (e.name.find("-tmp-") == std::string::npos) continue;
       if (!e.attrs.mtime || now - static_cast<int64_t>(*e.attrs.mtime) < min_age_seconds) continue;
-      const std::string path = dir + "/" + e.name;
+      const std::string path = dirs[i] + "/" + e.name;
       auto r = client_->Roundtrip([&](uint32_t id) { return sftp::EncodePathRequest(Type::kRemove, id, path); });
       if (IsStatus(r.reply, sftp::kOk)) ++removed;
     }

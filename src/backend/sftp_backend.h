@@ -79,8 +79,11 @@ class SftpBackend : public Backend {
   void MakeDirChain(const std::string& path);
   // Every entry of a folder; nullopt when it does not exist.
   std::optional<std::vector<sftp::NameEntry>> ReadDir(const std::string& path);
-  void ListFolder(const std::string& path, bool missing_ok,
-                  const std::function<void(const FileInfo&)>& fn);
+  // The same for many folders, read in parallel.
+  std::vector<std::optional<std::vector<sftp::NameEntry>>> ReadDirs(const std::vector<std::string>& paths);
+  // fn for each valid object name among a folder's entries.
+  void ListEntries(const std::string& path, const std::vector<sftp::NameEntry>& entries,
+                   const std::function<void(const FileInfo&)>& fn);
   void RemovePath(const std::string& path);
   std::optional<uint64_t> StatPath(const std::string& path);  // best effort, errors ignored
 
