@@ -113,4 +113,32 @@ check "D. after unlock, the repository checks clean"
 run_ok hv -r "$REPO_B" "${OPT[@]}" unlock
 run_ok hv -r "$REPO_B" "${OPT[@]}" check --read-data
 
+check "E. Ctrl-C (SIGINT to haven's whole process group) during a backup over sftp: exit 130, lock removed"
+# The sftp command runs in its own process group, so the terminal's SIGINT does not kill it
+# and haven can still remove its lock over the session.
+mkfifo "$W/fifo"
+setsid "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" -r "$REPO_B" "${OPT[@]}" backup --stdin \
+  --stdin-filename slow.bin <"$W/fifo" >"$W/out.int" 2>"$W/err.int" &
+hpid=$!
+bg_track "$hpid"
+exec 9>"$W/fifo"
+head -c 100000 /dev/urandom >&9
+wait_for_lock "$W/repo-b/locks" 30 >/dev/null || fail "no lock appeared over sftp"
+sleep 0.5
+kill -INT -- "-$hpid"
+rc=0
+wait "$hpid" || rc=$?
+exec 9>&-
+[ "$rc" = 130 ] || { cat "$W/err.int" >&2; fail "interrupted backup exited $rc, not 130"; }
+[ -z "$(lock_files "$W/repo-b/locks")" ] || fail "lock left behind after Ctrl-C over sftp"
+[ -z "$(find "$W/repo-b" -name '*-tmp-*')" ] || log "NOTE: temp file left after Ctrl-C (removed by prune)"
+
+check "F. sftp options are checked"
+expect_exit 1 hv -r "$REPO_B" -o "sftp.connections=0" snapshots
+assert_grep 'sftp.connections' "$ERR"
+expect_exit 1 hv -r "$REPO_B" "${OPT[@]}" -o "sftp.layout=default" snapshots
+assert_grep 'sftp.layout is not known' "$ERR"
+expect_exit 1 hv -r "sftp:host:~/repo" snapshots
+assert_grep "starts with '~'" "$ERR"
+
 pass "haven and restic $RESTIC_VERSION share repositories over sftp"
