@@ -439,6 +439,14 @@ void SftpBackend::List(FileType t, const std::function<void(const FileInfo&)>& f
 }
 
 size_t SftpBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
+  return StaleTempFiles(min_age_seconds, true);
+}
+
+size_t SftpBackend::CountStaleTempFiles(int64_t min_age_seconds) {
+  return StaleTempFiles(min_age_seconds, false);
+}
+
+size_t SftpBackend::StaleTempFiles(int64_t min_age_seconds, bool remove) {
   std::vector<std::string> dirs;
   for (FileType t : {FileType::kKey, FileType::kLock, FileType::kSnapshot, FileType::kIndex}) {
     dirs.push_back(Join(FileTypeDir(t)));
@@ -449,19 +457,33 @@ size_t SftpBackend::RemoveStaleTempFiles(int64_t min_age_seconds) {
     }
   }
   const int64_t now = static_cast<int64_t>(std::time(nullptr));
-  size_t removed = 0;
+  size_t found = 0;
   auto listed = ReadDirs(dirs);
   for (size_t i = 0; i < dirs.size(); ++i) {
     if (!listed[i]) continue;
     for (const auto& e : *listed[i]) {
       if (e.name.find("-tmp-") == std::string::npos) continue;
       if (!e.attrs.mtime || now - static_cast<int64_t>(*e.attrs.mtime) < min_age_seconds) continue;
+      if (!remove) {
+        ++found;
+        continue;
+      }
       const std::string path = dirs[i] + "/" + e.name;
       auto r = client_->Roundtrip([&](uint32_t id) { return sftp::EncodePathRequest(Type::kRemove, id, path); });
-      if (IsStatus(r.reply, sftp::kOk)) ++removed;
+      if (IsStatus(r.reply, sftp::kOk)) ++found;
     }
   }
-  return removed;
+  return found;
+}
+
+std::optional<int64_t> SftpBackend::ModTime(const Handle& h) {
+  CheckHandle(h);
+  const std::string path = PathOf(h);
+  auto r = client_->Roundtrip([&](uint32_t id) { return sftp::EncodePathRequest(Type::kStat, id, path); });
+  if (IsStatus(r.reply, sftp::kNoSuchFile)) return std::nullopt;
+  if (r.reply.type != Type::kAttrs) FailStatus(r.reply, "stat", path);
+  if (!r.reply.attrs.mtime) return std::nullopt;
+  return static_cast<int64_t>(*r.reply.attrs.mtime);
 }
 
 }  // namespace haven

@@ -58,6 +58,11 @@ class SftpBackend : public Backend {
   void Remove(const Handle& h) override;
   int Connections() const override { return options_.connections; }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override;
+  // Backend::CountStaleTempFiles and Backend::ModTime on main (not yet in this branch's
+  // backend.h): they override once merged. ModTime is the server's mtime (STAT), nullopt
+  // for a missing object or a server that sends none.
+  size_t CountStaleTempFiles(int64_t min_age_seconds);
+  std::optional<int64_t> ModTime(const Handle& h);
 
   // The server path of h (h is not validated).
   std::string PathOf(const Handle& h) const;
@@ -84,7 +89,9 @@ class SftpBackend : public Backend {
   // fn for each valid object name among a folder's entries.
   void ListEntries(const std::string& path, const std::vector<sftp::NameEntry>& entries,
                    const std::function<void(const FileInfo&)>& fn);
-  void RemovePath(const std::string& path);
+  void RemovePath(const std::string& path);  // best effort, errors ignored
+  // Temp files older than min_age_seconds: removed if `remove`; how many (removed, or found).
+  size_t StaleTempFiles(int64_t min_age_seconds, bool remove);
   std::optional<uint64_t> StatPath(const std::string& path);  // best effort, errors ignored
 
   SftpLocation location_;

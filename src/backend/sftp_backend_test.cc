@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -108,9 +110,26 @@ TEST(SftpBackend, RemovesOnlyStaleTempFiles) {
   std::ofstream(new_tmp) << "y";
   fs::last_write_time(old_tmp, fs::last_write_time(old_tmp) - std::chrono::hours(2));
   EXPECT_TRUE(ListAll(env.backend, FileType::kPack).empty());  // temp files are never listed
+  EXPECT_EQ(env.backend.CountStaleTempFiles(3600), 1u);
+  EXPECT_EQ(env.backend.CountStaleTempFiles(0), 2u);
+  EXPECT_TRUE(fs::exists(old_tmp));
   EXPECT_EQ(env.backend.RemoveStaleTempFiles(3600), 1u);
   EXPECT_FALSE(fs::exists(old_tmp));
   EXPECT_TRUE(fs::exists(new_tmp));
+}
+
+TEST(SftpBackend, ModTimeIsTheServersMtime) {
+  SftpEnv env;
+  Bytes data = TestBytes(10, 4);
+  Handle h = HandleFor(FileType::kLock, data);
+  EXPECT_EQ(env.backend.ModTime(h), std::nullopt);
+  env.backend.Save(h, data);
+  const std::string path = env.dir + "/repo/locks/" + h.name;
+  fs::last_write_time(path, fs::last_write_time(path) - std::chrono::hours(3));
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(env.backend.ModTime(h), static_cast<int64_t>(st.st_mtime));
+  EXPECT_LT(*env.backend.ModTime(h), static_cast<int64_t>(std::time(nullptr)) - 3 * 3600 + 60);
 }
 
 TEST(SftpBackend, CommandThatFailsGivesItsStatusWithoutHanging) {
