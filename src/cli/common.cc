@@ -24,6 +24,7 @@
 #include "backend/limit_backend.h"
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
+#include "backend/sftp_backend.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -149,12 +150,38 @@ void CheckTlsFiles() {
   if (!Globals().tls_client_cert.empty()) readable(Globals().tls_client_cert, "--tls-client-cert file");
 }
 
+// The decorators every backend gets: the kill hook, --limit-*, retries.
+std::shared_ptr<Backend> Decorate(std::shared_ptr<Backend> be) {
+  // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
+  if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
+    be = std::make_shared<KillBackend>(be, std::stoull(kill));
+  if (Globals().limit_upload || Globals().limit_download)
+    be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
+  return std::make_shared<RetryBackend>(be);
+}
+
+// ---- sftp: (src/backend/sftp_backend.h; docs/backends.md) -----------------------------------
+std::shared_ptr<Backend> MakeSftpBackend(const std::string& location) {
+  SftpOptions opts;
+  ApplyBackendOptions("sftp", [&](const std::string& key, const std::string& value) {
+    if (key == "command") opts.command = value;
+    else if (key == "args") opts.args = value;
+    else if (key == "connections") opts.connections = static_cast<int>(ParseCount(value, "sftp.connections", 1, 128));
+    else return false;
+    return true;
+  });
+  CheckTlsFiles();
+  return Decorate(std::make_shared<SftpBackend>(ParseSftpLocation(location), opts));
+}
+// ---- end of sftp: ----------------------------------------------------------------------------
+
 }  // namespace
 
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
-  for (const char* scheme : {"rest:", "s3:", "sftp:", "box:", "b2:", "azure:", "gs:", "swift:",
+  if (loc.rfind("sftp:", 0) == 0) return MakeSftpBackend(loc);
+  for (const char* scheme : {"rest:", "s3:", "box:", "b2:", "azure:", "gs:", "swift:",
                              "rclone:"}) {
     if (loc.rfind(scheme, 0) == 0)
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +
@@ -169,13 +196,7 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
     return false;
   });
   CheckTlsFiles();
-  std::shared_ptr<Backend> be = local;
-  // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
-  if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
-    be = std::make_shared<KillBackend>(be, std::stoull(kill));
-  if (Globals().limit_upload || Globals().limit_download)
-    be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
-  return std::make_shared<RetryBackend>(be);
+  return Decorate(local);
 }
 
 namespace {
