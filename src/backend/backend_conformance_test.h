@@ -31,7 +31,7 @@ namespace conformance {
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-Bytes TestBytes(size_t n, uint32_t seed) {
+inline Bytes TestBytes(size_t n, uint32_t seed) {
   Bytes b(n);
   uint32_t x = seed * 2654435761u + 1;
   for (auto& c : b) {
@@ -44,13 +44,13 @@ Bytes TestBytes(size_t n, uint32_t seed) {
 }
 
 // A valid object name; `prefix` (lowercase hex) replaces its first characters.
-std::string TestName(int i, const std::string& prefix = "") {
+inline std::string TestName(int i, const std::string& prefix = "") {
   std::string hex = Sha256(AsBytes("name " + std::to_string(i))).Hex();
   return prefix + hex.substr(prefix.size());
 }
 
 // A content-addressed handle for data, as the repository layer would make it.
-Handle HandleFor(FileType t, ByteView data) { return Handle{t, Sha256(data).Hex()}; }
+inline Handle HandleFor(FileType t, ByteView data) { return Handle{t, Sha256(data).Hex()}; }
 
 // Runs f and returns the haven::Error it throws; records a failure if it throws none.
 template <typename F>
@@ -64,7 +64,7 @@ Error CatchError(F&& f) {
   return Error(ErrorCode::kFatal, "<no error thrown>");
 }
 
-std::map<std::string, uint64_t> ListAll(Backend& be, FileType t) {
+inline std::map<std::string, uint64_t> ListAll(Backend& be, FileType t) {
   std::map<std::string, uint64_t> out;
   be.List(t, [&](const FileInfo& fi) {
     EXPECT_TRUE(out.emplace(fi.name, fi.size).second) << "listed twice: " << fi.name;
@@ -72,7 +72,7 @@ std::map<std::string, uint64_t> ListAll(Backend& be, FileType t) {
   return out;
 }
 
-bool Contains(const std::string& haystack, const std::string& needle) {
+inline bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
