@@ -89,6 +89,7 @@ int Main(int argc, char** argv) {
   RegisterApply(app);
   RegisterPackages(app);
   RegisterGenerate(app);
+  RegisterBox(app);
 
   OneValuePerOption(app);
 
