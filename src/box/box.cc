@@ -140,7 +140,7 @@ ChangeResult Box::Add(const std::string& source, const std::string& dest, const 
       BoxPathComponents(dest.empty() ? "/" + src_comps.back() : dest);
   if (to.empty()) Fail(ErrorCode::kInvalidArgument, "cannot add as the root of the box");
 
-  WriteSession s(*repo_);
+  WriteSession s(*repo_, o.write);
   BackupOptions b;
   b.targets = {abs};
   b.force = true;

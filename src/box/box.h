@@ -16,6 +16,7 @@
 #include "repo/indexed_repository.h"
 #include "repo/node.h"
 #include "repo/snapshot.h"
+#include "repo/write_session.h"
 #include "restorer/restorer.h"
 
 namespace haven::box {
@@ -34,6 +35,7 @@ crypto::ScryptParams KeyParams(const Secret& s);
 
 struct AddOptions {
   int jobs = 1;
+  WriteOptions write;  // pack size, compression
   std::function<void(const std::string&)> warn;
 };
 

@@ -140,6 +140,7 @@ void RunAdd() {
   auto b = OpenBox();
   box::AddOptions o;
   o.jobs = Jobs();
+  o.write = GlobalWriteOptions();
   o.warn = [](const std::string& w) { Warn(w); };
   box::ChangeResult r = b->Add(Args().source, Args().dest, o);
   PrintChange("added " + Args().source + ": " + std::to_string(r.stats.total_files) +
