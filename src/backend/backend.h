@@ -72,6 +72,16 @@ class Backend {
   // Size of the object, or nullopt if it does not exist.
   virtual std::optional<uint64_t> Stat(const Handle& h) = 0;
 
+  // When the object was last written, in seconds since the epoch by the storage's own
+  // clock, or nullopt when the backend cannot tell (the default) or the object is missing.
+  // Locks compare it with a probe's to age other clients' locks without trusting any
+  // client's clock (a machine whose clock runs an hour fast must not see live locks as
+  // stale), and to warn when this machine's clock differs from the storage's.
+  virtual std::optional<int64_t> ModTime(const Handle& h) {
+    (void)h;
+    return std::nullopt;
+  }
+
   // Calls fn once per object of type t (any order). Names that are not valid for the
   // type (e.g. temp files, non-hex names) are skipped. Throws on any listing error.
   virtual void List(FileType t, const std::function<void(const FileInfo&)>& fn) = 0;

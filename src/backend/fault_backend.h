@@ -73,6 +73,7 @@ class FaultBackend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
+  std::optional<int64_t> ModTime(const Handle& h) override { return inner_->ModTime(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }

@@ -24,6 +24,7 @@ class ForwardingBackend : public Backend {
     inner_->LoadInto(h, offset, out);
   }
   std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
+  std::optional<int64_t> ModTime(const Handle& h) override { return inner_->ModTime(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
     inner_->List(t, fn);
   }

@@ -340,6 +340,18 @@ std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {
   return static_cast<uint64_t>(st.st_size);
 }
 
+std::optional<int64_t> LocalBackend::ModTime(const Handle& h) {
+  CheckHandle(h);
+  const std::string path = PathOf(h);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT) return std::nullopt;
+    FailErrno(err, "stat", path);
+  }
+  return static_cast<int64_t>(st.st_mtim.tv_sec);
+}
+
 void LocalBackend::ListFolder(const std::string& dir, bool missing_ok,
                               const std::function<void(const FileInfo&)>& fn) const {
   std::vector<FileInfo> found;

@@ -1,5 +1,6 @@
 #include "backend/mem_backend.h"
 
+#include <ctime>
 #include <vector>
 
 #include "core/error.h"
@@ -33,7 +34,20 @@ void MemBackend::Save(const Handle& h, ByteView data) {
                                 std::to_string(it->second.size()) + ", refusing to store " +
                                 std::to_string(data.size()) + " bytes under that name");
   }
+  mtimes_[key] = clock_ ? clock_() : static_cast<int64_t>(std::time(nullptr));
   objects_.emplace(std::move(key), Bytes(data.begin(), data.end()));
+}
+
+std::optional<int64_t> MemBackend::ModTime(const Handle& h) {
+  Key key = KeyOf(h);
+  MutexLock lock(mu_);
+  if (!objects_.count(key)) return std::nullopt;
+  return mtimes_[key];
+}
+
+void MemBackend::set_clock(std::function<int64_t()> clock) {
+  MutexLock lock(mu_);
+  clock_ = std::move(clock);
 }
 
 Bytes MemBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {

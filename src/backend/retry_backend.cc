@@ -92,6 +92,10 @@ std::optional<uint64_t> RetryBackend::Stat(const Handle& h) {
   return Run("stat " + h.ToString(), [&](int) { return inner_->Stat(h); });
 }
 
+std::optional<int64_t> RetryBackend::ModTime(const Handle& h) {
+  return Run("stat " + h.ToString(), [&](int) { return inner_->ModTime(h); });
+}
+
 void RetryBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
   std::unordered_set<std::string> delivered;
   try {

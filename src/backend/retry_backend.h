@@ -48,6 +48,7 @@ class RetryBackend : public Backend {
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
+  std::optional<int64_t> ModTime(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }

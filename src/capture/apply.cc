@@ -12,6 +12,7 @@
 #include "capture/fs.h"
 #include "repo/tree_path.h"
 #include "chunker/chunker.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "restorer/restorer.h"
 
@@ -28,7 +29,7 @@ class Apply {
     root_fd_ = open(o_.target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root_fd_ < 0) Fail(ErrorCode::kInvalidArgument, "apply: target " + o_.target + ": " + strerror(errno));
     try {
-      Tree(root, "");
+      RunOnDeepStack([&] { Tree(root, ""); });  // one recursion per level, up to kMaxDepth
     } catch (...) {
       close(root_fd_);
       throw;

@@ -18,6 +18,7 @@ struct RestoreCmd {
   std::string snap, target;
   std::vector<std::string> includes, excludes, iincludes, iexcludes;
   bool verify = false;
+  std::string overwrite = "always";
   SnapshotFilter filter;
 };
 
@@ -43,6 +44,7 @@ RestoreOptions OptionsFor(const RestoreCmd& o) {
   opts.includes = PatternList(merged(o.includes, o.iincludes));
   opts.excludes = PatternList(merged(o.excludes, o.iexcludes));
   opts.verify = o.verify;
+  opts.overwrite = ParseOverwrite(o.overwrite);
   opts.jobs = Jobs();
   opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };
   opts.note = [](const std::string& w) { Warn(w); };
@@ -51,18 +53,23 @@ RestoreOptions OptionsFor(const RestoreCmd& o) {
 
 void PrintSummary(const RestoreResult& r, const ProgressCounters& progress, double secs) {
   char line[256];
-  std::snprintf(line, sizeof(line), "restored %llu files, %llu dirs, %s in %.2fs",
-                (unsigned long long)r.files, (unsigned long long)r.dirs,
-                FormatBytes(r.bytes).c_str(), secs);
+  int n = std::snprintf(line, sizeof(line), "restored %llu files, %llu dirs, %s in %.2fs",
+                        (unsigned long long)r.files, (unsigned long long)r.dirs,
+                        FormatBytes(r.bytes).c_str(), secs);
+  if (r.skipped || r.bytes_kept)
+    std::snprintf(line + n, sizeof(line) - static_cast<size_t>(n),
+                  ", skipped %llu existing entries, %s already in place",
+                  (unsigned long long)r.skipped, FormatBytes(r.bytes_kept).c_str());
   if (Globals().json) {
     std::printf(
         "{\"message_type\":\"summary\",\"seconds_elapsed\":%llu,\"total_files\":%llu,"
         "\"files_restored\":%llu,\"total_bytes\":%llu,\"bytes_restored\":%llu,"
-        "\"error_count\":%llu}\n",
+        "\"files_skipped\":%llu,\"bytes_skipped\":%llu,\"error_count\":%llu}\n",
         (unsigned long long)secs, (unsigned long long)progress.total_files.load(),
         (unsigned long long)progress.files_done.load(),
         (unsigned long long)progress.total_bytes.load(),
-        (unsigned long long)progress.bytes_done.load(), (unsigned long long)r.errors);
+        (unsigned long long)progress.bytes_done.load(), (unsigned long long)r.skipped,
+        (unsigned long long)r.bytes_kept, (unsigned long long)r.errors);
   } else {
     Verbose(line);
   }
@@ -114,6 +121,11 @@ void RegisterRestore(CLI::App& app) {
   cmd->add_option("--iinclude", o.iincludes, "same as --include but ignores the casing of names");
   cmd->add_option("--iexclude", o.iexcludes, "same as --exclude but ignores the casing of names");
   cmd->add_flag("--verify", o.verify, "re-read restored files and compare with the snapshot");
+  cmd->add_option("--overwrite", o.overwrite,
+                  "existing files: always (verify, rewrite what differs), if-changed (keep "
+                  "files whose size and mtime match), if-newer, never")
+      ->check(CLI::IsMember({"always", "if-changed", "if-newer", "never"}))
+      ->capture_default_str();
   cmd->add_option("-H,--host", o.filter.hosts, "for latest: only this host");
   cmd->add_option("--tag", o.filter.tags, "for latest: only these tags");
   cmd->add_option("--path", o.filter.paths, "for latest: only this path");

@@ -6,6 +6,7 @@
 
 #include <time.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -98,13 +99,20 @@ LockInfo LockInfo::Parse(std::string_view json, std::string_view name) {
   return l;
 }
 
-bool LockInfo::IsStale() const {
-  int64_t now = NowLocal().sec;
-  if (now - time.sec > LockTimes().stale) return true;
-  if (hostname != HostName()) return false;
-  if (pid <= 0) return true;
-  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
-  return IsZombie(pid);
+namespace {
+// Same host and its process is gone: stale whatever the clocks say.
+bool OwnerGone(const LockInfo& l) {
+  if (l.hostname != HostName()) return false;
+  if (l.pid <= 0) return true;
+  if (kill(static_cast<pid_t>(l.pid), 0) != 0) return errno == ESRCH;
+  return IsZombie(l.pid);
+}
+}  // namespace
+
+bool LockInfo::IsStale(std::optional<int64_t> storage_age) const {
+  const int64_t stale = LockTimes().stale;
+  if (NowLocal().sec - time.sec > stale && (!storage_age || *storage_age > stale)) return true;
+  return OwnerGone(*this);
 }
 
 std::string LockInfo::Describe() const {
@@ -125,6 +133,27 @@ LockInfo MakeInfo(bool exclusive) {
   l.uid = getuid();
   l.gid = getgid();
   return l;
+}
+
+// Warns (once per process) when this machine's clock is `skew` seconds ahead of the
+// storage's (negative: behind) by more than kClockSkewWarnSeconds.
+void WarnOnClockSkew(const Repository& repo, int64_t skew) {
+  static std::atomic<bool> warned{false};
+  if (std::llabs(skew) <= kClockSkewWarnSeconds || warned.exchange(true)) return;
+  repo.Warn("this machine's clock is " + std::to_string(std::llabs(skew)) + " s " +
+            (skew > 0 ? "ahead of" : "behind") +
+            " the repository storage's clock: lock ages and snapshot times depend on it "
+            "(set the clock right, e.g. with NTP)");
+}
+
+// The same for the lock file `id` just written with `written_at` as its time.
+void WarnOnClockSkew(const Repository& repo, Backend& be, const FileId& id, int64_t written_at) {
+  try {
+    if (auto mtime = be.ModTime({FileType::kLock, id.Hex()}))
+      WarnOnClockSkew(repo, written_at - *mtime);
+  } catch (const Error&) {
+    // No modification time to compare with: nothing to say.
+  }
 }
 
 // Throws kLocked if a lock other than `self` conflicts with taking `exclusive`.
@@ -173,6 +202,7 @@ std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
     lock->id_ = lock->Write();
     lock->refreshed_at_ = written_from;
     own = lock->id_;
+    WarnOnClockSkew(repo, *lock->backend_, own, lock->written_at_);
   }
   try {
     CheckConflicts(repo, exclusive, &own);
@@ -194,9 +224,11 @@ Lock::Lock(Repository& repo, bool exclusive)
     : repo_(repo), backend_(repo.backend_ptr()), exclusive_(exclusive) {}
 
 FileId Lock::Write() {
-  Bytes b = repo_.EncodeJson(MakeInfo(exclusive_).ToJson());
+  const LockInfo info = MakeInfo(exclusive_);
+  Bytes b = repo_.EncodeJson(info.ToJson());
   FileId id(Sha256(b));
   backend_->Save({FileType::kLock, id.Hex()}, b);
+  written_at_ = info.time.sec;
   return id;
 }
 
@@ -263,17 +295,64 @@ Lock::~Lock() {
   }
 }
 
+namespace {
+
+// The storage's clock now: the modification time of a shared lock file written and
+// removed at once (warning when this machine's clock differs), or nullopt when the
+// backend keeps no modification times or the probe cannot be written.
+std::optional<int64_t> StorageNow(Repository& repo) {
+  const LockInfo info = MakeInfo(false);
+  try {
+    Bytes b = repo.EncodeJson(info.ToJson());
+    const FileId id(Sha256(b));
+    const Handle h{FileType::kLock, id.Hex()};
+    repo.backend().Save(h, b);
+    std::optional<int64_t> now;
+    try {
+      now = repo.backend().ModTime(h);
+    } catch (const Error&) {
+    }
+    repo.backend().Remove(h);
+    if (now) WarnOnClockSkew(repo, info.time.sec - *now);
+    return now;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+// Whether to remove the lock `id` (stale, not by age alone when the storage's clock says
+// it is fresh: then it is reported and kept).
+bool ShouldRemove(Repository& repo, const FileId& id, std::optional<int64_t> storage_now) {
+  LockInfo info;
+  try {
+    info = LockInfo::Parse(repo.LoadJson(FileType::kLock, id), id.Hex());
+  } catch (const Error&) {
+    return false;
+  }
+  std::optional<int64_t> age;
+  if (storage_now) {
+    try {
+      if (auto mtime = repo.backend().ModTime({FileType::kLock, id.Hex()}))
+        age = *storage_now - *mtime;
+    } catch (const Error&) {
+    }
+  }
+  if (info.IsStale(age)) return true;
+  if (info.IsStale())
+    repo.Warn("lock " + id.Short() + " (" + info.Describe() + ") looks stale by its time, but " +
+              "the storage got it " + std::to_string(age.value_or(0)) +
+              " s ago: kept (the clocks differ; `unlock --remove-all` removes it)");
+  return false;
+}
+
+}  // namespace
+
 int RemoveLocks(Repository& repo, bool remove_all) {
   int n = 0;
+  const std::optional<int64_t> storage_now =
+      remove_all ? std::nullopt : StorageNow(repo);
   for (const FileId& id : repo.ListIds(FileType::kLock)) {
-    bool remove = remove_all;
-    if (!remove) {
-      try {
-        remove = LockInfo::Parse(repo.LoadJson(FileType::kLock, id), id.Hex()).IsStale();
-      } catch (const Error&) {
-        remove = false;
-      }
-    }
+    const bool remove = remove_all || ShouldRemove(repo, id, storage_now);
     if (remove) {
       repo.backend().Remove({FileType::kLock, id.Hex()});
       ++n;

@@ -4,7 +4,9 @@
 // when the process is interrupted.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,7 +29,11 @@ struct LockInfo {
 
   std::string ToJson() const;
   static LockInfo Parse(std::string_view json, std::string_view name);
-  bool IsStale() const;
+  // Stale: its process is gone (this host only), or it is older than the stale age by
+  // this machine's clock and, when the storage keeps modification times, also by the
+  // storage's clock (`storage_age`: how long ago the storage got the file), so that a
+  // machine whose clock runs fast never calls a live lock stale.
+  bool IsStale(std::optional<int64_t> storage_age = std::nullopt) const;
   std::string Describe() const;  // "PID 123 on host by user (UID 0, GID 0), created at ..."
 };
 
@@ -47,7 +53,7 @@ class Lock {
  private:
   Lock(Repository& repo, bool exclusive);
   void RefreshLoop() EXCLUDES(mu_);
-  FileId Write();
+  FileId Write() REQUIRES(mu_);
 
   Repository& repo_;
   std::shared_ptr<Backend> backend_;  // the lock outlives backend swaps (dry-run)
@@ -58,12 +64,19 @@ class Lock {
   bool stop_ GUARDED_BY(mu_) = false;
   bool lost_ GUARDED_BY(mu_) = false;
   double refreshed_at_ GUARDED_BY(mu_) = 0;  // CLOCK_BOOTTIME seconds of the last write
+  int64_t written_at_ GUARDED_BY(mu_) = 0;   // the time field of the last file written
   std::thread refresher_;
   // Removes the lock file when the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
   std::unique_ptr<interrupt::Cleanup> on_interrupt_;
 };
 
-// Removes stale locks (or all with remove_all). Returns the number removed.
+// Differences between this machine's clock and the storage's larger than this are
+// reported (lock ages and snapshot times depend on both).
+inline constexpr int64_t kClockSkewWarnSeconds = 5 * 60;
+
+// Removes stale locks (or all with remove_all). Returns the number removed. Ages are
+// checked against the storage's clock as well, read off a probe lock file written and
+// removed at once (see LockInfo::IsStale); a lock kept for that reason is reported.
 int RemoveLocks(Repository& repo, bool remove_all);
 
 }  // namespace haven

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,17 @@ LockInfo Info(int64_t age_seconds, const std::string& host, int64_t pid, bool ex
   l.username = "tester";
   l.pid = pid;
   return l;
+}
+
+// Saves a lock file as its writer would have: the storage got it at the lock's own time
+// (both clocks right), so its age is the same by either clock.
+FileId SaveLock(Repository& repo, const LockInfo& info) {
+  auto* mem = dynamic_cast<MemBackend*>(&repo.backend());
+  EXPECT_NE(mem, nullptr);
+  mem->set_clock([t = info.time.sec] { return t; });
+  FileId id = repo.SaveJson(FileType::kLock, info.ToJson());
+  mem->set_clock(nullptr);
+  return id;
 }
 
 size_t LockCount(Repository& repo) { return repo.ListIds(FileType::kLock).size(); }
@@ -166,10 +178,10 @@ TEST(Lock, ForeignLockFilesConflict) {
   // Locks written by another process/host (e.g. restic) are honoured; stale ones too,
   // until removed with unlock.
   auto repo = NewRepo(1);
-  FileId other = repo->SaveJson(FileType::kLock, Info(60, "elsewhere", 4242, true).ToJson());
+  FileId other = SaveLock(*repo, Info(60, "elsewhere", 4242, true));
   EXPECT_EQ(CodeOf([&] { Lock::Acquire(*repo, false); }), ErrorCode::kLocked);
   repo->backend().Remove({FileType::kLock, other.Hex()});
-  repo->SaveJson(FileType::kLock, Info(3600, "elsewhere", 4242, true).ToJson());
+  SaveLock(*repo, Info(3600, "elsewhere", 4242, true));
   std::string what;
   EXPECT_EQ(CodeOf([&] { Lock::Acquire(*repo, false); }, &what), ErrorCode::kLocked);
   EXPECT_NE(what.find("stale"), std::string::npos) << what;
@@ -181,10 +193,10 @@ TEST(Lock, ForeignLockFilesConflict) {
 TEST(Lock, RemoveLocksOnlyStaleUnlessAll) {
   auto repo = NewRepo();
   const pid_t dead = DeadPid();
-  repo->SaveJson(FileType::kLock, Info(31 * 60, "elsewhere", 1).ToJson());       // old: stale
-  repo->SaveJson(FileType::kLock, Info(10, HostName(), dead).ToJson());          // dead: stale
-  repo->SaveJson(FileType::kLock, Info(10, "elsewhere", dead, true).ToJson());   // live elsewhere
-  repo->SaveJson(FileType::kLock, Info(10, HostName(), getpid()).ToJson());      // us: live
+  SaveLock(*repo, Info(31 * 60, "elsewhere", 1));       // old: stale
+  SaveLock(*repo, Info(10, HostName(), dead));          // dead: stale
+  SaveLock(*repo, Info(10, "elsewhere", dead, true));   // live elsewhere
+  SaveLock(*repo, Info(10, HostName(), getpid()));      // us: live
   EXPECT_EQ(LockCount(*repo), 4u);
   EXPECT_EQ(RemoveLocks(*repo, false), 2);
   EXPECT_EQ(LockCount(*repo), 2u);
@@ -194,6 +206,38 @@ TEST(Lock, RemoveLocksOnlyStaleUnlessAll) {
   EXPECT_EQ(RemoveLocks(*repo, true), 2);
   EXPECT_EQ(LockCount(*repo), 0u);
   EXPECT_EQ(RemoveLocks(*repo, true), 0);
+}
+
+// This machine's clock runs an hour fast: a live lock another client wrote a minute ago
+// (by the true time, which the storage shares) looks 61 minutes old here. unlock must
+// keep it (the storage got it a minute ago) and say why; a lock old by both clocks goes.
+TEST(Lock, RemoveLocksTrustsTheStorageClockOverAFastLocalClock) {
+  auto be = std::make_shared<MemBackend>();
+  Repository::Init(*be, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  auto repo = Repository::Open(be, "pw", 1);
+  std::vector<std::string> warnings;
+  repo->set_warn([&](const std::string& w) { warnings.push_back(w); });
+  const int64_t fast = 3600;
+  auto true_now = [fast] { return static_cast<int64_t>(std::time(nullptr)) - fast; };
+  be->set_clock([&] { return true_now() - 2 * 3600; });  // saved two hours ago
+  repo->SaveJson(FileType::kLock, Info(fast + 2 * 3600, "elsewhere", 1).ToJson());
+  be->set_clock([&] { return true_now() - 60; });  // saved a minute ago
+  repo->SaveJson(FileType::kLock, Info(fast + 60, "elsewhere", 2).ToJson());
+  be->set_clock(true_now);
+  EXPECT_EQ(RemoveLocks(*repo, false), 1);
+  ASSERT_EQ(LockCount(*repo), 1u);
+  const FileId kept = repo->ListIds(FileType::kLock)[0];
+  EXPECT_EQ(LockInfo::Parse(repo->LoadJson(FileType::kLock, kept), kept.Hex()).pid, 2);
+  bool skew = false, kept_reported = false;
+  for (const auto& w : warnings) {
+    skew |= w.find("clock is 3600 s ahead of") != std::string::npos;
+    kept_reported |= w.find("lock " + kept.Short()) != std::string::npos;
+  }
+  EXPECT_TRUE(skew) << ::testing::PrintToString(warnings);
+  EXPECT_TRUE(kept_reported) << ::testing::PrintToString(warnings);
+  // Without modification times (the default of a backend) the local clock decides alone.
+  EXPECT_TRUE(Info(fast + 60, "elsewhere", 2).IsStale());
+  EXPECT_FALSE(Info(fast + 60, "elsewhere", 2).IsStale(60));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -95,6 +96,13 @@ class Repository {
   }
   // Where LoadSnapshots reports a left-out snapshot when given no list (the CLI prints).
   void set_warn(std::function<void(const std::string&)> fn) { warn_ = std::move(fn); }
+  // A warning through the sink (stderr when none is set).
+  void Warn(const std::string& msg) const {
+    if (warn_)
+      warn_(msg);
+    else
+      std::fprintf(stderr, "warning: %s\n", msg.c_str());
+  }
 
   // Decodes a blob's sealed bytes as read from a pack (used by restore and check).
   Bytes DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,

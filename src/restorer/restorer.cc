@@ -17,6 +17,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "core/fd.h"
 #include "core/mutex.h"
@@ -41,19 +42,20 @@ bool AllZero(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-void WriteBlobAt(int fd, ByteView b, uint64_t off) {
-  // Leave holes for 4 KiB-aligned runs of zeros (the file was sized beforehand).
+// `holes`: leave holes for 4 KiB-aligned runs of zeros (the file was sized beforehand and
+// holds no older content there).
+void WriteBlobAt(int fd, ByteView b, uint64_t off, bool holes = true) {
   size_t pos = 0;
   while (pos < b.size()) {
     size_t n = std::min<size_t>(b.size() - pos, 4096);
-    if (n == 4096 && AllZero(b.data() + pos, n)) {
+    if (holes && n == 4096 && AllZero(b.data() + pos, n)) {
       pos += n;
       continue;
     }
     size_t end = pos + n;
     while (end < b.size()) {
       size_t m = std::min<size_t>(b.size() - end, 4096);
-      if (m == 4096 && AllZero(b.data() + end, m)) break;
+      if (holes && m == 4096 && AllZero(b.data() + end, m)) break;
       end += m;
     }
     size_t done = 0;
@@ -70,6 +72,15 @@ void WriteBlobAt(int fd, ByteView b, uint64_t off) {
     }
     pos = end;
   }
+}
+
+Overwrite ParseOverwrite(const std::string& s) {
+  if (s == "always") return Overwrite::kAlways;
+  if (s == "if-changed") return Overwrite::kIfChanged;
+  if (s == "if-newer") return Overwrite::kIfNewer;
+  if (s == "never") return Overwrite::kNever;
+  Fail(ErrorCode::kInvalidArgument,
+       "invalid --overwrite \"" + s + "\": use always, if-changed, if-newer or never");
 }
 
 uint64_t WriteFileContent(IndexedRepository& repo, int fd, const std::vector<BlobId>& content) {
@@ -141,11 +152,13 @@ class Restore {
       OrderedTreeStream stream(repo_, ResolveJobs(opts_.jobs));
       stream_ = &stream;
       std::string rel;
-      RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0);
+      // One recursion per directory level, up to kMaxDepth: on a stack sized for that.
+      RunOnDeepStack([&] { RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0); });
       stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
     FlushEmpty();
+    VerifyExisting();
     std::vector<std::future<void>>& jobs = jobs_;
     for (size_t i = 0; i < packs_.size(); i++)
       jobs.push_back(pool_.Submit([this, i] { RestorePack(packs_[i]); }));
@@ -180,11 +193,17 @@ class Restore {
     std::atomic<uint32_t> pending{0};  // blob writes not yet done
     std::atomic<bool> failed{false};
     std::atomic<bool> no_space{false};  // a write ran out of space: retried at the end
+    // An existing file updated in place (--overwrite): its blobs that already match are
+    // marked in `keep` (by ordinal, before any pack is read) and neither fetched nor
+    // written; `trusted`: size and mtime matched (if-changed), every blob is kept.
+    bool in_place = false, trusted = false;
+    std::vector<uint8_t> keep;
   };
   // One use of a blob: written to file `file` at `file_offset`.
   struct Use {
     uint32_t offset, length, uncompressed_length;  // the blob in its pack
     uint32_t file;
+    uint32_t ordinal;  // the blob's position in the file's content
     uint64_t file_offset;
     BlobId id;
   };
@@ -333,8 +352,10 @@ class Restore {
   // (creating files is the costliest part of a restore of small files, so it runs on
   // the workers), or by Finish when it has no content; hard-linked files are created
   // here so that their links can be made during the walk.
+  // `existing`: the regular file already at rel is updated in place (see Overwrite), with
+  // `trusted` when its size and mtime match the snapshot's.
   void PlanFile(Node& n, const std::string& rel, const std::string& snap_path,
-                bool create_now) {
+                bool create_now, bool existing = false, bool trusted = false) {
     result_.files++;
     auto f = std::make_unique<File>();
     f->rel = rel;
@@ -352,7 +373,7 @@ class Restore {
       auto [it, inserted] = pack_no_.try_emplace(l.pack, packs_.size());
       if (inserted) packs_.push_back(Pack{l.pack, {}});
       packs_[it->second].uses.push_back(
-          Use{l.offset, l.length, l.uncompressed_length, file_no, off, id});
+          Use{l.offset, l.length, l.uncompressed_length, file_no, uses, off, id});
       off += l.PlainLength();
       uses++;
     }
@@ -361,6 +382,12 @@ class Restore {
     f->size = off;
     f->pending = uses;
     f->node = std::move(n);
+    if (existing) {
+      f->in_place = true;
+      f->trusted = trusted;
+      f->keep.assign(uses, 0);
+      in_place_.push_back(file_no);
+    }
     File& file = *f;
     files_.push_back(std::move(f));
     if (create_now) {
@@ -421,6 +448,12 @@ class Restore {
 
   void RestorePack(Pack& pack) {
     std::vector<Use>& uses = pack.uses;
+    // Blobs an existing file already holds (VerifyExisting) are neither read nor written.
+    std::erase_if(uses, [this](const Use& u) {
+      const File& f = *files_[u.file];
+      return f.in_place && f.keep[u.ordinal];
+    });
+    if (uses.empty()) return;
     std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
       return a.offset != b.offset ? a.offset < b.offset : a.file < b.file;
     });
@@ -484,7 +517,7 @@ class Restore {
           }
           try {
             ScopedTimer t(Stage::kWrite);
-            WriteBlobAt(it->second, plain, uses[q].file_offset);
+            WriteBlobAt(it->second, plain, uses[q].file_offset, !f.in_place);
             if (opts_.progress) opts_.progress->AddBytes(plain.size());
           } catch (const Error& e) {
             if (!e.retryable()) {
@@ -563,6 +596,13 @@ class Restore {
     }
     if (!included) return;
     if (n.type == NodeType::kSocket || n.type == NodeType::kIrregular) return;  // as restic
+    const Found found = Existing(dirfd, n);
+    if (found == Found::kKeep) {
+      result_.skipped++;
+      return;
+    }
+    if ((found == Found::kUpdate || found == Found::kTrusted) && UpdateInPlace(n, rel, snap_path, found))
+      return;
     if (!ClearFor(dirfd, name, rel, snap_path, false)) return;
     switch (n.type) {
       case NodeType::kFile: {
@@ -614,6 +654,83 @@ class Restore {
     }
     result_.files++;
     SetMetadataAt(dirfd, rel, n);
+  }
+
+  // What is already at a non-directory node's name in the target, and what --overwrite
+  // makes of it.
+  enum class Found {
+    kNothing,  // nothing there, or something ClearFor replaces (or refuses)
+    kKeep,     // left as it is
+    kUpdate,   // a regular file with one link: verified and updated in place
+    kTrusted,  // the same, and its size and mtime match: content kept (if-changed)
+  };
+  Found Existing(int dirfd, const Node& n) {
+    struct stat st;
+    if (fstatat(dirfd, n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+      return Found::kNothing;
+    const Overwrite mode = opts_.overwrite;
+    const struct timespec mtime = n.mtime.ToTimespec();
+    auto newer = [](const timespec& a, const timespec& b) {
+      return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec > b.tv_nsec;
+    };
+    if (mode == Overwrite::kNever) return Found::kKeep;
+    if (mode == Overwrite::kIfNewer && !newer(mtime, st.st_mtim)) return Found::kKeep;
+    // A file with other links may be linked from outside the target: never written through.
+    if (n.type != NodeType::kFile || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+      return Found::kNothing;
+    if (mode == Overwrite::kIfChanged && static_cast<uint64_t>(st.st_size) == n.size &&
+        !newer(mtime, st.st_mtim) && !newer(st.st_mtim, mtime))
+      return Found::kTrusted;
+    return Found::kUpdate;
+  }
+
+  // Plans the existing regular file at rel to be updated in place. False for a later name
+  // of a hard-linked set, which is replaced by a link to the first instead.
+  bool UpdateInPlace(Node& n, const std::string& rel, const std::string& snap_path, Found found) {
+    if (n.links > 1 && n.inode) {
+      auto [it, first] = hardlinks_.try_emplace(std::make_pair(n.device_id, n.inode), rel);
+      if (!first) return false;
+    }
+    PlanFile(n, rel, snap_path, false, true, found == Found::kTrusted);
+    return true;
+  }
+
+  // Before any pack is read: finds the blobs each file updated in place already holds
+  // (read back and hashed; all of them for a trusted file), so only the others are fetched.
+  void VerifyExisting() {
+    std::vector<std::future<void>> jobs;
+    for (uint32_t f : in_place_) jobs.push_back(pool_.Submit([this, f] { VerifyFile(*files_[f]); }));
+    for (auto& j : jobs) j.get();
+  }
+
+  void VerifyFile(File& f) {
+    uint32_t kept = 0;
+    uint64_t kept_bytes = 0, off = 0;
+    Fd fd(f.trusted ? -1 : OpenBeneath(target_.get(), f.rel, O_RDONLY));
+    Bytes buf;
+    for (size_t i = 0; i < f.keep.size(); i++) {
+      const BlobId& id = f.node.content[i];
+      const std::vector<BlobLocation> locs = repo_.index().Lookup(BlobType::kData, id);
+      const uint64_t len = locs.empty() ? 0 : locs[0].PlainLength();
+      bool same = f.trusted;
+      if (!same && fd.valid()) {
+        buf.resize(len);
+        ssize_t got = pread(fd.get(), buf.data(), len, static_cast<off_t>(off));
+        same = got == static_cast<ssize_t>(len) && BlobId(Sha256(buf)) == id;
+      }
+      if (same) {
+        f.keep[i] = 1;
+        kept++;
+        kept_bytes += len;
+      }
+      off += len;
+    }
+    {
+      MutexLock lock(mu_);
+      result_.bytes_kept += kept_bytes;
+    }
+    if (opts_.progress) opts_.progress->AddBytes(kept_bytes);
+    if (kept && f.pending.fetch_sub(kept) == kept) Finish(f);
   }
 
   // Owner, xattrs, mode and times of an open file or directory.
@@ -710,7 +827,8 @@ class Restore {
     bool operator<(const Report& o) const { return std::tie(path, msg) < std::tie(o.path, o.msg); }
   };
   std::vector<Report> warnings_ GUARDED_BY(mu_);
-  std::vector<File*> no_space_ GUARDED_BY(mu_);  // files to rewrite in RetryOutOfSpace
+  std::vector<File*> no_space_ GUARDED_BY(mu_);
+  std::vector<uint32_t> in_place_;  // files updated in place (walk thread, then VerifyExisting)  // files to rewrite in RetryOutOfSpace
   // Counted by the walk (one thread, before any job runs) without mu_, and by the jobs
   // (errors, verified) under mu_: not GUARDED_BY, as the walk's increments would need it.
   RestoreResult result_;

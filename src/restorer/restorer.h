@@ -16,8 +16,22 @@
 
 namespace haven {
 
+// What restore does with a file that already exists in the target (restic 0.17's
+// --overwrite). An existing regular file with one link is updated in place; anything else
+// in the way (a link, a file with other hard links, a different kind of entry) is
+// replaced, never written through.
+enum class Overwrite {
+  kAlways,     // verify the existing content blob by blob, fetch and write only what differs
+  kIfChanged,  // as kAlways, but a file whose size and mtime match the snapshot is kept as is
+  kIfNewer,    // replace only when the snapshot's mtime is newer than the existing entry's
+  kNever,      // keep every existing entry untouched
+};
+// "always", "if-changed", "if-newer", "never"; throws kInvalidArgument for anything else.
+Overwrite ParseOverwrite(const std::string& s);
+
 struct RestoreOptions {
   std::string target;
+  Overwrite overwrite = Overwrite::kAlways;
   PatternList includes, excludes;
   bool verify = false;
   int jobs = 0;
@@ -31,11 +45,14 @@ struct RestoreOptions {
 
 struct RestoreResult {
   uint64_t files = 0, dirs = 0, bytes = 0, errors = 0, verified = 0;
+  uint64_t skipped = 0;     // existing entries left as they were (--overwrite)
+  uint64_t bytes_kept = 0;  // content already in the target, neither fetched nor written
 };
 
 RestoreResult RunRestore(IndexedRepository& repo, const BlobId& tree, const RestoreOptions& opts);
 
-// Writes a file's content to fd (positional, sparse-aware); returns bytes written.
+// Writes a file's content to fd (positional, sparse-aware: fd must be a new or truncated
+// file); returns bytes written.
 // Throws the first blob error, naming the blob.
 uint64_t WriteFileContent(IndexedRepository& repo, int fd, const std::vector<BlobId>& content);
 

@@ -13,6 +13,7 @@
 
 #include "archiver/archiver.h"
 #include "backend/mem_backend.h"
+#include "core/error.h"
 #include "core/fd.h"
 #include "crypto/kdf.h"
 #include "repo/test_repository.h"
@@ -86,13 +87,15 @@ class RestoreTest : public ::testing::Test {
     return t;
   }
 
-  RestoreResult Restore(int jobs, const fs::path& target, std::vector<std::string>* warnings) {
+  RestoreResult Restore(int jobs, const fs::path& target, std::vector<std::string>* warnings,
+                        Overwrite overwrite = Overwrite::kAlways) {
     auto repo = haven::testing::TestRepository::Open(mem_, kPassword, jobs);
     repo->LoadIndex();
     RestoreOptions opts;
     opts.target = target.string();
     opts.jobs = jobs;
     opts.verify = true;
+    opts.overwrite = overwrite;
     opts.warn = [&](const std::string& w) { warnings->push_back(w); };
     return RunRestore(*repo, SourceTree(*repo), opts);
   }
@@ -123,6 +126,80 @@ TEST_F(RestoreTest, EveryFileIdenticalWithAnyThreadCount) {
     ASSERT_EQ(stat((out / "sparse.bin").c_str(), &sp), 0);
     EXPECT_LT(static_cast<uint64_t>(sp.st_blocks) * 512, uint64_t{1} << 20);  // holes kept
   }
+}
+
+void SetMtime(const fs::path& p, time_t sec) {
+  struct timespec ts[2] = {{sec, 0}, {sec, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, AT_SYMLINK_NOFOLLOW), 0) << p;
+}
+
+// A second restore into a target that an interrupted or edited earlier restore left:
+// changed, cut, grown and half-written files are repaired by rewriting only what differs;
+// links in the way are replaced, never written through.
+TEST_F(RestoreTest, OverwriteAlwaysRepairsAnEditedTargetFetchingOnlyWhatDiffers) {
+  fs::path out = root_ / "out";
+  std::vector<std::string> warnings;
+  ASSERT_EQ(Restore(2, out, &warnings).errors, 0u);
+  // twice.bin: one byte changed in the middle; sparse.bin cut short; many/f1 grown;
+  // big-copy.bin as a half-written file (right size, second half zeros, mtime now);
+  // many/f2 a symlink to a file outside; many/f3 hard-linked from outside.
+  std::string twice = files_["twice.bin"];
+  twice[4 << 20] ^= 1;
+  WriteFile(out / "twice.bin", twice);
+  ASSERT_EQ(truncate((out / "sparse.bin").c_str(), 1000), 0);
+  WriteFile(out / "many/f1", files_["many/f1"] + "more");
+  std::string half = files_["big-copy.bin"];
+  std::fill(half.begin() + static_cast<long>(half.size() / 2), half.end(), '\0');
+  WriteFile(out / "big-copy.bin", half);
+  WriteFile(root_ / "outside", "outside\n");
+  fs::remove(out / "many/f2");
+  fs::create_symlink(root_ / "outside", out / "many/f2");
+  WriteFile(out / "many/f3", "edited\n");
+  ASSERT_EQ(link((out / "many/f3").c_str(), (root_ / "outside-link").c_str()), 0);
+
+  for (Overwrite mode : {Overwrite::kIfChanged, Overwrite::kAlways}) {
+    warnings.clear();
+    RestoreResult r = Restore(2, out, &warnings, mode);
+    EXPECT_TRUE(warnings.empty()) << warnings[0];
+    EXPECT_EQ(r.errors, 0u);
+    EXPECT_EQ(r.verified, files_.size() - 1);
+    for (const auto& [name, data] : files_) EXPECT_EQ(ReadFile(out / name), data) << name;
+    EXPECT_EQ(ReadFile(root_ / "outside"), "outside\n");
+    EXPECT_EQ(ReadFile(root_ / "outside-link"), "edited\n");
+    EXPECT_FALSE(fs::is_symlink(out / "many/f2"));
+    // At least big-copy.bin's first half and the untouched files were not fetched again.
+    EXPECT_GE(r.bytes_kept, files_["big-copy.bin"].size() / 2) << static_cast<int>(mode);
+  }
+  // Everything is in place now: nothing is written on a third run but the hard-linked
+  // big.bin, which is replaced (a file with several links is never written through).
+  RestoreResult r = Restore(1, out, &warnings);
+  EXPECT_EQ(r.bytes_kept + files_["big.bin"].size(), r.bytes);
+}
+
+TEST_F(RestoreTest, OverwriteNeverAndIfNewerKeepExistingFiles) {
+  fs::path out = root_ / "out";
+  std::vector<std::string> warnings;
+  ASSERT_EQ(Restore(1, out, &warnings).errors, 0u);
+  WriteFile(out / "many/f1", "mine\n");
+  WriteFile(out / "many/f2", "mine too\n");
+  SetMtime(out / "many/f2", 1);  // older than the snapshot's file
+  fs::remove(out / "many/f4");
+  RestoreResult r = Restore(1, out, &warnings, Overwrite::kNever);
+  EXPECT_EQ(ReadFile(out / "many/f1"), "mine\n");
+  EXPECT_EQ(ReadFile(out / "many/f2"), "mine too\n");
+  EXPECT_EQ(ReadFile(out / "many/f4"), files_["many/f4"]);  // missing: restored
+  EXPECT_EQ(r.skipped, files_.size() - 1);  // every name but f4
+  SetMtime(out / "many/f1", 4102444800);  // 2100: newer than the snapshot's
+  r = Restore(1, out, &warnings, Overwrite::kIfNewer);
+  EXPECT_EQ(ReadFile(out / "many/f1"), "mine\n");
+  EXPECT_EQ(ReadFile(out / "many/f2"), files_["many/f2"]);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+}
+
+TEST(ParseOverwriteTest, NamesAndErrors) {
+  EXPECT_EQ(ParseOverwrite("if-changed"), Overwrite::kIfChanged);
+  EXPECT_EQ(ParseOverwrite("never"), Overwrite::kNever);
+  EXPECT_THROW(ParseOverwrite("sometimes"), Error);
 }
 
 TEST_F(RestoreTest, LostPackFailsOnlyItsFiles) {

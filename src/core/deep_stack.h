@@ -1,0 +1,21 @@
+// Runs a deeply recursive walk on a thread with a large stack. Walks of untrusted trees
+// (restore, apply) recurse once per directory level and refuse to go deeper than a fixed
+// limit (4096 levels); the limit must be reachable without overflowing the stack in every
+// build, including sanitizer builds whose frames are several times larger. The stack is
+// reserved address space; only the pages a walk touches are ever backed by memory.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace haven {
+
+// The stack RunOnDeepStack gives: 1 GiB of address space (about 250 KiB per level at the
+// 4096-level limit, ample even under AddressSanitizer).
+inline constexpr size_t kDeepStackBytes = size_t{1} << 30;
+
+// Calls fn on a new thread with a stack of `stack_bytes` and waits for it; an exception
+// thrown by fn is rethrown in the caller. Throws haven::Error if the thread cannot start.
+void RunOnDeepStack(const std::function<void()>& fn, size_t stack_bytes = kDeepStackBytes);
+
+}  // namespace haven
