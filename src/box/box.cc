@@ -229,28 +229,6 @@ void Box::Cat(const std::string& path, const std::function<void(ByteView)>& out)
   for (const BlobId& id : n.content) out(repo_->LoadBlob(BlobType::kData, id));
 }
 
-namespace {
-
-// Snapshot paths (relative to the restored tree) of entries that exist in the target and
-// are to be kept: anything but a directory over a directory.
-void FindExisting(IndexedRepository& repo, const std::vector<Node>& nodes,
-                  const std::string& target, const std::string& rel,
-                  std::vector<std::string>& keep) {
-  for (const Node& n : nodes) {
-    if (!SafeNodeName(n.name)) continue;  // the restorer refuses it
-    std::string p = rel + "/" + n.name;
-    struct stat st;
-    if (::lstat((target + p).c_str(), &st) != 0) continue;
-    if (n.type == NodeType::kDir && S_ISDIR(st.st_mode)) {
-      if (n.subtree) FindExisting(repo, repo.LoadTree(*n.subtree), target, p, keep);
-      continue;
-    }
-    keep.push_back(p);
-  }
-}
-
-}  // namespace
-
 ExtractResult Box::Extract(const std::string& path, const ExtractOptions& opts) {
   std::vector<std::string> comps = BoxPathComponents(path);
   if (!head_) Fail(ErrorCode::kNotFound, "the box is empty");
@@ -258,7 +236,6 @@ ExtractResult Box::Extract(const std::string& path, const ExtractOptions& opts) 
   if (!tp.found()) Fail(ErrorCode::kNotFound, "no " + JoinPath(comps) + " in the box");
   // The tree to restore: the root, or the parent of `path` with only that entry included.
   BlobId tree = comps.empty() ? head_tree_ : tp.parents.back();
-  std::vector<Node> nodes = repo_->LoadTree(tree);
   RestoreOptions ro;
   ro.target = opts.target;
   ro.jobs = opts.jobs;
@@ -266,21 +243,13 @@ ExtractResult Box::Extract(const std::string& path, const ExtractOptions& opts) 
   ro.note = opts.note;
   if (!comps.empty()) {
     ro.includes = PatternList({LiteralPattern("/" + comps.back())});
-    std::erase_if(nodes, [&](const Node& n) { return n.name != comps.back(); });
   }
+  // Existing entries are kept (never written through) unless --overwrite, which replaces
+  // what differs (restorer/restorer.h Overwrite).
+  ro.overwrite = opts.overwrite ? Overwrite::kAlways : Overwrite::kNever;
   ExtractResult r;
-  if (!opts.overwrite) {
-    std::vector<std::string> keep;
-    FindExisting(*repo_, nodes, opts.target, "", keep);
-    std::vector<std::string> patterns;
-    for (const std::string& k : keep) {
-      patterns.push_back(LiteralPattern(k));
-      if (opts.note) opts.note("kept existing " + opts.target + k + " (--overwrite replaces it)");
-    }
-    r.kept = keep.size();
-    ro.excludes = PatternList(patterns);
-  }
   r.restore = RunRestore(*repo_, tree, ro);
+  r.kept = r.restore.skipped;
   return r;
 }
 

@@ -196,16 +196,24 @@ TEST_F(BoxTest, ALinkLeftInTheTargetIsNeverFollowed) {
   auto b = Open();
   ExtractOptions o;
   o.target = (dir_ / "target").string();
-  ExtractResult kept = b->Extract("", o);  // kept: the link is not replaced, not followed
-  EXPECT_EQ(kept.kept, 1u);
-  EXPECT_TRUE(fs::is_empty(dir_ / "outside"));
-  o.overwrite = true;  // replaced by the directory, never followed
+  auto read = [&] {
+    std::ifstream in(dir_ / "target/d/f");
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  // The link is replaced by the box's directory (restorer's rule), never followed.
   b->Extract("", o);
   EXPECT_TRUE(fs::is_empty(dir_ / "outside"));
   EXPECT_FALSE(fs::is_symlink(dir_ / "target/d"));
-  std::ifstream in(dir_ / "target/d/f");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(s, "through the link");
+  EXPECT_EQ(read(), "through the link");
+  // An existing file is kept unless --overwrite.
+  std::ofstream(dir_ / "target/d/f") << "edited";
+  ExtractResult kept = b->Extract("/d", o);
+  EXPECT_EQ(kept.kept, 1u);
+  EXPECT_EQ(read(), "edited");
+  o.overwrite = true;
+  b->Extract("/d", o);
+  EXPECT_EQ(read(), "through the link");
+  EXPECT_TRUE(fs::is_empty(dir_ / "outside"));
 }
 
 }  // namespace
