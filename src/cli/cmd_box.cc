@@ -119,7 +119,8 @@ void RunExtract() {
   box::ExtractResult r = b->Extract(Args().path, o);
   Print("extracted " + std::to_string(r.restore.files) + " files, " +
         std::to_string(r.restore.dirs) + " directories, " + FormatBytes(r.restore.bytes) +
-        (r.kept ? ", kept " + std::to_string(r.kept) + " existing" : ""));
+        (r.kept ? ", kept " + std::to_string(r.kept) + " existing (--overwrite replaces them)"
+                : ""));
   if (r.restore.errors) {
     Warn("there were " + std::to_string(r.restore.errors) + " errors");
     g_exit_code = 1;

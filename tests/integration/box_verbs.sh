@@ -99,7 +99,7 @@ check "extract keeps existing files unless --overwrite"
 printf 'changed by the user\n' >"$W/ext/src/one-byte"
 run_ok hv box extract "$B" /src/one-byte --target "$W/ext/src"
 [ "$(cat "$W/ext/src/one-byte")" = "changed by the user" ] || fail "existing file replaced"
-assert_grep 'kept existing' "$ERR"
+assert_grep 'kept 1 existing' "$OUT"
 run_ok hv box extract "$B" /src/one-byte --target "$W/ext/src" --overwrite
 cmp "$SRC/one-byte" "$W/ext/src/one-byte" || fail "--overwrite did not restore the file"
 
