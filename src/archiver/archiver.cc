@@ -923,7 +923,7 @@ BackupResult Backup::Run() {
     res.stats = stats_;
     res.incomplete = stats_.errors > 0;
   }
-  {
+  if (opts_.save_snapshot) {
     ScopedTimer t(Stage::kSnapshot);
     res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
   }

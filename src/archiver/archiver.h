@@ -53,6 +53,10 @@ struct BackupOptions {
   bool stdin_mode = false;
   std::string stdin_filename = "stdin";
   bool with_atime = false;
+  // false: store data and trees (and flush them) but write no snapshot file;
+  // BackupResult::tree is the root and snapshot_id stays zero (`box add` puts the tree into
+  // its own snapshot).
+  bool save_snapshot = true;
   int jobs = 0;
   std::string program_version;
   // Called with each warning, in path order.

@@ -106,6 +106,20 @@ class ArchiverTest : public ::testing::Test {
   int runs_ = 0;
 };
 
+TEST_F(ArchiverTest, WithoutSnapshotOnlyTreesAndDataAreStored) {
+  WriteFile(root_ / "src/a.txt", "alpha");
+  BackupOptions o;
+  o.targets = {(root_ / "src").string()};
+  o.force = true;
+  o.save_snapshot = false;
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_TRUE(r.snapshot_id.IsZero());
+  EXPECT_TRUE(repo_->ListIds(FileType::kSnapshot).empty());
+  Node a = Find(r.tree, "a.txt");  // the trees and the content are stored and indexed
+  ASSERT_EQ(a.content.size(), 1u);
+  EXPECT_EQ(AsChars(repo_->LoadBlob(BlobType::kData, a.content[0])), "alpha");
+}
+
 TEST_F(ArchiverTest, XattrsOfUnchangedFilesAreReusedAndChangesAreSeen) {
   WriteFile(root_ / "src/d/f", "hello");
   WriteFile(root_ / "src/d/g", "world");

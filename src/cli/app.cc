@@ -99,6 +99,7 @@ int Main(int argc, char** argv) {
   RegisterSelfUpdate(app);
   RegisterRewrite(app);
   RegisterCopy(app);
+  RegisterBox(app);
 
   OneValuePerOption(app);
 

@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "backend/box_backend.h"
 #include "backend/cache_backend.h"
 #include "backend/dry_run_backend.h"
 #include "backend/kill_backend.h"
@@ -181,7 +182,13 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
   if (loc.rfind("sftp:", 0) == 0) return MakeSftpBackend(loc);
-  for (const char* scheme : {"rest:", "s3:", "box:", "b2:", "azure:", "gs:", "swift:",
+  if (loc.rfind("box:", 0) == 0) {  // one SQLite file (docs/box.md): no retries
+    std::shared_ptr<Backend> box = std::make_shared<BoxBackend>(loc.substr(4));
+    if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
+      box = std::make_shared<KillBackend>(box, std::stoull(kill));
+    return box;
+  }
+  for (const char* scheme : {"rest:", "s3:", "b2:", "azure:", "gs:", "swift:",
                              "rclone:"}) {
     if (loc.rfind(scheme, 0) == 0)
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +

@@ -120,6 +120,7 @@ void RegisterCapture(CLI::App& app);
 void RegisterApply(CLI::App& app);
 void RegisterPackages(CLI::App& app);
 void RegisterGenerate(CLI::App& app);  // man pages and completions from this command tree
+void RegisterBox(CLI::App& app);  // box: a single encrypted file (docs/box.md)
 
 // Exit code set by a command that finished with a partial result (e.g. 3 for backup).
 extern int g_exit_code;

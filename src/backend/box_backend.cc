@@ -1,0 +1,569 @@
+#include "backend/box_backend.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+
+namespace haven {
+namespace {
+
+// rowid of part `seq` of object `id` in `parts`: the parts of one object are adjacent in
+// the b-tree and found without an index.
+constexpr int kSeqBits = 24;
+constexpr int64_t kMaxObjectId = int64_t(1) << 38;
+constexpr uint64_t kMaxParts = uint64_t(1) << kSeqBits;
+
+int64_t PartRowId(int64_t id, uint64_t seq) {
+  return (id << kSeqBits) | static_cast<int64_t>(seq);
+}
+
+// A prepared statement, finalized on scope exit.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    int rc = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+    if (rc != SQLITE_OK)
+      Fail(ErrorCode::kCorrupt, std::string("box: cannot prepare \"") + sql +
+                                    "\": " + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& Bind(int i, int64_t v) {
+    Check(sqlite3_bind_int64(s_, i, v));
+    return *this;
+  }
+  Stmt& Bind(int i, std::string_view v) {
+    Check(sqlite3_bind_text64(s_, i, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+    return *this;
+  }
+  Stmt& BindBlob(int i, const uint8_t* p, uint64_t n) {
+    // A zero-length blob, never NULL.
+    static const uint8_t kEmpty = 0;
+    Check(sqlite3_bind_blob64(s_, i, n ? p : &kEmpty, n, SQLITE_STATIC));
+    return *this;
+  }
+  // SQLITE_ROW or SQLITE_DONE; anything else is returned for the caller to map.
+  int Step() { return sqlite3_step(s_); }
+  void Reset() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  int64_t Int(int col) { return sqlite3_column_int64(s_, col); }
+  std::string Text(int col) {
+    const unsigned char* t = sqlite3_column_text(s_, col);
+    return t ? std::string(reinterpret_cast<const char*>(t),
+                           static_cast<size_t>(sqlite3_column_bytes(s_, col)))
+             : std::string();
+  }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK)
+      Fail(ErrorCode::kFatal, std::string("box: bind failed: ") + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+bool IsBusy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
+
+std::string TypeText(FileType t) { return FileTypeName(t); }
+
+std::string ObjectName(const Handle& h) {
+  return h.type == FileType::kConfig ? std::string("config") : h.name;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+uint64_t EnvSize(const char* name, uint64_t lo, uint64_t hi, bool power_of_two, uint64_t def) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == 0) return def;
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || *end != 0 || n < lo || n > hi || (power_of_two && (n & (n - 1)) != 0))
+    Fail(ErrorCode::kInvalidArgument, std::string("invalid ") + name + "=" + v);
+  return n;
+}
+
+}  // namespace
+
+BoxOptions BoxOptions::FromEnvironment() {
+  BoxOptions o;
+  o.page_size = static_cast<int>(EnvSize("HAVEN_BOX_PAGE_SIZE", 512, 65536, true, o.page_size));
+  o.part_size = EnvSize("HAVEN_BOX_PART_SIZE", 4096, uint64_t(512) << 20, false, o.part_size);
+  return o;
+}
+
+BoxBackend::BoxBackend(std::string path, BoxOptions opts)
+    : path_(std::move(path)), opts_(opts) {
+  if (path_.empty()) Fail(ErrorCode::kInvalidArgument, "box: empty file name (want box:PATH)");
+}
+
+BoxBackend::~BoxBackend() {
+  MutexLock lock(mu_);
+  if (db_ == nullptr) return;
+  if (state_ == State::kWriting) {
+    if (std::uncaught_exceptions() == 0) {
+      // A command that returned normally: its changes are its result.
+      try {
+        CommitLocked();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "Fatal: %s\n", e.what());
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    } else {
+      RollbackLocked();
+    }
+  } else if (state_ == State::kReading) {
+    RollbackLocked();
+  }
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+void BoxBackend::FailDb(int rc, const std::string& what) {
+  std::string msg = "box " + path_ + ": " + what + ": " + sqlite3_errmsg(db_);
+  if (IsBusy(rc))
+    Fail(ErrorCode::kLocked,
+         "box " + path_ + " is being changed by another process, or was changed after this "
+                          "command started reading it (" + what + "); run the command again");
+  int prim = rc & 0xff;
+  if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_MISMATCH)
+    Fail(ErrorCode::kCorrupt, msg);
+  bool retryable = false;
+  Fail(ErrorCode::kIo, msg, retryable);
+}
+
+void BoxBackend::Exec(const char* sql) {
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    sqlite3_free(err);
+    FailDb(rc, sql);
+  }
+}
+
+void BoxBackend::OpenDb(bool create) {
+  if (db_ != nullptr) return;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  if (create) flags |= SQLITE_OPEN_CREATE;
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path_.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db);
+    Fail(ErrorCode::kIo, "box " + path_ + ": cannot open: " + msg);
+  }
+  db_ = db;
+  // A box made elsewhere is untrusted: no triggers, views or schema functions run, and
+  // SQL cannot corrupt the file on purpose.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  sqlite3_busy_timeout(db_, 10000);
+  Exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-32768; PRAGMA journal_size_limit=67108864;"
+       " PRAGMA foreign_keys=OFF; PRAGMA cell_size_check=ON");
+  state_ = State::kIdle;
+}
+
+// An empty file (page count 0) is no box yet; anything else must be a box of our format.
+void BoxBackend::CheckSchema() {
+  int64_t app = 0, version = 0, pages = 0, odd = 0;
+  {
+    Stmt s(db_, "PRAGMA page_count");
+    if (s.Step() == SQLITE_ROW) pages = s.Int(0);
+  }
+  if (pages == 0) return;
+  {
+    Stmt s(db_, "PRAGMA application_id");
+    if (s.Step() == SQLITE_ROW) app = s.Int(0);
+  }
+  {
+    Stmt s(db_, "PRAGMA user_version");
+    if (s.Step() == SQLITE_ROW) version = s.Int(0);
+  }
+  if (app != kApplicationId)
+    Fail(ErrorCode::kCorrupt, "box " + path_ + " is not a haven box file (SQLite "
+                              "application_id " + std::to_string(app) + ")");
+  if (version != kFormatVersion)
+    Fail(ErrorCode::kUnsupported, "box " + path_ + " has format version " +
+                                      std::to_string(version) + "; this haven reads version " +
+                                      std::to_string(kFormatVersion));
+  Stmt s(db_, "SELECT count(*) FROM sqlite_schema WHERE type IN ('trigger','view')");
+  if (s.Step() == SQLITE_ROW) odd = s.Int(0);
+  if (odd != 0)
+    Fail(ErrorCode::kCorrupt, "box " + path_ + " holds triggers or views: not a haven box");
+}
+
+void BoxBackend::CreateSchema() {
+  std::string pragmas = "PRAGMA page_size=" + std::to_string(opts_.page_size) +
+                        "; PRAGMA auto_vacuum=INCREMENTAL";
+  Exec(pragmas.c_str());
+  Exec("BEGIN IMMEDIATE");
+  try {
+    Exec("CREATE TABLE IF NOT EXISTS files(id INTEGER PRIMARY KEY, type TEXT NOT NULL,"
+         " name TEXT NOT NULL, size INTEGER NOT NULL, part_size INTEGER NOT NULL,"
+         " UNIQUE(type, name));"
+         " CREATE TABLE IF NOT EXISTS parts(id INTEGER PRIMARY KEY, data BLOB NOT NULL);"
+         " CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+         " INSERT OR IGNORE INTO meta VALUES('generation', 0);");
+    std::string ids = "PRAGMA application_id=" + std::to_string(kApplicationId) +
+                      "; PRAGMA user_version=" + std::to_string(kFormatVersion);
+    Exec(ids.c_str());
+    Exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  Stmt s(db_, "PRAGMA journal_mode=WAL");
+  if (s.Step() != SQLITE_ROW || s.Text(0) != "wal")
+    Fail(ErrorCode::kIo, "box " + path_ + ": cannot switch to WAL mode");
+}
+
+void BoxBackend::BeginRead() {
+  if (state_ != State::kIdle) return;
+  CheckSchema();
+  Exec("BEGIN");
+  // The read transaction (and with it the state this command sees) starts at the first read.
+  try {
+    Stmt s(db_, "SELECT count(*) FROM sqlite_schema");
+    s.Step();
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+  state_ = State::kReading;
+}
+
+void BoxBackend::BeginWrite() {
+  if (state_ == State::kWriting) return;
+  BeginRead();
+  // Takes the write lock now: fails at once (kLocked) if another process writes, or has
+  // committed since this command's read transaction began.
+  int rc = sqlite3_exec(db_, "UPDATE meta SET value = value + 1 WHERE key = 'generation'",
+                        nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) FailDb(rc, "begin the write transaction");
+  state_ = State::kWriting;
+  removed_ = false;
+}
+
+void BoxBackend::CommitLocked() {
+  if (state_ == State::kWriting && removed_) {
+    // Gives the pages of removed rows back to the file system (auto_vacuum=INCREMENTAL).
+    Exec("PRAGMA incremental_vacuum");
+  }
+  if (state_ == State::kWriting || state_ == State::kReading) {
+    int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) FailDb(rc, "commit");
+  }
+  state_ = db_ ? State::kIdle : State::kClosed;
+  removed_ = false;
+}
+
+void BoxBackend::RollbackLocked() {
+  if (state_ == State::kWriting || state_ == State::kReading)
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  state_ = db_ ? State::kIdle : State::kClosed;
+  removed_ = false;
+}
+
+void BoxBackend::Commit() {
+  MutexLock lock(mu_);
+  if (db_ == nullptr) return;
+  CommitLocked();
+  // A checkpoint moves the committed pages into the box file itself.
+  sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+}
+
+void BoxBackend::Rollback() {
+  MutexLock lock(mu_);
+  if (db_ != nullptr) RollbackLocked();
+}
+
+bool BoxBackend::HasChanges() {
+  MutexLock lock(mu_);
+  return state_ == State::kWriting;
+}
+
+void BoxBackend::Compact() {
+  MutexLock lock(mu_);
+  OpenDb(false);
+  if (state_ == State::kWriting)
+    Fail(ErrorCode::kFatal, "box " + path_ + ": compact inside a transaction");
+  RollbackLocked();
+  CheckSchema();
+  Exec("VACUUM");
+}
+
+std::pair<uint64_t, uint64_t> BoxBackend::PageCounts() {
+  MutexLock lock(mu_);
+  OpenDb(false);
+  BeginRead();
+  uint64_t pages = 0, free_pages = 0;
+  {
+    Stmt s(db_, "PRAGMA page_count");
+    if (s.Step() == SQLITE_ROW) pages = static_cast<uint64_t>(s.Int(0));
+  }
+  Stmt s(db_, "PRAGMA freelist_count");
+  if (s.Step() == SQLITE_ROW) free_pages = static_cast<uint64_t>(s.Int(0));
+  return {pages, free_pages};
+}
+
+bool BoxBackend::ExistsLocked() {
+  if (db_ == nullptr) {
+    if (!FileExists(path_)) return false;
+    OpenDb(false);
+  }
+  BeginRead();
+  Stmt tables(db_, "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='files'");
+  if (tables.Step() != SQLITE_ROW || tables.Int(0) == 0) return false;
+  Stmt s(db_, "SELECT 1 FROM files WHERE type='config' AND name='config'");
+  int rc = s.Step();
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) FailDb(rc, "look up the config");
+  return false;
+}
+
+bool BoxBackend::Exists() {
+  MutexLock lock(mu_);
+  return ExistsLocked();
+}
+
+void BoxBackend::Create() {
+  MutexLock lock(mu_);
+  if (db_ == nullptr) OpenDb(true);
+  if (ExistsLocked()) Fail(ErrorCode::kFatal, "box " + path_ + ": config already exists");
+  // The schema is made outside the repository's transaction (PRAGMAs that shape the file
+  // cannot run inside one). A box without a config is "no repository" to every command.
+  RollbackLocked();
+  bool has_schema = false;
+  {
+    Stmt s(db_, "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='files'");
+    has_schema = s.Step() == SQLITE_ROW && s.Int(0) > 0;
+  }
+  if (!has_schema) CreateSchema();
+}
+
+std::optional<BoxBackend::Object> BoxBackend::Find(const Handle& h) {
+  Stmt s(db_, "SELECT id, size, part_size FROM files WHERE type=?1 AND name=?2");
+  s.Bind(1, TypeText(h.type)).Bind(2, ObjectName(h));
+  int rc = s.Step();
+  if (rc == SQLITE_DONE) return std::nullopt;
+  if (rc != SQLITE_ROW) FailDb(rc, "look up " + h.ToString());
+  Object o{s.Int(0), static_cast<uint64_t>(s.Int(1)), static_cast<uint64_t>(s.Int(2))};
+  if (o.id <= 0 || o.id >= kMaxObjectId || s.Int(1) < 0 || s.Int(2) < 4096 ||
+      (o.size + o.part_size - 1) / o.part_size > kMaxParts)
+    Fail(ErrorCode::kCorrupt, "box " + path_ + ": invalid row for " + h.ToString());
+  return o;
+}
+
+void BoxBackend::ReadRange(const Handle& h, const Object& o, uint64_t offset, uint8_t* out,
+                           uint64_t n) {
+  sqlite3_blob* blob = nullptr;
+  struct Closer {
+    sqlite3_blob*& b;
+    ~Closer() {
+      if (b) sqlite3_blob_close(b);
+    }
+  } closer{blob};
+  while (n > 0) {
+    uint64_t seq = offset / o.part_size, in_part = offset % o.part_size;
+    uint64_t part_len = std::min(o.part_size, o.size - seq * o.part_size);
+    uint64_t take = std::min(n, part_len - in_part);
+    int64_t row = PartRowId(o.id, seq);
+    int rc = blob ? sqlite3_blob_reopen(blob, row)
+                  : sqlite3_blob_open(db_, "main", "parts", "data", row, 0, &blob);
+    if (rc != SQLITE_OK) {
+      if ((rc & 0xff) == SQLITE_ERROR)
+        Fail(ErrorCode::kCorrupt, "box " + path_ + ": part " + std::to_string(seq) + " of " +
+                                      h.ToString() + " is missing");
+      FailDb(rc, "read " + h.ToString());
+    }
+    if (static_cast<uint64_t>(sqlite3_blob_bytes(blob)) != part_len)
+      Fail(ErrorCode::kCorrupt, "box " + path_ + ": part " + std::to_string(seq) + " of " +
+                                    h.ToString() + " has the wrong length");
+    rc = sqlite3_blob_read(blob, out, static_cast<int>(take), static_cast<int>(in_part));
+    if (rc != SQLITE_OK) FailDb(rc, "read " + h.ToString());
+    out += take;
+    offset += take;
+    n -= take;
+  }
+}
+
+namespace {
+
+[[noreturn]] void FailNotFound(const std::string& path, const Handle& h) {
+  Fail(ErrorCode::kNotFound, "box " + path + ": " + h.ToString() + " does not exist");
+}
+
+[[noreturn]] void FailShortRead(const std::string& path, const Handle& h, uint64_t offset,
+                                uint64_t length, uint64_t size) {
+  Fail(ErrorCode::kCorrupt, "box " + path + ": short read of " + h.ToString() + ": wanted " +
+                                std::to_string(length) + " bytes at " + std::to_string(offset) +
+                                ", object has " + std::to_string(size));
+}
+
+}  // namespace
+
+void BoxBackend::Save(const Handle& h, ByteView data) {
+  CheckHandle(h);
+  MutexLock lock(mu_);
+  if (h.type == FileType::kLock) {
+    locks_.emplace(h.name, Bytes(data.begin(), data.end()));
+    return;
+  }
+  OpenDb(false);
+  BeginWrite();
+  if (auto o = Find(h)) {
+    if (o->size == data.size()) return;  // a retried upload
+    Fail(ErrorCode::kFatal, "box " + path_ + ": " + h.ToString() + " already exists with size " +
+                                std::to_string(o->size));
+  }
+  const uint64_t ps = opts_.part_size;
+  if ((data.size() + ps - 1) / ps > kMaxParts)
+    Fail(ErrorCode::kInvalidArgument, "box " + path_ + ": " + h.ToString() + " is too large");
+  Stmt ins(db_, "INSERT INTO files(type, name, size, part_size) VALUES(?1, ?2, ?3, ?4)");
+  ins.Bind(1, TypeText(h.type)).Bind(2, ObjectName(h)).Bind(3, int64_t(data.size()));
+  ins.Bind(4, int64_t(ps));
+  if (int rc = ins.Step(); rc != SQLITE_DONE) FailDb(rc, "store " + h.ToString());
+  int64_t id = sqlite3_last_insert_rowid(db_);
+  if (id <= 0 || id >= kMaxObjectId)
+    Fail(ErrorCode::kCorrupt, "box " + path_ + ": object ids exhausted");
+  Stmt part(db_, "INSERT INTO parts(id, data) VALUES(?1, ?2)");
+  for (uint64_t seq = 0; seq * ps < data.size(); ++seq) {
+    uint64_t len = std::min<uint64_t>(ps, data.size() - seq * ps);
+    part.Bind(1, PartRowId(id, seq)).BindBlob(2, data.data() + seq * ps, len);
+    if (int rc = part.Step(); rc != SQLITE_DONE) FailDb(rc, "store " + h.ToString());
+    part.Reset();
+  }
+}
+
+Bytes BoxBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
+  CheckHandle(h);
+  MutexLock lock(mu_);
+  if (h.type == FileType::kLock) {
+    auto it = locks_.find(h.name);
+    if (it == locks_.end()) FailNotFound(path_, h);
+    uint64_t size = it->second.size();
+    if (offset > size || length > size - offset) FailShortRead(path_, h, offset, length, size);
+    uint64_t n = length ? length : size - offset;
+    return Bytes(it->second.begin() + static_cast<long>(offset),
+                 it->second.begin() + static_cast<long>(offset + n));
+  }
+  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
+  OpenDb(false);
+  BeginRead();
+  auto o = Find(h);
+  if (!o) FailNotFound(path_, h);
+  if (offset > o->size || length > o->size - offset)
+    FailShortRead(path_, h, offset, length, o->size);
+  uint64_t n = length ? length : o->size - offset;
+  Bytes out(n);
+  ReadRange(h, *o, offset, out.data(), n);
+  return out;
+}
+
+void BoxBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
+  CheckHandle(h);
+  if (h.type == FileType::kLock) {
+    Bytes b = Load(h, offset, out.size());
+    std::copy(b.begin(), b.end(), out.begin());
+    return;
+  }
+  MutexLock lock(mu_);
+  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
+  OpenDb(false);
+  BeginRead();
+  auto o = Find(h);
+  if (!o) FailNotFound(path_, h);
+  if (offset > o->size || out.size() > o->size - offset)
+    FailShortRead(path_, h, offset, out.size(), o->size);
+  ReadRange(h, *o, offset, out.data(), out.size());
+}
+
+std::optional<uint64_t> BoxBackend::Stat(const Handle& h) {
+  CheckHandle(h);
+  MutexLock lock(mu_);
+  if (h.type == FileType::kLock) {
+    auto it = locks_.find(h.name);
+    if (it == locks_.end()) return std::nullopt;
+    return it->second.size();
+  }
+  if (db_ == nullptr && !FileExists(path_)) return std::nullopt;
+  OpenDb(false);
+  BeginRead();
+  auto o = Find(h);
+  if (!o) return std::nullopt;
+  return o->size;
+}
+
+void BoxBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn) {
+  std::vector<FileInfo> all;
+  {
+    MutexLock lock(mu_);
+    if (t == FileType::kLock) {
+      for (const auto& [name, bytes] : locks_) all.push_back(FileInfo{name, bytes.size()});
+    } else if (db_ != nullptr || FileExists(path_)) {
+      OpenDb(false);
+      BeginRead();
+      Stmt s(db_, "SELECT name, size FROM files WHERE type=?1");
+      s.Bind(1, TypeText(t));
+      int rc;
+      while ((rc = s.Step()) == SQLITE_ROW) {
+        std::string name = s.Text(0);
+        int64_t size = s.Int(1);
+        bool valid = t == FileType::kConfig ? name == "config" : IsValidObjectName(name);
+        if (valid && size >= 0) all.push_back(FileInfo{std::move(name), uint64_t(size)});
+      }
+      if (rc != SQLITE_DONE) FailDb(rc, std::string("list ") + FileTypeDir(t));
+    } else {
+      Fail(ErrorCode::kNotFound, "box " + path_ + " does not exist");
+    }
+  }
+  // Called without the lock: fn may call back (e.g. Remove).
+  for (const FileInfo& fi : all) fn(fi);
+}
+
+void BoxBackend::Remove(const Handle& h) {
+  CheckHandle(h);
+  MutexLock lock(mu_);
+  if (h.type == FileType::kLock) {
+    if (locks_.erase(h.name) == 0) FailNotFound(path_, h);
+    return;
+  }
+  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
+  OpenDb(false);
+  BeginRead();
+  auto o = Find(h);
+  if (!o) FailNotFound(path_, h);
+  BeginWrite();
+  Stmt parts(db_, "DELETE FROM parts WHERE id BETWEEN ?1 AND ?2");
+  parts.Bind(1, PartRowId(o->id, 0)).Bind(2, PartRowId(o->id, kMaxParts - 1));
+  if (int rc = parts.Step(); rc != SQLITE_DONE) FailDb(rc, "remove " + h.ToString());
+  Stmt file(db_, "DELETE FROM files WHERE id=?1");
+  file.Bind(1, o->id);
+  if (int rc = file.Step(); rc != SQLITE_DONE) FailDb(rc, "remove " + h.ToString());
+  removed_ = true;
+}
+
+}  // namespace haven

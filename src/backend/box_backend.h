@@ -1,0 +1,109 @@
+// A repository stored inside one SQLite file: the "box" (docs/box.md). Every repository
+// file is one row of `files` (type, name, size) and its bytes are rows of `parts` of at
+// most part_size bytes each, so a ranged read touches only the parts it needs.
+//
+// Transactions (docs/box.md §3): the first access of a process opens one read transaction
+// (WAL mode), so a command sees one consistent state of the box however long it runs and
+// whatever other processes commit meanwhile. The first write turns it into the write
+// transaction; Commit() makes every change of the command visible at once. Nothing is
+// visible to other processes before, and a process that dies (kill -9, power loss) leaves
+// the box as it was. A write fails with kLocked when another process is writing the box or
+// committed a change after this one started reading it (run the command again).
+// A BoxBackend destroyed with uncommitted changes commits them when no exception is in
+// flight (a command that returns normally) and rolls them back otherwise.
+//
+// Lock files (FileType::kLock) are kept in memory, per process: SQLite's transactions give
+// the isolation restic's lock files give a directory repository (see docs/box.md).
+//
+// Thread safety: every method may be called from several threads; one mutex serializes the
+// connection (reads copy out of SQLite's page cache; decoding runs outside).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "backend/backend.h"
+#include "core/mutex.h"
+
+struct sqlite3;
+
+namespace haven {
+
+struct BoxOptions {
+  // SQLite page size of a new box (512..65536, a power of two).
+  int page_size = 65536;
+  // Bytes of an object per `parts` row (>= 4096): a pack of up to 128 MiB is one row.
+  uint64_t part_size = uint64_t(128) << 20;
+  // The defaults, or HAVEN_BOX_PAGE_SIZE / HAVEN_BOX_PART_SIZE (bytes) when set: knobs for
+  // the measurements in docs/box.md, checked like any input.
+  static BoxOptions FromEnvironment();
+};
+
+class BoxBackend : public Backend {
+ public:
+  // The "application_id" in the header of every box file ("hbox").
+  static constexpr int32_t kApplicationId = 0x68626f78;
+  static constexpr int kFormatVersion = 1;
+
+  explicit BoxBackend(std::string path, BoxOptions opts = BoxOptions::FromEnvironment());
+  ~BoxBackend() override;
+  BoxBackend(const BoxBackend&) = delete;
+  BoxBackend& operator=(const BoxBackend&) = delete;
+
+  std::string Location() const override { return "box:" + path_; }
+  const std::string& path() const { return path_; }
+  bool Exists() override;
+  void Create() override;
+  void Save(const Handle& h, ByteView data) override;
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  std::optional<uint64_t> Stat(const Handle& h) override;
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
+  void Remove(const Handle& h) override;
+  int Connections() const override { return 4; }
+
+  // Makes every change since the first write visible at once (space freed by removals is
+  // returned to the file system first). No-op when nothing was written. Afterwards the
+  // backend reads the newest state and a new write starts a new transaction.
+  void Commit();
+  // Drops every change since the first write.
+  void Rollback();
+  // True while changes are not committed.
+  bool HasChanges();
+  // Rewrites the whole file without free pages (VACUUM); fails inside a transaction.
+  void Compact();
+  // Pages of the file and pages that are free (for tests and `box compact`).
+  std::pair<uint64_t, uint64_t> PageCounts();
+
+ private:
+  enum class State { kClosed, kIdle, kReading, kWriting };
+  struct Object {
+    int64_t id = 0;
+    uint64_t size = 0, part_size = 0;
+  };
+
+  void OpenDb(bool create) REQUIRES(mu_);
+  void CheckSchema() REQUIRES(mu_);
+  void CreateSchema() REQUIRES(mu_);
+  bool ExistsLocked() REQUIRES(mu_);
+  void BeginRead() REQUIRES(mu_);
+  void BeginWrite() REQUIRES(mu_);
+  void CommitLocked() REQUIRES(mu_);
+  void RollbackLocked() REQUIRES(mu_);
+  std::optional<Object> Find(const Handle& h) REQUIRES(mu_);
+  void ReadRange(const Handle& h, const Object& o, uint64_t offset, uint8_t* out, uint64_t n)
+      REQUIRES(mu_);
+  void Exec(const char* sql) REQUIRES(mu_);
+  [[noreturn]] void FailDb(int rc, const std::string& what) REQUIRES(mu_);
+
+  const std::string path_;
+  const BoxOptions opts_;
+  Mutex mu_;
+  sqlite3* db_ GUARDED_BY(mu_) = nullptr;
+  State state_ GUARDED_BY(mu_) = State::kClosed;
+  bool removed_ GUARDED_BY(mu_) = false;  // this transaction removed rows
+  std::map<std::string, Bytes> locks_ GUARDED_BY(mu_);
+};
+
+}  // namespace haven

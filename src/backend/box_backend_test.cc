@@ -1,0 +1,275 @@
+// BoxBackend: the conformance suite, then the box's own rules (docs/box.md): one
+// transaction per command, snapshot reads, space returned after removals, parts, and
+// files that are not boxes.
+#include "backend/box_backend.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "backend/backend_conformance_test.h"
+#include "core/error.h"
+
+namespace haven {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace conformance;  // NOLINT: the suite's helpers
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = ::testing::TempDir() + "haven_box_XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct BoxEnv {
+  static constexpr const char* kName = "Box";
+  TempDir dir;
+  BoxBackend backend{dir.path() + "/repo.hbox"};
+  BoxEnv() { backend.Create(); }
+};
+
+// Small pages and parts, so that objects of the suite span several parts.
+struct SmallPartBoxEnv {
+  static constexpr const char* kName = "BoxSmallParts";
+  TempDir dir;
+  BoxBackend backend{dir.path() + "/repo.hbox", BoxOptions{4096, 4096}};
+  SmallPartBoxEnv() { backend.Create(); }
+};
+
+using BoxEnvs = ::testing::Types<BoxEnv, SmallPartBoxEnv>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Box, BackendConformanceTest, BoxEnvs, EnvNames);
+
+const Handle kConfig{FileType::kConfig, "config"};
+
+class BoxBackendTest : public ::testing::Test {
+ protected:
+  std::string Path() const { return dir_.path() + "/b.hbox"; }
+  std::unique_ptr<BoxBackend> Open(BoxOptions o = {}) {
+    return std::make_unique<BoxBackend>(Path(), o);
+  }
+  // A box with a config, committed.
+  void MakeBox(BoxOptions o = {}) {
+    auto b = Open(o);
+    b->Create();
+    b->Save(kConfig, AsBytes("cfg"));
+    b->Commit();
+  }
+  uint64_t FileSize() const { return fs::file_size(Path()); }
+  TempDir dir_;
+};
+
+TEST_F(BoxBackendTest, MissingFileIsNoRepositoryAndIsNotCreated) {
+  auto b = Open();
+  EXPECT_FALSE(b->Exists());
+  EXPECT_EQ(b->Stat(Handle{FileType::kPack, TestName(1)}), std::nullopt);
+  EXPECT_FALSE(fs::exists(Path()));
+}
+
+TEST_F(BoxBackendTest, ChangesAreInvisibleToOthersUntilCommit) {
+  MakeBox();
+  auto writer = Open();
+  Bytes data = TestBytes(3000, 1);
+  Handle h = HandleFor(FileType::kPack, data);
+  writer->Save(h, data);
+  EXPECT_TRUE(writer->HasChanges());
+  {
+    auto reader = Open();
+    EXPECT_TRUE(reader->Exists());
+    EXPECT_EQ(reader->Stat(h), std::nullopt);
+  }
+  writer->Commit();
+  EXPECT_FALSE(writer->HasChanges());
+  auto reader = Open();
+  EXPECT_EQ(reader->Load(h), data);
+}
+
+TEST_F(BoxBackendTest, ReaderKeepsItsStateWhileAnotherProcessCommits) {
+  MakeBox();
+  auto reader = Open();
+  EXPECT_TRUE(reader->Exists());  // the read transaction starts here
+  Bytes data = TestBytes(100, 2);
+  Handle h = HandleFor(FileType::kSnapshot, data);
+  {
+    auto writer = Open();
+    writer->Save(h, data);
+    writer->Commit();
+  }
+  EXPECT_EQ(reader->Stat(h), std::nullopt);
+  EXPECT_TRUE(ListAll(*reader, FileType::kSnapshot).empty());
+  // A reader that wants to write now would act on an old state: refused.
+  Error e = CatchError([&] { reader->Save(HandleFor(FileType::kIndex, data), data); });
+  EXPECT_EQ(e.code(), ErrorCode::kLocked) << e.what();
+}
+
+TEST_F(BoxBackendTest, SecondWriterIsRefusedWhileTheFirstWrites) {
+  MakeBox();
+  auto a = Open();
+  auto b = Open();
+  EXPECT_TRUE(b->Exists());
+  a->Save(Handle{FileType::kKey, TestName(1)}, AsBytes("k1"));
+  Error e = CatchError([&] { b->Save(Handle{FileType::kKey, TestName(2)}, AsBytes("k2")); });
+  EXPECT_EQ(e.code(), ErrorCode::kLocked);
+  EXPECT_NE(std::string(e.what()).find(Path()), std::string::npos) << e.what();
+  a->Commit();
+}
+
+TEST_F(BoxBackendTest, DestructionCommitsUnlessAnExceptionIsInFlight) {
+  MakeBox();
+  Handle kept{FileType::kKey, TestName(1)}, dropped{FileType::kKey, TestName(2)};
+  {
+    auto b = Open();
+    b->Save(kept, AsBytes("kept"));
+  }
+  try {
+    auto b = Open();
+    b->Save(dropped, AsBytes("dropped"));
+    throw std::runtime_error("command failed");
+  } catch (const std::runtime_error&) {
+  }
+  auto b = Open();
+  EXPECT_EQ(AsChars(b->Load(kept)), "kept");
+  EXPECT_EQ(b->Stat(dropped), std::nullopt);
+}
+
+TEST_F(BoxBackendTest, RollbackDropsEverythingSinceTheFirstWrite) {
+  MakeBox();
+  auto b = Open();
+  Handle h{FileType::kIndex, TestName(3)};
+  b->Save(h, AsBytes("x"));
+  b->Remove(kConfig);
+  b->Rollback();
+  EXPECT_TRUE(b->Exists());
+  EXPECT_EQ(b->Stat(h), std::nullopt);
+}
+
+TEST_F(BoxBackendTest, LockFilesStayInTheProcess) {
+  MakeBox();
+  auto a = Open();
+  Handle lock{FileType::kLock, TestName(5)};
+  a->Save(lock, AsBytes("{}"));
+  EXPECT_EQ(ListAll(*a, FileType::kLock).size(), 1u);
+  EXPECT_FALSE(a->HasChanges());  // a lock opens no write transaction
+  auto b = Open();
+  EXPECT_TRUE(ListAll(*b, FileType::kLock).empty());
+  a->Remove(lock);
+  EXPECT_TRUE(ListAll(*a, FileType::kLock).empty());
+}
+
+TEST_F(BoxBackendTest, RemovedSpaceIsReturnedAtCommit) {
+  MakeBox();
+  std::vector<Handle> hs;
+  {
+    auto b = Open();
+    for (int i = 0; i < 8; ++i) {
+      Bytes data = TestBytes(2 << 20, 10 + i);
+      hs.push_back(HandleFor(FileType::kPack, data));
+      b->Save(hs.back(), data);
+    }
+    b->Commit();
+  }
+  uint64_t full = FileSize();
+  EXPECT_GT(full, 16u << 20);
+  {
+    auto b = Open();
+    for (const Handle& h : hs) b->Remove(h);
+    b->Commit();
+    EXPECT_EQ(b->PageCounts().second, 0u);  // no free pages left in the file
+  }
+  // The last connection's close checkpoints the WAL into the file and truncates it.
+  EXPECT_LT(FileSize(), 1u << 20) << "was " << full;
+  EXPECT_FALSE(fs::exists(Path() + "-wal"));
+}
+
+TEST_F(BoxBackendTest, ObjectsSpanPartsAndRangesCrossThem) {
+  MakeBox();
+  auto b = Open(BoxOptions{4096, 4096});
+  Bytes data = TestBytes(4096 * 3 + 17, 3);
+  Handle h = HandleFor(FileType::kPack, data);
+  b->Save(h, data);
+  for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, 0}, {4095, 2}, {4096, 4096}, {100, 4096 * 2 + 3000}, {4096 * 3, 17}, {12000, 0}}) {
+    Bytes want(data.begin() + long(off), len ? data.begin() + long(off + len) : data.end());
+    EXPECT_EQ(b->Load(h, off, len), want) << off << "+" << len;
+  }
+}
+
+// Writes `sql` into a plain SQLite file at path (a box made by someone else).
+void MakeSqlite(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(BoxBackendTest, ForeignSqliteFileIsRefused) {
+  MakeSqlite(Path(), "CREATE TABLE t(x); INSERT INTO t VALUES(1);");
+  Error e = CatchError([&] { Open()->Exists(); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  EXPECT_NE(std::string(e.what()).find("not a haven box"), std::string::npos) << e.what();
+}
+
+TEST_F(BoxBackendTest, GarbageFileIsRefused) {
+  std::ofstream(Path()) << std::string(8192, 'x');
+  Error e = CatchError([&] { Open()->Exists(); });
+  EXPECT_NE(e.code(), ErrorCode::kNotFound) << e.what();
+}
+
+TEST_F(BoxBackendTest, BoxWithTriggersIsRefused) {
+  MakeBox();
+  MakeSqlite(Path(),
+             "CREATE TRIGGER t AFTER INSERT ON files BEGIN DELETE FROM files; END;");
+  Error e = CatchError([&] { Open()->Exists(); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << e.what();
+}
+
+TEST_F(BoxBackendTest, DamagedRowsAreCorruptNotCrashes) {
+  MakeBox(BoxOptions{4096, 4096});
+  Bytes data = TestBytes(10000, 4);
+  Handle h = HandleFor(FileType::kPack, data);
+  {
+    auto b = Open(BoxOptions{4096, 4096});
+    b->Save(h, data);
+    b->Commit();
+  }
+  // A part cut short, then a part missing, then a size larger than the parts.
+  MakeSqlite(Path(), "UPDATE parts SET data = substr(data, 1, 100) WHERE id % 16777216 = 1");
+  EXPECT_EQ(CatchError([&] { Open()->Load(h); }).code(), ErrorCode::kCorrupt);
+  MakeSqlite(Path(), "DELETE FROM parts WHERE id % 16777216 = 1");
+  EXPECT_EQ(CatchError([&] { Open()->Load(h, 5000, 10); }).code(), ErrorCode::kCorrupt);
+  MakeSqlite(Path(), "UPDATE files SET part_size = 0");
+  EXPECT_EQ(CatchError([&] { Open()->Load(h); }).code(), ErrorCode::kCorrupt);
+}
+
+TEST_F(BoxBackendTest, CompactShrinksAndKeepsObjects) {
+  MakeBox();
+  Bytes data = TestBytes(1 << 20, 6);
+  Handle h = HandleFor(FileType::kPack, data);
+  auto b = Open();
+  b->Save(h, data);
+  b->Commit();
+  b->Compact();
+  EXPECT_EQ(b->Load(h), data);
+}
+
+}  // namespace
+}  // namespace haven
