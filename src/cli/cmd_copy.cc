@@ -40,7 +40,8 @@ std::unique_ptr<Repository> OpenSource(const CopyCmdOptions& o) {
          "Please specify a source repository location (--from-repo or --from-repository-file)");
   auto be = MakeBackend(loc);
   if (!be->Exists())
-    Fail(ErrorCode::kNoRepository, "source repository " + loc + " does not exist: unable to open config file");
+    Fail(ErrorCode::kNoRepository, "source repository " + be->Location() +
+                                         " does not exist: unable to open config file");
   std::string pw, pfile = o.from_password_file, pcmd = o.from_password_command;
   if (pfile.empty() && pcmd.empty()) {
     pfile = Env("FROM_PASSWORD_FILE");

@@ -37,7 +37,7 @@ uint64_t SourcePolynomial(const InitOptions& o) {
          "--from-repository-file) for --copy-chunker-params");
   auto be = MakeBackend(loc);
   if (!be->Exists())
-    Fail(ErrorCode::kNoRepository, "source repository " + loc + " does not exist");
+    Fail(ErrorCode::kNoRepository, "source repository " + be->Location() + " does not exist");
   std::string pw;
   std::string pfile = o.from_password_file, pcmd = o.from_password_command;
   if (pfile.empty() && pcmd.empty()) {
@@ -86,7 +86,7 @@ void RegisterInit(CLI::App& app) {
     std::string loc = RepoLocation();
     auto be = MakeBackend(loc);
     if (be->Exists())
-      Fail(ErrorCode::kFatal, "create repository at " + loc +
+      Fail(ErrorCode::kFatal, "create repository at " + be->Location() +
                                   " failed: config file already exists");
     const GlobalOptions& g = Globals();
     std::optional<uint64_t> polynomial;
@@ -97,11 +97,11 @@ void RegisterInit(CLI::App& app) {
     if (g.json) {
       std::string j = "{\"message_type\":\"initialized\",\"id\":\"" + repo->config().id +
                       "\",\"repository\":";
-      gojson::AppendString(j, loc);
+      gojson::AppendString(j, be->Location());  // without a password in the URL
       std::printf("%s}\n", j.c_str());
       return;
     }
-    Print("created haven repository " + repo->config().id.substr(0, 10) + " at " + loc);
+    Print("created haven repository " + repo->config().id.substr(0, 10) + " at " + be->Location());
     Print("");
     Print("Please note that knowledge of your password is required to access\n"
           "the repository. Losing your password means that your data is\n"

@@ -382,7 +382,7 @@ std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   auto be = MakeBackend(loc);
   if (!be->Exists())
     Fail(ErrorCode::kNoRepository,
-         "repository " + loc + " does not exist: unable to open config file");
+         "repository " + be->Location() + " does not exist: unable to open config file");
   std::shared_ptr<CacheBackend> cache;
   if (opts.use_cache && !Globals().no_cache) {
     std::string dir = CacheBaseDir();

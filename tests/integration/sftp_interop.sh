@@ -95,6 +95,19 @@ assert_grep 'Connection refused' "$ERR" "ssh's own message is not shown"
 assert_grep 'exited with status 255' "$ERR" "haven's error does not give ssh's exit status"
 ! grep -q hunter2 "$OUT" "$ERR" || fail "the password in the URL was printed"
 
+check "D. a password in an sftp:// URL is printed by no message of init, open or errors"
+PW_REPO="sftp://someone:hunter2@localhost/$W/repo-pw"
+run_ok hv -r "$PW_REPO" "${OPT[@]}" init
+cat "$OUT" "$ERR" >"$W/pw.log"
+expect_exit 1 hv -r "$PW_REPO" "${OPT[@]}" init
+cat "$OUT" "$ERR" >>"$W/pw.log"
+expect_exit 10 hv -r "sftp://someone:hunter2@localhost/$W/no-such-repo" "${OPT[@]}" snapshots
+cat "$OUT" "$ERR" >>"$W/pw.log"
+run_ok hv -r "$PW_REPO" "${OPT[@]}" snapshots
+cat "$OUT" "$ERR" >>"$W/pw.log"
+! grep -q hunter2 "$W/pw.log" || fail "the password in the URL was printed: $(grep hunter2 "$W/pw.log")"
+grep -q "someone@localhost" "$W/pw.log" || fail "the location is not named in the messages"
+
 check "D. an sftp.command that exits 255 with a message"
 CMD_TIMEOUT=40 expect_exit 1 hv -r "sftp:backup-host:/srv/repo" \
   -o "sftp.command=sh -c 'echo no route to backup-host >&2; exit 255'" snapshots
