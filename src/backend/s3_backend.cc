@@ -201,7 +201,13 @@ HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
   return http_->Perform(req, what);
 }
 
-bool S3Backend::Exists() { return Stat(Handle{FileType::kConfig, "config"}).has_value(); }
+bool S3Backend::Exists() {
+  try {
+    return Stat(Handle{FileType::kConfig, "config"}).has_value();
+  } catch (const Error& e) {  // the first request: say where it went
+    throw Error(e.code(), Location() + ": " + e.what(), e.retryable());
+  }
+}
 
 void S3Backend::EnsureBucket() {
   const std::string what = "bucket " + loc_.bucket;

@@ -24,6 +24,7 @@
 #include "backend/limit_backend.h"
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
+#include "cli/backend_s3.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -154,6 +155,7 @@ void CheckTlsFiles() {
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
+  if (loc.rfind("s3:", 0) == 0) return MakeS3Backend(loc, ApplyBackendOptions);  // cli/backend_s3.h
   for (const char* scheme : {"rest:", "s3:", "sftp:", "box:", "b2:", "azure:", "gs:", "swift:",
                              "rclone:"}) {
     if (loc.rfind(scheme, 0) == 0)
