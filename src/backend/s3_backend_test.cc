@@ -1,5 +1,6 @@
 // S3Backend pieces that need no server (the radosgw tests are s3_backend_rgw_test.cc).
 #include "backend/s3_backend.h"
+#include "backend/http_test_server.h"
 
 #include <gtest/gtest.h>
 
@@ -110,6 +111,115 @@ TEST(S3Backend, KeysAndLocationFollowResticsLayout) {
   EXPECT_EQ(be.Location(), "s3:http://h:1/b/p/q");
   S3Backend root(ParseS3Location("s3:http://h:1/b"), o);
   EXPECT_EQ(root.KeyOf(Handle{FileType::kKey, name}), "keys/" + name);
+}
+
+// ---------------------------------------------------------------------------------------
+// Against a fake S3 server (http_test_server.h): what radosgw cannot be made to do.
+
+using testing_http::Reply;
+using testing_http::SeenRequest;
+using testing_http::TestServer;
+
+std::string Name(char c) { return std::string(64, c); }
+
+S3Backend FakeS3(const TestServer& server, const std::string& storage_class = "") {
+  S3Options o;
+  o.credentials = {"AKFAKE", "fake-secret-key", ""};
+  o.storage_class = storage_class;
+  return S3Backend(ParseS3Location("s3:" + server.Url("/bucket/pre")), o);
+}
+
+std::string ListXml(const std::vector<std::string>& keys, const std::string& next) {
+  std::string x = "<ListBucketResult>";
+  for (const auto& k : keys) x += "<Contents><Key>" + k + "</Key><Size>7</Size></Contents>";
+  x += next.empty() ? "<IsTruncated>false</IsTruncated>"
+                    : "<IsTruncated>true</IsTruncated><NextContinuationToken>" + next +
+                          "</NextContinuationToken>";
+  return x + "</ListBucketResult>";
+}
+
+TEST(S3Fake, AnErrorOnALaterListingPageFailsTheListing) {
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.find("continuation-token=T1") != std::string::npos) return Reply(500, "");
+    return Reply(200, ListXml({"pre/snapshots/" + Name('a'), "pre/snapshots/" + Name('b')}, "T1"));
+  });
+  S3Backend be = FakeS3(server);
+  std::vector<std::string> got;
+  try {
+    be.List(FileType::kSnapshot, [&](const FileInfo& fi) { got.push_back(fi.name); });
+    ADD_FAILURE() << "the listing did not fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_TRUE(e.retryable());
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{Name('a'), Name('b')}));  // page 1 only
+}
+
+TEST(S3Fake, AListingThatDoesNotAdvanceFails) {
+  TestServer server([&](const SeenRequest&) { return Reply(200, ListXml({}, "SAME")); });
+  S3Backend be = FakeS3(server);
+  EXPECT_THROW(be.List(FileType::kIndex, [](const FileInfo&) {}), Error);
+}
+
+TEST(S3Fake, ListingPagesAndSkipsForeignKeys) {
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.find("continuation-token=tok%2B1") != std::string::npos)
+      return Reply(200, ListXml({"pre/data/cc/" + Name('c')}, ""));
+    return Reply(200, ListXml({"pre/data/aa/" + Name('a'), "pre/data/ab/" + Name('a'),
+                               "pre/data/aa", "pre/data/aa/" + Name('a') + "-tmp-12",
+                               "pre/data/" + Name('b'), "pre/data/aa/README"},
+                              "tok+1"));
+  });
+  S3Backend be = FakeS3(server);
+  std::vector<std::string> got;
+  be.List(FileType::kPack, [&](const FileInfo& fi) {
+    got.push_back(fi.name);
+    EXPECT_EQ(fi.size, 7u);
+  });
+  EXPECT_EQ(got, (std::vector<std::string>{Name('a'), Name('c')}));
+}
+
+TEST(S3Fake, RequestsAreSignedAndCarryTheStorageClass) {
+  std::vector<std::string> heads;
+  TestServer server([&](const SeenRequest& r) {
+    heads.push_back(r.head);
+    if (r.head.rfind("HEAD", 0) == 0) return Reply(404, "");
+    return Reply(200, "");
+  });
+  S3Backend be = FakeS3(server, "STANDARD_IA");
+  be.Save(Handle{FileType::kKey, Name('d')}, AsBytes("payload"));
+  ASSERT_EQ(heads.size(), 2u);  // HEAD (exists?), then PUT
+  const std::string& put = heads[1];
+  EXPECT_EQ(put.rfind("PUT /bucket/pre/keys/" + Name('d') + " ", 0), 0u) << put;
+  EXPECT_NE(put.find("Authorization: AWS4-HMAC-SHA256 Credential=AKFAKE/"), std::string::npos) << put;
+  EXPECT_NE(put.find("/us-east-1/s3/aws4_request"), std::string::npos) << put;
+  EXPECT_NE(put.find("x-amz-storage-class: STANDARD_IA"), std::string::npos) << put;
+  EXPECT_NE(put.find("x-amz-content-sha256: " + HexSha256(AsBytes("payload"))), std::string::npos);
+  EXPECT_EQ(put.find("fake-secret-key"), std::string::npos);
+}
+
+TEST(S3Fake, AnIgnoredRangeAndA416AreReported) {
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.rfind("HEAD", 0) == 0) return Reply(200, "", "");  // Content-Length: 0
+    if (r.head.find("bytes=5-") != std::string::npos) return Reply(416, "");
+    return Reply(200, "0123456789");  // ignores any Range
+  });
+  S3Backend be = FakeS3(server);
+  Handle h{FileType::kPack, Name('e')};
+  try {
+    be.Load(h, 2, 3);
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_TRUE(e.retryable());
+  }
+  try {
+    be.Load(h, 5, 0);  // past the end of a 0-byte object
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find(h.name), std::string::npos);
+  }
 }
 
 }  // namespace

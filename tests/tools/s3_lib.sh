@@ -16,7 +16,7 @@ s3_setup() {
     log "HAVEN_TEST_S3_STATE not set: starting a server of this test's own in $state"
     "$TOOLS/ceph-s3-start" "$state" >/dev/null || fail "cannot start the Ceph S3 server"
     S3_OWN_STATE="$state"
-    trap 's3_stop_own; _cleanup' EXIT
+    trap 'rc=$?; s3_stop_own; (exit $rc); _cleanup' EXIT
   fi
   [ -f "$state/env" ] || fail "no S3 server state in $state/env (the ceph_s3 fixture did not run?)"
   set -a
