@@ -70,6 +70,12 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     }
     std::memcpy(out.data() + t->resp->received, data, len);
   } else {
+    if (t->resp->body.empty()) {  // one allocation for a body of announced length
+      curl_off_t announced = -1;
+      curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+      if (announced > 0 && announced <= (curl_off_t{1} << 32))
+        t->resp->body.reserve(static_cast<size_t>(announced));
+    }
     t->resp->body.insert(t->resp->body.end(), reinterpret_cast<uint8_t*>(data),
                          reinterpret_cast<uint8_t*>(data) + len);
   }
