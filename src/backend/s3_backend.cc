@@ -158,7 +158,8 @@ AwsCredentials LoadAwsCredentials(const std::function<const char*(const char*)>&
 S3Backend::S3Backend(S3Location location, S3Options options)
     : loc_(std::move(location)),
       options_(std::move(options)),
-      dns_style_(UseDnsStyle(loc_, options_.bucket_lookup)) {
+      dns_style_(UseDnsStyle(loc_, options_.bucket_lookup)),
+      region_(options_.region) {
   HttpClientOptions h;
   h.max_connections = options_.connections;
   h.ca_file = options_.ca_file;
@@ -192,13 +193,26 @@ HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
   req.method = call.method;
   std::string query = CanonicalQuery(call.query);
   req.url = (loc_.https ? "https://" : "http://") + sr.host + sr.path + (query.empty() ? "" : "?" + query);
-  req.headers = sr.headers;
-  for (auto& hd : SignV4(sr, options_.credentials, options_.region,
-                         AmzDate(std::chrono::system_clock::now())))
-    req.headers.push_back(std::move(hd));
   req.body = call.body;
   req.into = call.into;  // the Range header is in req.headers already
-  return http_->Perform(req, what);
+  for (int attempt = 0;; ++attempt) {
+    const std::string region = Region();
+    req.headers = sr.headers;
+    for (auto& hd : SignV4(sr, options_.credentials, region, AmzDate(std::chrono::system_clock::now())))
+      req.headers.push_back(std::move(hd));
+    HttpResponse r = http_->Perform(req, what);
+    auto hint = r.Header("x-amz-bucket-region");
+    if (attempt > 0 || (r.status != 301 && r.status != 400) || !hint || hint->empty() ||
+        *hint == region || hint->size() > 64)
+      return r;
+    MutexLock l(region_mu_);
+    region_ = *hint;
+  }
+}
+
+std::string S3Backend::Region() const {
+  MutexLock l(region_mu_);
+  return region_;
 }
 
 bool S3Backend::Exists() {
@@ -215,9 +229,9 @@ void S3Backend::EnsureBucket() {
   if (r.status == 200) return;
   if (r.status != 404) CheckStatus(r, "stat " + what);
   std::string body;
-  if (options_.region != "us-east-1")
+  if (const std::string region = Region(); region != "us-east-1")
     body = "<CreateBucketConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-           "<LocationConstraint>" + options_.region + "</LocationConstraint></CreateBucketConfiguration>";
+           "<LocationConstraint>" + region + "</LocationConstraint></CreateBucketConfiguration>";
   r = Send(Call{.method = "PUT", .body = AsBytes(body)}, "create " + what);
   if (r.status == 409 && AsChars(r.body).find("BucketAlreadyOwnedByYou") != std::string_view::npos) return;
   CheckStatus(r, "create " + what);

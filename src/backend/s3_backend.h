@@ -14,11 +14,16 @@
 // kNotFound (S3's DELETE does not tell). List uses ListObjectsV2 pages (1,000 keys) and
 // delivers a page only once it has been read and parsed whole; any error throws.
 //
+// Region: a reply that names the bucket's region in x-amz-bucket-region (AWS answers a
+// request signed for the wrong region with 301 or 400 and that header) switches the
+// signing region for this and every later request, as the AWS SDKs do.
+//
 // Errors: HttpClient's mapping (404 kNotFound, 5xx/429/transport retryable kIo, 401/403
 // access denied), plus kCorrupt for a short or out-of-range read, naming the object.
 // No retries here: MakeBackend wraps it in RetryBackend.
 //
-// Thread safety: immutable after construction; every method may run concurrently.
+// Thread safety: every method may run concurrently; the only mutable state is the
+// signing region, behind region_mu_.
 #pragma once
 
 #include <functional>
@@ -30,6 +35,7 @@
 #include "backend/backend.h"
 #include "backend/http_client.h"
 #include "backend/sigv4.h"
+#include "core/mutex.h"
 
 namespace haven {
 
@@ -108,6 +114,10 @@ class S3Backend : public Backend {
   const S3Options options_;
   const bool dns_style_;
   std::unique_ptr<HttpClient> http_;
+  // The signing region: options_.region until a reply names the bucket's real one.
+  std::string Region() const EXCLUDES(region_mu_);
+  mutable Mutex region_mu_;
+  std::string region_ GUARDED_BY(region_mu_);
 };
 
 }  // namespace haven

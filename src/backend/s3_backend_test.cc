@@ -222,5 +222,23 @@ TEST(S3Fake, AnIgnoredRangeAndA416AreReported) {
   }
 }
 
+TEST(S3Fake, TheBucketRegionNamedByTheServerIsUsedFromThenOn) {
+  std::vector<std::string> auths;
+  TestServer server([&](const SeenRequest& r) {
+    size_t a = r.head.find("Authorization: ");
+    auths.push_back(r.head.substr(a, r.head.find("\r\n", a) - a));
+    if (r.head.find("/eu-west-3/s3/") == std::string::npos)
+      return Reply(400, "", "x-amz-bucket-region: eu-west-3\r\n");  // HEAD: no body
+    return Reply(200, "", "");
+  });
+  S3Backend be = FakeS3(server);
+  EXPECT_EQ(be.Stat(Handle{FileType::kKey, Name('f')}), 0u);
+  EXPECT_EQ(be.Stat(Handle{FileType::kKey, Name('f')}), 0u);
+  ASSERT_EQ(auths.size(), 3u);  // wrong region, retried once; then right at once
+  EXPECT_NE(auths[0].find("/us-east-1/s3/"), std::string::npos);
+  EXPECT_NE(auths[1].find("/eu-west-3/s3/"), std::string::npos);
+  EXPECT_NE(auths[2].find("/eu-west-3/s3/"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace haven
