@@ -26,6 +26,7 @@
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
 #include "backend/sftp_backend.h"
+#include "cli/backend_s3.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 
@@ -181,6 +182,7 @@ std::shared_ptr<Backend> MakeSftpBackend(const std::string& location) {
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
+  if (loc.rfind("s3:", 0) == 0) return MakeS3Backend(loc, ApplyBackendOptions);  // cli/backend_s3.h
   if (loc.rfind("sftp:", 0) == 0) return MakeSftpBackend(loc);
   if (loc.rfind("box:", 0) == 0) {  // one SQLite file (docs/box.md): no retries
     std::shared_ptr<Backend> box = std::make_shared<BoxBackend>(loc.substr(4));
@@ -188,7 +190,7 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
       box = std::make_shared<KillBackend>(box, std::stoull(kill));
     return box;
   }
-  for (const char* scheme : {"rest:", "s3:", "b2:", "azure:", "gs:", "swift:",
+  for (const char* scheme : {"rest:", "b2:", "azure:", "gs:", "swift:",
                              "rclone:"}) {
     if (loc.rfind(scheme, 0) == 0)
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +

@@ -1,0 +1,295 @@
+#include "backend/http_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace haven {
+
+struct HttpClient::Handle {
+  CURL* easy = nullptr;
+  Handle() : easy(curl_easy_init()) {
+    if (!easy) Fail(ErrorCode::kFatal, "cannot create a curl handle (out of memory)");
+  }
+  ~Handle() { curl_easy_cleanup(easy); }
+};
+
+namespace {
+
+// Per-call state the curl callbacks write into.
+struct Transfer {
+  CURL* easy;
+  const HttpRequest* req;
+  HttpResponse* resp;
+  size_t upload_pos = 0;
+  bool overflow = false;  // the body did not fit into req->into
+};
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == '\r' || s.back() == '\n' || s.back() == ' ' ||
+                        s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  std::string_view line(data, size * n);
+  if (line.rfind("HTTP/", 0) == 0) {
+    t->resp->headers.clear();  // a new response (after 100 Continue or a redirect)
+    return size * n;
+  }
+  size_t colon = line.find(':');
+  if (colon != std::string_view::npos)
+    t->resp->headers.emplace_back(Lower(Trim(line.substr(0, colon))),
+                                  std::string(Trim(line.substr(colon + 1))));
+  return size * n;
+}
+
+size_t OnBody(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t len = size * n;
+  long status = 0;
+  curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (t->req->into && status >= 200 && status < 300) {
+    std::span<uint8_t> out = *t->req->into;
+    if (t->resp->received + len > out.size()) {
+      t->overflow = true;
+      return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+    }
+    std::memcpy(out.data() + t->resp->received, data, len);
+  } else {
+    if (t->resp->body.empty()) {  // one allocation for a body of announced length
+      curl_off_t announced = -1;
+      curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+      if (announced > 0 && announced <= (curl_off_t{1} << 32))
+        t->resp->body.reserve(static_cast<size_t>(announced));
+    }
+    t->resp->body.insert(t->resp->body.end(), reinterpret_cast<uint8_t*>(data),
+                         reinterpret_cast<uint8_t*>(data) + len);
+  }
+  t->resp->received += len;
+  return len;
+}
+
+size_t OnRead(char* buf, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  ByteView body = t->req->body;
+  size_t len = std::min(size * n, body.size() - t->upload_pos);
+  std::memcpy(buf, body.data() + t->upload_pos, len);
+  t->upload_pos += len;
+  return len;
+}
+
+int OnSeek(void* user, curl_off_t offset, int origin) {
+  auto* t = static_cast<Transfer*>(user);
+  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > t->req->body.size())
+    return CURL_SEEKFUNC_FAIL;
+  t->upload_pos = static_cast<size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+bool RetryableCurlError(CURLcode c) {
+  switch (c) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_NOT_BUILT_IN:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_OUT_OF_MEMORY:
+      return false;
+    default:
+      return true;
+  }
+}
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+      Fail(ErrorCode::kFatal, "cannot initialise libcurl");
+  });
+}
+
+// Sets the method, body and range of req on a freshly reset handle.
+void SetMethod(CURL* c, const HttpRequest& req, Transfer* t, curl_slist** hdrs) {
+  if (req.method == "HEAD") {
+    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+  } else if (req.method == "PUT") {
+    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
+    curl_easy_setopt(c, CURLOPT_READDATA, t);
+    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, OnSeek);
+    curl_easy_setopt(c, CURLOPT_SEEKDATA, t);
+    *hdrs = curl_slist_append(*hdrs, "Expect:");  // no 100-continue round trip
+  } else if (req.method == "POST") {
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.empty() ? "" : (const char*)req.body.data());
+    *hdrs = curl_slist_append(*hdrs, "Expect:");
+  } else if (req.method != "GET") {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+  }
+  if (req.range) {
+    std::string r = "Range: bytes=" + std::to_string(req.range->offset) + "-";
+    if (req.range->length) r += std::to_string(req.range->offset + req.range->length - 1);
+    *hdrs = curl_slist_append(*hdrs, r.c_str());
+  }
+}
+
+std::string Excerpt(const Bytes& body, std::string_view tag) {
+  std::string_view s(reinterpret_cast<const char*>(body.data()), std::min<size_t>(body.size(), 64 << 10));
+  std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+  size_t a = s.find(open);
+  if (a == std::string_view::npos) return "";
+  a += open.size();
+  size_t b = s.find(close, a);
+  if (b == std::string_view::npos || b - a > 300) return "";
+  std::string out(s.substr(a, b - a));
+  for (char& ch : out)
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) > 0x7e) ch = '?';
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> HttpResponse::Header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k == name) return v;
+  return std::nullopt;
+}
+
+HttpClient::HttpClient(HttpClientOptions options) : options_(std::move(options)) {
+  GlobalInit();
+  if (options_.max_connections < 1)
+    Fail(ErrorCode::kInvalidArgument, "HTTP client needs at least one connection");
+}
+
+HttpClient::~HttpClient() = default;
+
+std::unique_ptr<HttpClient::Handle> HttpClient::Acquire() {
+  MutexLock l(mu_);
+  while (free_.empty() && created_ >= options_.max_connections) free_cv_.Wait(mu_);
+  if (!free_.empty()) {
+    auto h = std::move(free_.back());
+    free_.pop_back();
+    return h;
+  }
+  created_++;
+  l.Unlock();
+  try {
+    return std::make_unique<Handle>();
+  } catch (...) {
+    MutexLock again(mu_);
+    created_--;
+    free_cv_.NotifyOne();
+    throw;
+  }
+}
+
+void HttpClient::Release(std::unique_ptr<Handle> h) {
+  MutexLock l(mu_);
+  free_.push_back(std::move(h));
+  free_cv_.NotifyOne();
+}
+
+HttpResponse HttpClient::Perform(const HttpRequest& req, const std::string& what) {
+  std::unique_ptr<Handle> h = Acquire();
+  struct ReleaseOnExit {
+    HttpClient* self;
+    std::unique_ptr<Handle>& h;
+    ~ReleaseOnExit() { self->Release(std::move(h)); }
+  } release{this, h};
+
+  CURL* c = h->easy;
+  curl_easy_reset(c);  // keeps the connection, DNS and TLS session caches
+  HttpResponse resp;
+  Transfer t{c, &req, &resp};
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
+  curl_easy_setopt(c, CURLOPT_MAXCONNECTS, 1L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  std::string ca = options_.ca_file;
+  if (ca.empty())
+    if (const char* env = std::getenv("AWS_CA_BUNDLE"); env && *env) ca = env;
+  if (!ca.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+
+  curl_slist* hdrs = nullptr;
+  SetMethod(c, req, &t, &hdrs);
+  for (const auto& [k, v] : req.headers) hdrs = curl_slist_append(hdrs, (k + ": " + v).c_str());
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  CURLcode rc = curl_easy_perform(c);
+  curl_slist_free_all(hdrs);
+  const std::string label = what.empty() ? req.method : what;
+  if (t.overflow)
+    Fail(ErrorCode::kIo, label + ": the server sent more than the " +
+                             std::to_string(req.into->size()) + " bytes requested", true);
+  if (rc != CURLE_OK) {
+    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    while (!detail.empty() && detail.back() == '\n') detail.pop_back();
+    Fail(ErrorCode::kIo, label + ": " + detail, RetryableCurlError(rc));
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  return resp;
+}
+
+Error StatusError(const HttpResponse& r, const std::string& what) {
+  std::string msg = what + ": HTTP status " + std::to_string(r.status);
+  std::string code = Excerpt(r.body, "Code"), text = Excerpt(r.body, "Message");
+  if (!code.empty()) msg += " " + code;
+  if (!text.empty()) msg += " (" + text + ")";
+  if (r.status == 404) return Error(ErrorCode::kNotFound, msg);
+  if (r.status == 401 || r.status == 403)
+    return Error(ErrorCode::kIo, msg + ": access denied, check the credentials and permissions");
+  bool retry = r.status >= 500 || r.status == 429 || r.status == 408;
+  return Error(ErrorCode::kIo, msg, retry);
+}
+
+void CheckStatus(const HttpResponse& r, const std::string& what) {
+  if (r.status < 200 || r.status >= 300) throw StatusError(r, what);
+}
+
+std::string UriEncode(std::string_view s, bool keep_slash) {
+  static const char* kHex = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace haven

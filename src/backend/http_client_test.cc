@@ -1,0 +1,232 @@
+#include "backend/http_client.h"
+#include "backend/http_test_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace haven {
+namespace {
+
+using testing_http::Reply;
+using testing_http::SeenRequest;
+using testing_http::TestServer;
+
+std::string BodyOf(const HttpResponse& r) { return std::string(r.body.begin(), r.body.end()); }
+
+Error Catch(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return Error(ErrorCode::kFatal, "none");
+}
+
+TEST(HttpClient, GetPutHeadDeleteAndHeaders) {
+  std::vector<std::string> seen;
+  TestServer server([&](const SeenRequest& r) {
+    seen.push_back(r.head.substr(0, r.head.find(' ')));
+    if (r.head.rfind("PUT", 0) == 0) return Reply(200, "", "ETag: \"x\"\r\n");
+    if (r.head.rfind("HEAD", 0) == 0)
+      return std::string("HTTP/1.1 200 OK\r\nContent-Length: 42\r\n\r\n");
+    if (r.head.find("X-Test: yes") == std::string::npos) return Reply(400, "no header");
+    return Reply(200, "hello " + r.body);
+  });
+  HttpClient http;
+  HttpRequest get{.method = "GET", .url = server.Url("/a"), .headers = {{"X-Test", "yes"}}};
+  HttpResponse r = http.Perform(get);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(BodyOf(r), "hello ");
+  EXPECT_EQ(r.Header("content-length"), "6");
+
+  std::string payload = "payload";
+  HttpRequest put{.method = "PUT", .url = server.Url("/b"), .body = AsBytes(payload)};
+  r = http.Perform(put);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("etag"), "\"x\"");
+
+  HttpRequest head{.method = "HEAD", .url = server.Url("/c")};
+  r = http.Perform(head);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.Header("content-length"), "42");
+  EXPECT_TRUE(r.body.empty());
+
+  HttpRequest del{.method = "DELETE", .url = server.Url("/d")};
+  EXPECT_EQ(http.Perform(del).status, 400);  // no X-Test header
+  EXPECT_EQ(seen, (std::vector<std::string>{"GET", "PUT", "HEAD", "DELETE"}));
+  EXPECT_EQ(server.connections(), 1) << "keep-alive: one connection for all requests";
+}
+
+TEST(HttpClient, PutBodyArrivesWhole) {
+  std::string got;
+  TestServer server([&](const SeenRequest& r) {
+    got = r.body;
+    return Reply(200, "");
+  });
+  HttpClient http;
+  std::string big(3 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4097) big[i] = static_cast<char>('a' + i % 26);
+  HttpRequest put{.method = "PUT", .url = server.Url("/big"), .body = AsBytes(big)};
+  EXPECT_EQ(http.Perform(put).status, 200);
+  EXPECT_EQ(got, big);
+}
+
+TEST(HttpClient, RangeHeaderAndCallerMemory) {
+  std::string range;
+  TestServer server([&](const SeenRequest& r) {
+    size_t p = r.head.find("Range: ");
+    range = p == std::string::npos ? "" : r.head.substr(p, r.head.find("\r\n", p) - p);
+    if (r.head.find("/long") != std::string::npos) return Reply(206, "0123456789");
+    return Reply(206, "abcd");
+  });
+  HttpClient http;
+  uint8_t buf[4] = {0};
+  HttpRequest get{.url = server.Url("/x"), .range = HttpRange{10, 4}, .into = std::span(buf)};
+  HttpResponse r = http.Perform(get);
+  EXPECT_EQ(range, "Range: bytes=10-13");
+  EXPECT_EQ(r.received, 4u);
+  EXPECT_TRUE(r.body.empty());
+  EXPECT_EQ(std::string(buf, buf + 4), "abcd");
+
+  HttpRequest open_end{.url = server.Url("/x"), .range = HttpRange{5, 0}};
+  http.Perform(open_end);
+  EXPECT_EQ(range, "Range: bytes=5-");
+
+  HttpRequest too_long{.url = server.Url("/long"), .into = std::span(buf)};
+  Error e = Catch([&] { http.Perform(too_long, "load data/xy"); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(e.retryable());
+  EXPECT_NE(std::string(e.what()).find("load data/xy"), std::string::npos) << e.what();
+}
+
+TEST(HttpClient, StatusMapping) {
+  TestServer server([&](const SeenRequest& r) {
+    int status = std::stoi(r.head.substr(r.head.find('/') + 1, 3));
+    return Reply(status, "<Error><Code>SomeCode</Code><Message>some text</Message></Error>");
+  });
+  HttpClient http;
+  auto err = [&](int status) {
+    HttpResponse r = http.Perform(HttpRequest{.url = server.Url("/" + std::to_string(status))});
+    EXPECT_EQ(r.status, status);
+    return StatusError(r, "load keys/ab");
+  };
+  Error e404 = err(404);
+  EXPECT_EQ(e404.code(), ErrorCode::kNotFound);
+  EXPECT_FALSE(e404.retryable());
+  for (int s : {500, 502, 503, 429}) {
+    Error e = err(s);
+    EXPECT_EQ(e.code(), ErrorCode::kIo) << s;
+    EXPECT_TRUE(e.retryable()) << s;
+  }
+  for (int s : {401, 403}) {
+    Error e = err(s);
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_FALSE(e.retryable());
+    EXPECT_NE(std::string(e.what()).find("access denied"), std::string::npos) << e.what();
+  }
+  Error e400 = err(400);
+  EXPECT_FALSE(e400.retryable());
+  std::string m = e400.what();
+  EXPECT_NE(m.find("load keys/ab"), std::string::npos) << m;
+  EXPECT_NE(m.find("400"), std::string::npos) << m;
+  EXPECT_NE(m.find("SomeCode"), std::string::npos) << m;
+  EXPECT_NE(m.find("some text"), std::string::npos) << m;
+  HttpResponse ok = http.Perform(HttpRequest{.url = server.Url("/204")});
+  CheckStatus(ok, "x");  // 2xx: no throw
+  EXPECT_THROW(CheckStatus(http.Perform(HttpRequest{.url = server.Url("/500")}), "x"), Error);
+}
+
+TEST(HttpClient, TransportErrorsAreRetryableIo) {
+  // A connection closed without an answer.
+  TestServer server([&](const SeenRequest&) { return std::string(); });
+  HttpClient http;
+  Error e = Catch([&] { http.Perform(HttpRequest{.url = server.Url("/")}, "stat config"); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(e.retryable());
+  EXPECT_NE(std::string(e.what()).find("stat config"), std::string::npos);
+
+  // Nothing listening (a port just released).
+  int port;
+  {
+    TestServer gone([](const SeenRequest&) { return std::string(); });
+    port = std::stoi(gone.Url("").substr(17));
+  }
+  Error refused = Catch([&] {
+    http.Perform(HttpRequest{.url = "http://127.0.0.1:" + std::to_string(port) + "/"});
+  });
+  EXPECT_EQ(refused.code(), ErrorCode::kIo);
+  EXPECT_TRUE(refused.retryable());
+
+  Error bad_url = Catch([&] { http.Perform(HttpRequest{.url = "ftp://127.0.0.1/x"}); });
+  EXPECT_FALSE(bad_url.retryable());
+}
+
+TEST(HttpClient, TruncatedBodyIsAnError) {
+  TestServer server([&](const SeenRequest&) {
+    return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort");
+  });
+  HttpClient http;
+  // The server closes after "short": curl reports a partial transfer.
+  Error e = Catch([&] { http.Perform(HttpRequest{.url = server.Url("/")}); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(e.retryable());
+}
+
+TEST(HttpClient, ConnectionsAreBoundedAndReused) {
+  std::atomic<int> active{0}, peak{0};
+  TestServer server([&](const SeenRequest&) {
+    int now = ++active;
+    int p = peak.load();
+    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    --active;
+    return Reply(200, "ok");
+  });
+  HttpClient http({.max_connections = 3});
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; i++)
+    threads.emplace_back([&] {
+      for (int j = 0; j < 10; j++)
+        EXPECT_EQ(http.Perform(HttpRequest{.url = server.Url("/")}).status, 200);
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_LE(peak.load(), 3);
+  EXPECT_LE(server.connections(), 3) << "80 requests over at most 3 reused connections";
+}
+
+TEST(HttpClient, CaBundleIsHarmlessForPlainHttp) {
+  TestServer server([&](const SeenRequest&) { return Reply(200, "ok"); });
+  const char* old = std::getenv("AWS_CA_BUNDLE");
+  std::string saved = old ? old : "";
+  ::setenv("AWS_CA_BUNDLE", "/nonexistent/ca.pem", 1);
+  HttpClient http;
+  HttpResponse r = http.Perform(HttpRequest{.url = server.Url("/")});
+  if (old) {
+    ::setenv("AWS_CA_BUNDLE", saved.c_str(), 1);
+  } else {
+    ::unsetenv("AWS_CA_BUNDLE");
+  }
+  EXPECT_EQ(r.status, 200);
+}
+
+TEST(HttpClient, UriEncode) {
+  EXPECT_EQ(UriEncode("a b/c~d_e.f-g", false), "a%20b%2Fc~d_e.f-g");
+  EXPECT_EQ(UriEncode("a b/c", true), "a%20b/c");
+  EXPECT_EQ(UriEncode("\xff=&", false), "%FF%3D%26");
+}
+
+}  // namespace
+}  // namespace haven
