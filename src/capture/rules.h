@@ -20,6 +20,7 @@ enum class Verify {
   kBase64Pem,   // the secret starts a base64 run that decodes to a PEM private key block
   kBasicAuth,   // the secret is base64 of "user:password" with a real password
   kUrlDecode,   // the secret is percent-decoded before the entropy and placeholder checks
+  kLineEnd,     // only a closing quote and blanks may follow the secret on its line
 };
 
 struct ContentRule {

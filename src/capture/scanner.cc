@@ -241,14 +241,17 @@ size_t Base64PemEnd(std::string_view content, size_t from) {
   return body >= 40 ? end : 0;
 }
 
-// The line [from, to) lies on is a full line of a wrapped base64 body (PEM, MIME: 64 or 76
-// characters of the alphabet) whose previous line is one too.
+// The line `from` lies on is a full line of a wrapped base64 body (PEM 64, OpenSSH 70,
+// MIME 76: 60 to 80 characters of the alphabet) and the line before it is one of the same
+// width.
 bool InBase64Body(std::string_view content, size_t from) {
+  size_t width = 0;
   auto full_line = [&](size_t start, size_t end) {
     if (end > start && content[end - 1] == '\r') --end;
-    if (end - start != 64 && end - start != 76) return false;
+    if (end - start < 60 || end - start > 80 || (width && end - start != width)) return false;
     for (size_t i = start; i < end; ++i)
       if (Base64Value(content[i]) < 0 || content[i] == '-' || content[i] == '_') return false;
+    width = end - start;
     return true;
   };
   size_t start = content.rfind('\n', from);
@@ -314,6 +317,13 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       decoded = PercentDecode(secret);
       secret = decoded;
       break;
+    case Verify::kLineEnd: {
+      size_t i = m.secret_to;
+      if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
+      while (i < content.size() && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
+      if (i < content.size() && content[i] != '\n') return true;
+      break;
+    }
     case Verify::kNone:
       break;
   }

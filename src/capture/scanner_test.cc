@@ -129,6 +129,25 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
                "curl -u deploy:$PASSWORD https://h.test/api\n"});
   c.push_back({"cli-user-credentials", "http -a admin:" + g.Of(kAlnum, 16) + " POST h.test/api\n",
                "http -a admin:<password> POST h.test/api\n"});
+  c.push_back({"cli-password-option", "mysql -h db.internal -u root -p" + g.Of(kAlnum, 14) + " app\n",
+               "mysql -h db.internal -u root -p app\n"});
+  c.push_back({"cli-password-option", "sshpass -p '" + g.Of(kAlnum, 12) + "' ssh me@h.test\n",
+               "sshpass -p \"$PASS\" ssh me@h.test\n"});
+  c.push_back({"password-variable", "export PGPASSWORD=" + g.Of(kAlnum, 12) + "\n", "export PGPASSWORD=$(pass show db)\n"});
+  c.push_back({"password-line", "host smtp.h.test\nuser me\npassword " + g.Of(kAlnum, 16) + "\n",
+               "password   required   pam_unix.so obscure sha512\n"});
+  c.push_back({"wireguard-private-key", "[Interface]\nPrivateKey = " + g.Of(kB64, 42) + "A=\n",
+               "[Interface]\nPrivateKey = <base64 key>\n"});
+  c.push_back({"openvpn-static-key", "-----BEGIN OpenVPN Static key V1-----\n" + g.Of(kHexLower, 32) + "\n",
+               "# -----BEGIN OpenVPN Static key V1----- goes here\n"});
+  c.push_back({"crates-io-token", "[registry]\ntoken = \"cio" + g.Of(kAlnum, 32) + "\"\n",
+               "[registry]\ntoken = \"cio" + g.Of(kAlnum, 12) + "\"\n"});
+  c.push_back({"vault-token", "VAULT_TOKEN=hvs." + g.Of(kAlnum, 24) + "\n", "VAULT_TOKEN=hvs." + g.Of(kAlnum, 10) + "\n"});
+  {
+    std::string indented = "tls:\n  key: |\n      -----BEGIN RSA PRIVATE KEY-----\n";
+    for (int i = 0; i < 3; ++i) indented += "      " + g.Of(kB64, 64) + "\n";
+    c.push_back({"private-key", indented, "tls:\n  key: |\n      -----BEGIN CERTIFICATE-----\n      " + g.Of(kB64, 64) + "\n"});
+  }
   return c;
 }
 
@@ -442,6 +461,9 @@ TEST(ScanRules, TokenShapesInsideBase64DoNotCount) {
                     "\n" + g.Of(kB64, 64) + "\n-----END RSA PRIVATE KEY-----\n";
   EXPECT_EQ(RulesFound(pem), std::vector<std::string>{"private-key"});
   EXPECT_TRUE(RulesFound("blob=" + g.Of(kB64, 30) + "/EAAA" + g.Of(kAlnum, 60) + "\n").empty());
+  std::string ssh = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + g.Of(kB64, 70) + "\nEAAA" + g.Of(kAlnum, 66) +
+                    "\n-----END OPENSSH PRIVATE KEY-----\n";
+  EXPECT_EQ(RulesFound(ssh), std::vector<std::string>{"private-key"});
 }
 
 TEST(ScanRules, CalledValuesAreCode) {
@@ -509,6 +531,10 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("machine x login y", "/home/u/.netrc"), "netrc-file"));
   EXPECT_TRUE(Has(RulesFound("", "/root/.pgpass"), "pgpass-file"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.gnupg/private-keys-v1.d/AB.key"), "gnupg-private-keys"));
+  EXPECT_TRUE(Has(RulesFound("", "/home/u/.vault-token"), "vault-token-file"));
+  EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.config/containers/auth.json"),
+                  "containers-auth"));
+  EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.config/containers/auth.json"), "containers-auth"));
   EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.docker/config.json"),
                   "docker-config-auths"));
   EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.docker/config.json"), "docker-config-auths"));
@@ -574,7 +600,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
-      {3, "3daac68745c8f5df90b4e3d29b6b7d971a9448b29b233566a3344e91ed757639"},  // + encodings, command-line credentials, ~75 provider formats, filler check
+      {3, "5ce7c51b9b085aaf58d9e64957f6eaa26c7563a27383de96dc33cbe1bb1e8339"},  // + encodings, command-line credentials, ~75 provider formats, filler check
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
