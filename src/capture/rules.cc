@@ -211,6 +211,8 @@ const char* const kExampleSecrets[] = {
     "AKIAIOSFODNN7EXAMPLE",
     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "czZCaGRSa3F0MzpnWDFmQmF0M2JW",  // RFC 6749 2.3.1's client credentials, Basic-encoded
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",  // RFC 7617's "Aladdin:open sesame"
 };
 
 const char* const kEncryptedMarkers[] = {
