@@ -136,6 +136,14 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
   c.push_back({"password-variable", "export PGPASSWORD=" + g.Of(kAlnum, 12) + "\n", "export PGPASSWORD=$(pass show db)\n"});
   c.push_back({"password-line", "host smtp.h.test\nuser me\npassword " + g.Of(kAlnum, 16) + "\n",
                "password   required   pam_unix.so obscure sha512\n"});
+  c.push_back({"api-key-header", "curl -H 'X-Api-Key: " + g.Of(kAlnum, 32) + "' https://h.test\n",
+               "curl -H 'X-Api-Key: $API_KEY' https://h.test\n"});
+  c.push_back({"ini-pass-value", "[remote]\ntype = sftp\nuser = me\npass = " + g.Of(kUrlSafe, 40) + "\n",
+               "[remote]\npass = through\n"});
+  c.push_back({"pass-assignment", "DB_PASS=" + g.Of(kAlnum, 16) + "\n", "DB_PASS=${DB_PASS}\n"});
+  c.push_back({"pass-assignment", "MYSQL_ROOT_PWD='" + g.Of(kAlnum, 16) + "'\n", "bypass = " + g.Of(kAlnum, 16) + "\n"});
+  c.push_back({"pass-assignment", "smtp.pass: \"" + g.Of(kAlnum, 16) + "\"\n",
+               "last_pass_time => '" + g.Of(kDigits, 10) + "." + g.Of(kDigits, 5) + "',\n"});
   c.push_back({"wireguard-private-key", "[Interface]\nPrivateKey = " + g.Of(kB64, 42) + "A=\n",
                "[Interface]\nPrivateKey = <base64 key>\n"});
   c.push_back({"openvpn-static-key", "-----BEGIN OpenVPN Static key V1-----\n" + g.Of(kHexLower, 32) + "\n",
@@ -603,7 +611,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
-      {3, "62d637fadaa51c273a87f1c5f3ad1719e64df40059d091b7cf895858c97d3080"},  // + encodings, command-line credentials, ~75 provider formats, filler check
+      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
