@@ -12,7 +12,16 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 2;
+inline constexpr int kScanVersion = 3;
+
+// A check on a match beyond its expression and entropy.
+enum class Verify {
+  kNone,
+  kBase64Pem,   // the secret starts a base64 run that decodes to a PEM private key block
+  kBasicAuth,   // the secret is base64 of "user:password" with a real password
+  kUrlDecode,   // the secret is percent-decoded before the entropy and placeholder checks
+  kLineEnd,     // only a closing quote and blanks may follow the secret on its line
+};
 
 struct ContentRule {
   const char* id;
@@ -24,6 +33,7 @@ struct ContentRule {
   double min_entropy;  // Shannon bits per byte the secret needs; 0 = no check
   bool generic;        // keyword rules: placeholder values (paths, variables...) do not count
   bool binary;         // also applied to binary files (key blocks only)
+  Verify verify = Verify::kNone;
 };
 
 struct PathRule {

@@ -156,6 +156,124 @@ bool LooksPlaceholder(std::string_view v) {
   return upper_n < 3 || lower_n < 3 || switches * 3 < static_cast<int>(v.size());
 }
 
+// Filler that stands in for a secret in templates and documentation, whatever the rule:
+// runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
+// {{...}}, and the words of "put yours here".
+bool LooksFiller(std::string_view v) {
+  std::array<uint32_t, 256> counts{};
+  size_t run = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(v[i]);
+    counts[c]++;
+    run = (i > 0 && v[i - 1] == v[i]) ? run + 1 : 1;
+    if (run >= 6 || (run >= 4 && (c == 'x' || c == 'X' || c == '*'))) return true;
+  }
+  if (v.size() >= 8)
+    for (uint32_t n : counts)
+      if (n * 2 >= v.size()) return true;
+  for (std::string_view s : {"<", ">", "${", "{{", "%("})
+    if (v.find(s) != std::string_view::npos) return true;
+  for (std::string_view w : {"changeme", "change_me", "change-me", "your_", "your-", "yourkey",
+                             "yourtoken", "_here", "-here", "placeholder", "replace_me",
+                             "replaceme", "dummy"})
+    if (ContainsCaseless(v, w)) return true;
+  return false;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+// Standard or URL-safe base64 up to the first byte outside the alphabet (padding ends it).
+std::string DecodeBase64(std::string_view s) {
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : s) {
+    int v = Base64Value(c);
+    if (v < 0) break;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10; };
+      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// A base64 run starting at `from` that decodes to "-----BEGIN ... PRIVATE KEY...-----"
+// and a body: its end, or 0 when it is something else (a certificate, a public key).
+size_t Base64PemEnd(std::string_view content, size_t from) {
+  constexpr size_t kMax = 64 << 10;
+  size_t end = from;
+  while (end < content.size() && end - from < kMax &&
+         (Base64Value(content[end]) >= 0 || content[end] == '='))
+    ++end;
+  std::string pem = DecodeBase64(content.substr(from, std::min<size_t>(end - from, 1024)));
+  if (!pem.starts_with("-----BEGIN ")) return 0;
+  size_t close = pem.find("-----", 11);
+  if (close == std::string::npos || close > 60) return 0;
+  if (pem.substr(11, close - 11).find("PRIVATE KEY") == std::string::npos) return 0;
+  size_t body = 0;
+  for (size_t i = close + 5; i < pem.size() && body < 40; ++i)
+    if (Base64Value(pem[i]) >= 0 && pem[i] != '-' && pem[i] != '_') ++body;
+  return body >= 40 ? end : 0;
+}
+
+// The line `from` lies on is a full line of a wrapped base64 body (PEM 64, OpenSSH 70,
+// MIME 76: 60 to 80 characters of the alphabet) and the line before it is one of the same
+// width.
+bool InBase64Body(std::string_view content, size_t from) {
+  size_t width = 0;
+  auto full_line = [&](size_t start, size_t end) {
+    if (end > start && content[end - 1] == '\r') --end;
+    if (end - start < 60 || end - start > 80 || (width && end - start != width)) return false;
+    for (size_t i = start; i < end; ++i)
+      if (Base64Value(content[i]) < 0 || content[i] == '-' || content[i] == '_') return false;
+    width = end - start;
+    return true;
+  };
+  size_t start = content.rfind('\n', from);
+  if (start == std::string_view::npos || start == 0) return false;
+  size_t end = content.find('\n', from);
+  if (end == std::string_view::npos) end = content.size();
+  if (!full_line(start + 1, end)) return false;
+  size_t prev = content.rfind('\n', start - 1);
+  return full_line(prev == std::string_view::npos ? 0 : prev + 1, start);
+}
+
+// Base64 of "user:password" whose password is not a placeholder.
+bool RealBasicAuth(std::string_view secret) {
+  std::string plain = DecodeBase64(secret);
+  size_t colon = plain.find(':');
+  if (colon == std::string::npos || colon == 0) return false;
+  for (unsigned char c : plain)
+    if (c < 0x20 || c >= 0x7f) return false;
+  std::string_view pw = std::string_view(plain).substr(colon + 1);
+  return pw.size() >= 6 && Entropy(pw) >= 2.3 && !LooksPlaceholder(pw) && !LooksFiller(pw);
+}
+
 void AppendRedacted(std::string& out, std::string_view secret) {
   size_t keep = std::min<size_t>(4, secret.size() / 4);
   out.append(secret.substr(0, keep));
@@ -178,6 +296,47 @@ struct RawMatch {
   unsigned long long from, to;                // the whole match
   unsigned long long secret_from, secret_to;  // the secret inside it
 };
+
+// The checks after a rule's expression matched: its decoding, the published examples, its
+// entropy threshold, template filler and (keyword rules) placeholder values. A decoding
+// rule may widen the secret to what it decoded (m.secret_to).
+bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
+  std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
+  std::string decoded;
+  switch (rule.verify) {
+    case Verify::kBase64Pem: {
+      size_t end = Base64PemEnd(content, m.secret_from);
+      if (end == 0) return true;
+      m.secret_to = m.to = end;
+      return false;  // a whole key block: no entropy or filler test applies
+    }
+    case Verify::kBasicAuth:
+      if (!RealBasicAuth(secret)) return true;
+      break;
+    case Verify::kUrlDecode:
+      decoded = PercentDecode(secret);
+      secret = decoded;
+      break;
+    case Verify::kLineEnd: {
+      size_t i = m.secret_to;
+      if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
+      while (i < content.size() && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
+      if (i < content.size() && content[i] != '\n') return true;
+      break;
+    }
+    case Verify::kNone:
+      break;
+  }
+  if (IsExample(secret)) return true;
+  if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
+  if (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) return true;
+  if (!rule.binary && LooksFiller(secret)) return true;
+  if (!rule.generic) return false;
+  // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
+  if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
+    return true;
+  return LooksPlaceholder(secret);
+}
 
 }  // namespace
 
@@ -570,14 +729,14 @@ std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view conte
   };
   uint64_t line = 1;
   size_t line_start = 0, counted = 0;
-  for (const RawMatch& m : matches) {
-    const ContentRule& rule = rules[m.rule];
+  for (const RawMatch& raw : matches) {
+    const ContentRule& rule = rules[raw.rule];
+    if (rule.generic && overlaps_specific(raw)) continue;
+    RawMatch m = raw;
+    if (Rejected(rule, content, m)) continue;
     std::string_view span = content.substr(m.from, m.to - m.from);
     std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
     size_t secret_off = m.secret_from - m.from;
-    if (IsExample(secret)) continue;
-    if (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) continue;
-    if (rule.generic && (LooksPlaceholder(secret) || overlaps_specific(m))) continue;
     // Line and column of the match start (matches arrive in offset order).
     for (size_t i = counted; i < m.from; ++i)
       if (content[i] == '\n') {

@@ -81,6 +81,185 @@ struct Case {
   std::string positive, near_miss;
 };
 
+std::string B64Std(const std::string& in) {
+  std::string out = B64Url(in);
+  for (char& ch : out) ch = ch == '-' ? '+' : ch == '_' ? '/' : ch;
+  while (out.size() % 4) out.push_back('=');
+  return out;
+}
+
+std::string UpperHex(Gen& g, size_t n) { return g.Of("0123456789ABCDEF", n); }
+
+// Secrets hidden in encodings (base64 PEM, escaped JSON, percent-encoding) and passed on
+// command lines (curl/wget/httpie headers and -u).
+std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
+  std::vector<Case> c;
+  std::string key_pem = PemBlock(g, "RSA PRIVATE KEY");
+  std::string cert_pem = PemBlock(g, "CERTIFICATE");
+  c.push_back({"base64-private-key",
+               "users:\n- name: admin\n  user:\n    client-certificate-data: " + B64Std(cert_pem) +
+                   "\n    client-key-data: " + B64Std(key_pem) + "\n",
+               "    client-certificate-data: " + B64Std(cert_pem) + "\n"});
+  c.push_back({"base64-private-key", "tls.key: " + B64Std(PemBlock(g, "PRIVATE KEY")) + "\n",
+               "tls.key: " + B64Std("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n") + "\n"});
+  {
+    std::string body;
+    for (int i = 0; i < 4; ++i) body += g.Of(kB64, 64) + "\\n";
+    c.push_back({"private-key",
+                 "{\n  \"type\": \"service_account\",\n  \"private_key_id\": \"" + g.Of(kHexLower, 40) +
+                     "\",\n  \"private_key\": \"-----BEGIN PRIVATE KEY-----\\n" + body +
+                     "-----END PRIVATE KEY-----\\n\",\n}\n",
+                 "{\"private_key\": \"-----BEGIN PRIVATE KEY-----\\n...\\n-----END PRIVATE KEY-----\\n\"}\n"});
+  }
+  c.push_back({"url-credentials",
+               "DATABASE_URL=postgres://app:" + g.Of(kAlnum, 6) + "%40" + g.Of(kAlnum, 5) + "%21@db.internal:5432/app\n",
+               "DATABASE_URL=postgres://app:p%40ss@db.internal:5432/app\n"});
+  c.push_back({"authorization-bearer",
+               "curl -sS -H \"Authorization: Bearer " + g.Of(kAlnum, 40) + "\" https://api.host.test/v1\n",
+               "curl -sS -H \"Authorization: Bearer $TOKEN\" https://api.host.test/v1\n"});
+  c.push_back({"authorization-bearer",
+               "wget --header='Authorization: token " + g.Of(kHexLower, 40) + "' https://h.test/f\n",
+               "wget --header='Authorization: Bearer <token>' https://h.test/f\n"});
+  c.push_back({"authorization-bearer", "http GET h.test/x Authorization:\"Bearer " + g.Of(kUrlSafe, 32) + "\"\n",
+               "http GET h.test/x Authorization:\"Bearer ${API_TOKEN}\"\n"});
+  c.push_back({"authorization-basic",
+               "curl -H 'Authorization: Basic " + B64Std("deploy:" + g.Of(kAlnum, 14)) + "' https://h.test\n",
+               "curl -H 'Authorization: Basic " + B64Std("user:password") + "' https://h.test\n"});
+  c.push_back({"cli-user-credentials", "curl -u deploy:" + g.Of(kAlnum, 16) + " https://h.test/api\n",
+               "curl -u deploy:$PASSWORD https://h.test/api\n"});
+  c.push_back({"cli-user-credentials", "http -a admin:" + g.Of(kAlnum, 16) + " POST h.test/api\n",
+               "http -a admin:<password> POST h.test/api\n"});
+  c.push_back({"cli-password-option", "mysql -h db.internal -u root -p" + g.Of(kAlnum, 14) + " app\n",
+               "mysql -h db.internal -u root -p app\n"});
+  c.push_back({"cli-password-option", "sshpass -p '" + g.Of(kAlnum, 12) + "' ssh me@h.test\n",
+               "sshpass -p \"$PASS\" ssh me@h.test\n"});
+  c.push_back({"password-variable", "export PGPASSWORD=" + g.Of(kAlnum, 12) + "\n", "export PGPASSWORD=$(pass show db)\n"});
+  c.push_back({"password-line", "host smtp.h.test\nuser me\npassword " + g.Of(kAlnum, 16) + "\n",
+               "password   required   pam_unix.so obscure sha512\n"});
+  c.push_back({"api-key-header", "curl -H 'X-Api-Key: " + g.Of(kAlnum, 32) + "' https://h.test\n",
+               "curl -H 'X-Api-Key: $API_KEY' https://h.test\n"});
+  c.push_back({"ini-pass-value", "[remote]\ntype = sftp\nuser = me\npass = " + g.Of(kUrlSafe, 40) + "\n",
+               "[remote]\npass = through\n"});
+  c.push_back({"pass-assignment", "DB_PASS=" + g.Of(kAlnum, 16) + "\n", "DB_PASS=${DB_PASS}\n"});
+  c.push_back({"pass-assignment", "MYSQL_ROOT_PWD='" + g.Of(kAlnum, 16) + "'\n", "bypass = " + g.Of(kAlnum, 16) + "\n"});
+  c.push_back({"pass-assignment", "smtp.pass: \"" + g.Of(kAlnum, 16) + "\"\n",
+               "last_pass_time => '" + g.Of(kDigits, 10) + "." + g.Of(kDigits, 5) + "',\n"});
+  c.push_back({"wireguard-private-key", "[Interface]\nPrivateKey = " + g.Of(kB64, 42) + "A=\n",
+               "[Interface]\nPrivateKey = <base64 key>\n"});
+  c.push_back({"openvpn-static-key", "-----BEGIN OpenVPN Static key V1-----\n" + g.Of(kHexLower, 32) + "\n",
+               "# -----BEGIN OpenVPN Static key V1----- goes here\n"});
+  c.push_back({"crates-io-token", "[registry]\ntoken = \"cio" + g.Of(kAlnum, 32) + "\"\n",
+               "[registry]\ntoken = \"cio" + g.Of(kAlnum, 12) + "\"\n"});
+  c.push_back({"vault-token", "VAULT_TOKEN=hvs." + g.Of(kAlnum, 24) + "\n", "VAULT_TOKEN=hvs." + g.Of(kAlnum, 10) + "\n"});
+  {
+    std::string indented = "tls:\n  key: |\n      -----BEGIN RSA PRIVATE KEY-----\n";
+    for (int i = 0; i < 3; ++i) indented += "      " + g.Of(kB64, 64) + "\n";
+    c.push_back({"private-key", indented, "tls:\n  key: |\n      -----BEGIN CERTIFICATE-----\n      " + g.Of(kB64, 64) + "\n"});
+  }
+  return c;
+}
+
+// Provider tokens with a fixed prefix or shape.
+std::vector<Case> ProviderCases(Gen& g) {
+  std::vector<Case> c;
+  auto tok = [&](const char* rule, const std::string& pos, const std::string& neg) {
+    c.push_back({rule, "TOKEN=" + pos + "\n", "TOKEN=" + neg + "\n"});
+  };
+  const std::string lower_alnum = kLower + kDigits, upper_alnum = kUpper + kDigits;
+  tok("square-access-token", "EAAA" + g.Of(kUrlSafe, 60), "EAAA" + g.Of(kUrlSafe, 20));
+  tok("square-access-token", "sq0atp-" + g.Of(kUrlSafe, 22), "sq0atp-" + g.Of(kUrlSafe, 10));
+  tok("square-oauth-secret", "sq0csp-" + g.Of(kUrlSafe, 43), "sq0csp-" + g.Of(kUrlSafe, 12));
+  tok("twilio-api-key", "SK" + g.Of(kHexLower, 32), "SK" + g.Of(kHexLower, 20));
+  tok("mailgun-key", "key-" + g.Of(kHexLower, 32), "key-" + g.Of(kLower, 32));
+  tok("mailchimp-key", g.Of(kHexLower, 32) + "-us14", g.Of(kHexLower, 32) + "-eu14");
+  tok("brevo-key", "xkeysib-" + g.Of(kHexLower, 64) + "-" + g.Of(kAlnum, 16), "xkeysib-" + g.Of(kHexLower, 20));
+  tok("doppler-token", "dp.pt." + g.Of(kAlnum, 43), "dp.pt." + g.Of(kAlnum, 12));
+  tok("terraform-cloud-token", g.Of(kAlnum, 14) + ".atlasv1." + g.Of(kUrlSafe, 67), g.Of(kAlnum, 14) + ".atlasv1.x");
+  tok("databricks-token", "dapi" + g.Of(kHexLower, 32), "dapi" + g.Of("ghijklmnopqrstuvwxyz", 32));
+  tok("heroku-key", "HRKU-AA" + g.Of(kUrlSafe, 58), "HRKU-" + g.Of(kUrlSafe, 20));
+  c.push_back({"heroku-key-legacy",
+               "HEROKU_API_KEY=" + g.Of(kHexLower, 8) + "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 4) +
+                   "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 12) + "\n",
+               "request_id=" + g.Of(kHexLower, 8) + "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 4) + "-" +
+                   g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 12) + "\n"});
+  tok("linear-api-key", "lin_api_" + g.Of(kAlnum, 40), "lin_api_" + g.Of(kAlnum, 12));
+  tok("postman-api-key", "PMAK-" + g.Of(kHexLower, 24) + "-" + g.Of(kHexLower, 34), "PMAK-" + g.Of(kHexLower, 24));
+  tok("grafana-token", "glc_" + g.Of(kB64, 60) + "==", "glc_" + g.Of(kAlnum, 10));
+  tok("grafana-token", "glsa_" + g.Of(kAlnum, 32) + "_" + g.Of(kHexLower, 8), "glsa_" + g.Of(kAlnum, 32));
+  tok("newrelic-key", "NRAK-" + g.Of(upper_alnum, 27), "NRAK-" + g.Of(upper_alnum, 12));
+  tok("pulumi-token", "pul-" + g.Of(kHexLower, 40), "pul-" + g.Of(kHexLower, 20));
+  tok("atlassian-token", "ATATT3" + g.Of(kUrlSafe, 186), "ATATT3" + g.Of(kUrlSafe, 40));
+  tok("atlassian-token", "ATBB" + g.Of(kAlnum, 32), "ATBB" + g.Of(kAlnum, 12));
+  tok("discord-bot-token", "M" + g.Of(kAlnum, 23) + "." + g.Of(kUrlSafe, 6) + "." + g.Of(kUrlSafe, 27),
+      "M" + g.Of(kAlnum, 23) + "." + g.Of(kUrlSafe, 6));
+  c.push_back({"discord-webhook",
+               "https://discord.com/api/webhooks/" + g.Of(kDigits, 18) + "/" + g.Of(kUrlSafe, 68) + "\n",
+               "https://discord.com/api/webhooks/" + g.Of(kDigits, 18) + "/\n"});
+  c.push_back({"teams-webhook",
+               "https://acme.webhook.office.com/webhookb2/" + g.Of(kHexLower, 36) + "@" + g.Of(kHexLower, 36) +
+                   "/IncomingWebhook/" + g.Of(kHexLower, 32) + "/" + g.Of(kHexLower, 36) + "\n",
+               "https://acme.webhook.office.com/webhookb2/\n"});
+  tok("google-oauth-secret", "GOCSPX-" + g.Of(kUrlSafe, 28), "GOCSPX-" + g.Of(kUrlSafe, 10));
+  tok("google-oauth-token", "ya29." + g.Of(kUrlSafe, 80), "ya29." + g.Of(kUrlSafe, 10));
+  tok("alibaba-access-key", "LTAI" + g.Of(kAlnum, 20), "LTAI" + g.Of(kAlnum, 10));
+  tok("airtable-token", "pat" + g.Of(kAlnum, 14) + "." + g.Of(kHexLower, 64), "pat" + g.Of(kAlnum, 14));
+  tok("clojars-token", "CLOJARS_" + g.Of(lower_alnum, 60), "CLOJARS_" + g.Of(lower_alnum, 20));
+  tok("contentful-token", "CFPAT-" + g.Of(kUrlSafe, 43), "CFPAT-" + g.Of(kUrlSafe, 12));
+  tok("dynatrace-token", "dt0c01." + g.Of(upper_alnum, 24) + "." + g.Of(upper_alnum, 64), "dt0c01." + g.Of(upper_alnum, 24));
+  tok("easypost-key", "EZAK" + g.Of(kAlnum, 54), "EZAK" + g.Of(kAlnum, 20));
+  tok("flyio-token", "fo1_" + g.Of(kUrlSafe, 43), "fo1_" + g.Of(kUrlSafe, 12));
+  tok("flutterwave-key", "FLWSECK_TEST-" + g.Of("abcdefgh0123456789", 32) + "-X", "FLWSECK_TEST-" + g.Of(kHexLower, 12));
+  tok("infracost-key", "ico-" + g.Of(kAlnum, 32), "ico-" + g.Of(kAlnum, 12));
+  tok("mapbox-secret-token", "sk.eyJ1Ijoi" + g.Of(kAlnum, 30) + "." + g.Of(kUrlSafe, 22), "pk.eyJ1Ijoi" + g.Of(kAlnum, 30) + "." + g.Of(kUrlSafe, 22));
+  tok("notion-token", "ntn_" + g.Of(kDigits, 11) + g.Of(kAlnum, 35), "ntn_" + g.Of(kAlnum, 12));
+  tok("notion-token", "secret_" + g.Of(kAlnum, 43), "secret_" + g.Of(kAlnum, 12));
+  tok("prefect-key", "pnu_" + g.Of(kAlnum, 36), "pnu_" + g.Of(kAlnum, 12));
+  tok("readme-key", "rdme_" + g.Of(lower_alnum, 70), "rdme_" + g.Of(lower_alnum, 12));
+  tok("rubygems-key", "rubygems_" + g.Of(kHexLower, 48), "rubygems_" + g.Of(kHexLower, 12));
+  tok("scalingo-token", "tk-us-" + g.Of(kUrlSafe, 48), "tk-us-" + g.Of(kUrlSafe, 12));
+  tok("sentry-token", "sntryu_" + g.Of(kHexLower, 64), "sntryu_" + g.Of(kHexLower, 12));
+  tok("shippo-key", "shippo_live_" + g.Of(kHexLower, 40), "shippo_live_" + g.Of(kHexLower, 12));
+  tok("sourcegraph-token", "sgp_" + g.Of(kHexLower, 16) + "_" + g.Of(kHexLower, 40), "sgp_" + g.Of(kHexLower, 12));
+  tok("typeform-token", "tfp_" + g.Of(kUrlSafe, 59), "tfp_" + g.Of(kUrlSafe, 12));
+  tok("yandex-key", "AQVN" + g.Of(kUrlSafe, 36), "AQVN" + g.Of(kUrlSafe, 12));
+  tok("planetscale-token", "pscale_tkn_" + g.Of(kUrlSafe, 43), "pscale_tkn_" + g.Of(kUrlSafe, 12));
+  tok("harness-token", "pat." + g.Of(kUrlSafe, 22) + "." + g.Of(kAlnum, 24) + "." + g.Of(kAlnum, 20), "pat." + g.Of(kUrlSafe, 22));
+  tok("perplexity-key", "pplx-" + g.Of(kAlnum, 48), "pplx-" + g.Of(kAlnum, 12));
+  tok("groq-key", "gsk_" + g.Of(kAlnum, 52), "gsk_" + g.Of(kAlnum, 12));
+  tok("xai-key", "xai-" + g.Of(kAlnum, 80), "xai-" + g.Of(kAlnum, 12));
+  tok("replicate-token", "r8_" + g.Of(kAlnum, 37), "r8_" + g.Of(kAlnum, 12));
+  tok("openrouter-key", "sk-or-v1-" + g.Of(kHexLower, 64), "sk-or-v1-" + g.Of(kHexLower, 12));
+  tok("stripe-webhook-secret", "whsec_" + g.Of(kAlnum, 32), "whsec_" + g.Of(kAlnum, 12));
+  tok("supabase-token", "sbp_" + g.Of(kHexLower, 40), "sbp_" + g.Of(kHexLower, 12));
+  tok("buildkite-token", "bkua_" + g.Of(kHexLower, 40), "bkua_" + g.Of(kHexLower, 12));
+  tok("tailscale-key", "tskey-auth-" + g.Of(kAlnum, 14) + "-" + g.Of(kAlnum, 30), "tskey-auth-" + g.Of(kAlnum, 14));
+  tok("onepassword-token", "ops_eyJ" + g.Of(kB64, 300), "ops_eyJ" + g.Of(kB64, 30));
+  tok("hubspot-token", "pat-na1-" + g.Of(kHexLower, 8) + "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 4) + "-" +
+      g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 12), "pat-na1-" + g.Of(kHexLower, 8));
+  tok("clickup-key", "pk_" + g.Of(kDigits, 7) + "_" + g.Of(upper_alnum, 32), "pk_" + g.Of(kDigits, 7) + "_" + g.Of(upper_alnum, 12));
+  tok("deno-token", "ddp_" + g.Of(kAlnum, 36), "ddp_" + g.Of(kAlnum, 12));
+  tok("razorpay-key", "rzp_live_" + g.Of(kAlnum, 14), "rzp_test_" + g.Of(kAlnum, 14));
+  tok("braintree-token", "access_token$production$" + g.Of(lower_alnum, 16) + "$" + g.Of(kHexLower, 32),
+      "access_token$sandbox$" + g.Of(lower_alnum, 16) + "$" + g.Of(kHexLower, 32));
+  tok("jfrog-token", "AKCp" + g.Of(kAlnum, 69), "AKCp" + g.Of(kAlnum, 20));
+  tok("sonarqube-token", "squ_" + g.Of(kHexLower, 40), "squ_" + g.Of(kHexLower, 12));
+  tok("nuget-key", "oy2" + g.Of(lower_alnum, 43), "oy2" + g.Of(lower_alnum, 12));
+  tok("langsmith-key", "lsv2_pt_" + g.Of(kHexLower, 32) + "_" + g.Of(kHexLower, 10), "lsv2_pt_" + g.Of(kHexLower, 32));
+  tok("figma-token", "figd_" + g.Of(kUrlSafe, 40), "figd_" + g.Of(kUrlSafe, 12));
+  tok("dropbox-token", "sl." + g.Of(kUrlSafe, 138), "sl." + g.Of(kUrlSafe, 30));
+  tok("cloudflare-origin-ca-key", "v1.0-" + g.Of(kHexLower, 24) + "-" + g.Of(kHexLower, 146), "v1.0-" + g.Of(kHexLower, 24));
+  tok("adobe-client-secret", "p8e-" + g.Of(kAlnum, 32), "p8e-" + g.Of(kAlnum, 12));
+  tok("duffel-token", "duffel_live_" + g.Of(kUrlSafe, 43), "duffel_live_" + g.Of(kUrlSafe, 12));
+  tok("frameio-token", "fio-u-" + g.Of(kUrlSafe, 64), "fio-u-" + g.Of(kUrlSafe, 12));
+  tok("gitlab-runner-token", "GR1348941" + g.Of(kUrlSafe, 20), "GR1348941" + g.Of(kUrlSafe, 8));
+  tok("maxmind-key", g.Of(kAlnum, 6) + "_" + g.Of(kAlnum, 29) + "_mmk", g.Of(kAlnum, 6) + "_" + g.Of(kAlnum, 29) + "_mmx");
+  tok("octopus-deploy-key", "API-" + g.Of(upper_alnum, 26), "API-" + g.Of(upper_alnum, 12));
+  tok("intra42-secret", "s-s4t2ud-" + g.Of(kHexLower, 64), "s-s4t2ud-" + g.Of(kHexLower, 12));
+  tok("huggingface-org-token", "api_org_" + g.Of(kUpper + kLower, 34), "api_org_" + g.Of(kLower, 12));
+  (void)UpperHex;
+  return c;
+}
+
 std::vector<Case> Cases(Gen& g) {
   std::vector<Case> c;
   const std::string b32 = kUpper + "234567";
@@ -154,6 +333,8 @@ std::vector<Case> Cases(Gen& g) {
                "api_key = os.environ.get_key\n"});
   c.push_back({"url-credentials", "remote = https://deploy:" + g.Of(kAlnum, 14) + "@git.internal.test/r.git\n",
                "remote = https://user:password@host.test/\n"});
+  for (Case& x : EncodedAndCommandLineCases(g)) c.push_back(std::move(x));
+  for (Case& x : ProviderCases(g)) c.push_back(std::move(x));
   return c;
 }
 
@@ -198,12 +379,133 @@ TEST(ScanRules, FamilyVariants) {
                   "telegram-bot-token"));
 }
 
+// Template filler is never a finding, whatever rule its shape would fit: one test per
+// family of placeholder, each over a keyword rule and provider rules.
+std::vector<std::string> FillerFindings(const std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  for (const std::string& l : lines)
+    for (const auto& f : S().Scan(".env.example", l + "\n")) out.push_back(l + " -> " + f.rule);
+  return out;
+}
+
+TEST(ScanPlaceholders, RunsOfXStarAndZero) {
+  EXPECT_EQ(FillerFindings({"STRIPE_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+                            "GITHUB_TOKEN=ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+                            "AWS_ACCESS_KEY_ID=AKIAXXXXXXXXXXXXXXXX",
+                            "DB_PASSWORD=************************",
+                            "api_key = '00000000000000000000000000000000'",
+                            "NPM=npm_000000000000000000000000000000000000",
+                            "curl -H \"Authorization: Bearer xxxxxxxxxxxxxxxxxxxxxxxxxxxx\" h.test"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, RepeatedCharacters) {
+  EXPECT_EQ(FillerFindings({"OPENAI_API_KEY=sk-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                            "client_secret: \"1111111111111111\"",
+                            "SENDGRID=SG.abababababababababababab.cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdc",
+                            "token=zzzzzzzzzzzzzzzzzzzzzz"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, AngleBrackets) {
+  EXPECT_EQ(FillerFindings({"password: <your-database-password-goes-in-here>",
+                            "curl -H 'Authorization: Bearer <token>' https://h.test",
+                            "curl -u admin:<password> https://h.test",
+                            "remote = https://user:<personal-access-token>@git.host.test/r.git",
+                            "<password><insert-the-password-here></password>"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, ShellAndTemplateReferences) {
+  EXPECT_EQ(FillerFindings({"curl -H \"Authorization: Bearer ${GITHUB_TOKEN}\" https://h.test",
+                            "curl -H \"Authorization: Bearer $TOKEN\" https://h.test",
+                            "DB_PASSWORD=${DB_PASSWORD_FROM_VAULT}",
+                            "secret: {{ .Values.apiSecretValue }}",
+                            "url: postgres://app:${PGPASSWORD}@db.host.test/app"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, ChangeMe) {
+  EXPECT_EQ(FillerFindings({"ADMIN_PASSWORD=changeme", "ADMIN_PASSWORD=ChangeMe123456",
+                            "secret_key = 'change_me_before_deploying'",
+                            "STRIPE=sk_live_CHANGEMEchangemeCHANGEME1234"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, YourSomethingHere) {
+  EXPECT_EQ(FillerFindings({"API_KEY=your_api_key_here", "OPENAI_API_KEY=sk-your-openai-key-here-0123456789",
+                            "token: your-token-here-1234567890",
+                            "GITLAB=glpat-your_gitlab_token_here_123"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, Example) {
+  EXPECT_EQ(FillerFindings({"api_key = 'EXAMPLE0123456789abcdefABCDEF'",
+                            "STRIPE=sk_live_example0123456789ABCDEFabcd",
+                            "url = https://user:example-pw-42@h.test/"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, WebhookInEnvExample) {
+  // The issue's false alarm: a Slack webhook in .env.example whose secret part is x's.
+  EXPECT_EQ(FillerFindings({"SLACK_WEBHOOK_URL=https://hooks.slack.com/services/TXXXXXXXX/BXXXXXXXX/"
+                            "xxxxxxxxxxxxxxxxxxxxxxxx",
+                            "SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T00000000/B00000000/"
+                            "XXXXXXXXXXXXXXXXXXXXXXXX",
+                            "DISCORD=https://discord.com/api/webhooks/000000000000000000/"
+                            "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}),
+            std::vector<std::string>{});
+  // The same line with a real-looking secret part is found.
+  Gen g(23);
+  EXPECT_TRUE(Has(RulesFound("SLACK_WEBHOOK_URL=https://hooks.slack.com/services/T" + g.Of(kUpper + kDigits, 9) +
+                             "/B" + g.Of(kUpper + kDigits, 9) + "/" + g.Of(kAlnum, 24) + "\n", ".env"),
+                  "slack-webhook"));
+}
+
+TEST(ScanRules, TokenShapesInsideBase64DoNotCount) {
+  Gen g(31);
+  // A line of a key block that happens to start like a Square token: the key only.
+  std::string pem = "-----BEGIN RSA PRIVATE KEY-----\n" + g.Of(kB64, 64) + "\nEAAA" + g.Of(kAlnum, 60) +
+                    "\n" + g.Of(kB64, 64) + "\n-----END RSA PRIVATE KEY-----\n";
+  EXPECT_EQ(RulesFound(pem), std::vector<std::string>{"private-key"});
+  EXPECT_TRUE(RulesFound("blob=" + g.Of(kB64, 30) + "/EAAA" + g.Of(kAlnum, 60) + "\n").empty());
+  std::string ssh = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + g.Of(kB64, 70) + "\nEAAA" + g.Of(kAlnum, 66) +
+                    "\n-----END OPENSSH PRIVATE KEY-----\n";
+  EXPECT_EQ(RulesFound(ssh), std::vector<std::string>{"private-key"});
+}
+
+TEST(ScanRules, CalledValuesAreCode) {
+  EXPECT_TRUE(RulesFound("        encoded_token = base64.b64encode(token_str)\n").empty());
+  EXPECT_TRUE(RulesFound("    api_key = load_secret_v2(path)\n").empty());
+  Gen g(37);
+  EXPECT_TRUE(Has(RulesFound("api_key = " + g.Of(kHexLower, 32) + "\n"), "secret-assignment"));
+}
+
+TEST(ScanRules, KubeconfigReportsOnlyTheKey) {
+  Gen g(29);
+  std::string pem = PemBlock(g, "EC PRIVATE KEY");
+  auto f = S().Scan("config", "apiVersion: v1\nusers:\n- user:\n    client-certificate-data: " +
+                                  B64Std(PemBlock(g, "CERTIFICATE")) + "\n    client-key-data: " +
+                                  B64Std(pem) + "\n");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "base64-private-key");
+  EXPECT_EQ(f[0].line, 5u);
+  EXPECT_EQ(f[0].Text().find(B64Std(pem).substr(0, 30)), std::string::npos);
+  // The fingerprint covers the whole key: another key with the same header differs.
+  auto f2 = S().Scan("config", "client-key-data: " + B64Std(PemBlock(g, "EC PRIVATE KEY")) + "\n");
+  ASSERT_EQ(f2.size(), 1u);
+  EXPECT_NE(f2[0].fingerprint, f[0].fingerprint);
+}
+
 TEST(ScanRules, PublishedExamplesDoNotCount) {
   // AWS's documentation key pair, assembled from parts.
   std::string id = std::string("AKIAIOSFODNN7") + "EXAMPLE";
   std::string key = std::string("wJalrXUtnFEMI/K7MDENG/bPxRfiCY") + "EXAMPLEKEY";
   EXPECT_TRUE(S().Scan("c", "aws_access_key_id = " + id + "\naws_secret_access_key = " + key + "\n")
                   .empty());
+  // The RFCs' Basic examples (RFC 6749 2.3.1, RFC 7617), assembled from parts.
+  EXPECT_TRUE(S().Scan("c", "Authorization: Basic czZCaGRSa3F0" + std::string("MzpnWDFmQmF0M2JW\n")).empty());
+  EXPECT_TRUE(S().Scan("c", "Authorization: Basic QWxhZGRpbjpv" + std::string("cGVuIHNlc2FtZQ==\n")).empty());
 }
 
 TEST(ScanRules, EncryptedFilesDoNotCount) {
@@ -240,6 +542,10 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("machine x login y", "/home/u/.netrc"), "netrc-file"));
   EXPECT_TRUE(Has(RulesFound("", "/root/.pgpass"), "pgpass-file"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.gnupg/private-keys-v1.d/AB.key"), "gnupg-private-keys"));
+  EXPECT_TRUE(Has(RulesFound("", "/home/u/.vault-token"), "vault-token-file"));
+  EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.config/containers/auth.json"),
+                  "containers-auth"));
+  EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.config/containers/auth.json"), "containers-auth"));
   EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.docker/config.json"),
                   "docker-config-auths"));
   EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.docker/config.json"), "docker-config-auths"));
@@ -305,6 +611,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
+      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
