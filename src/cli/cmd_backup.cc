@@ -18,6 +18,7 @@
 #include "archiver/archiver.h"
 #include "archiver/scanner.h"
 #include "cli/common.h"
+#include "cli/restic_format.h"
 #include "cli/snapshot_filter.h"
 #include "cli/progress_reporter.h"
 #include "core/error.h"
@@ -198,23 +199,6 @@ gojson::Timestamp ParseBackupTime(const std::string& s) {
   return gojson::LocalTime(static_cast<int64_t>(t), nsec);
 }
 
-// restic's ui formatBytes (the -vv lines): "1024 B", "1.001 KiB" (a unit once above it).
-std::string ItemBytes(uint64_t c) {
-  char buf[64];
-  double b = static_cast<double>(c);
-  if (c > (uint64_t{1} << 40)) {
-    std::snprintf(buf, sizeof(buf), "%.3f TiB", b / double(uint64_t{1} << 40));
-  } else if (c > (uint64_t{1} << 30)) {
-    std::snprintf(buf, sizeof(buf), "%.3f GiB", b / double(uint64_t{1} << 30));
-  } else if (c > (uint64_t{1} << 20)) {
-    std::snprintf(buf, sizeof(buf), "%.3f MiB", b / double(uint64_t{1} << 20));
-  } else if (c > (uint64_t{1} << 10)) {
-    std::snprintf(buf, sizeof(buf), "%.3f KiB", b / double(uint64_t{1} << 10));
-  } else {
-    std::snprintf(buf, sizeof(buf), "%llu B", static_cast<unsigned long long>(c));
-  }
-  return buf;
-}
 
 // restic 0.14's -vv line for a file or directory done (internal/ui/backup/text.go).
 // **≠** "stored" is the size before compression (haven does not know a blob's stored size
@@ -227,16 +211,16 @@ std::string ItemLine(const BackupItem& it) {
       return "unchanged " + it.item;
     case BackupItem::Action::kNew:
       if (it.dir)
-        return "new       " + it.item + ", saved in " + secs + "s (" + ItemBytes(0) + " added, " +
-               ItemBytes(0) + " stored, " + ItemBytes(it.tree_added) + " metadata)";
-      return "new       " + it.item + ", saved in " + secs + "s (" + ItemBytes(it.data_added) +
+        return "new       " + it.item + ", saved in " + secs + "s (" + ResticBytes(0) + " added, " +
+               ResticBytes(0) + " stored, " + ResticBytes(it.tree_added) + " metadata)";
+      return "new       " + it.item + ", saved in " + secs + "s (" + ResticBytes(it.data_added) +
              " added)";
     case BackupItem::Action::kModified:
       if (it.dir)
-        return "modified  " + it.item + ", saved in " + secs + "s (" + ItemBytes(0) + " added, " +
-               ItemBytes(0) + " stored, " + ItemBytes(it.tree_added) + " metadata)";
-      return "modified  " + it.item + ", saved in " + secs + "s (" + ItemBytes(it.data_added) +
-             " added, " + ItemBytes(it.data_added) + " stored)";
+        return "modified  " + it.item + ", saved in " + secs + "s (" + ResticBytes(0) + " added, " +
+               ResticBytes(0) + " stored, " + ResticBytes(it.tree_added) + " metadata)";
+      return "modified  " + it.item + ", saved in " + secs + "s (" + ResticBytes(it.data_added) +
+             " added, " + ResticBytes(it.data_added) + " stored)";
   }
   return {};
 }
