@@ -327,7 +327,7 @@ void LocalBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t>
   ReadRange(fd, path, out.data(), offset, out.size());
 }
 
-std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {
+std::optional<struct stat> LocalBackend::StatObject(const Handle& h) const {
   CheckHandle(h);
   const std::string path = PathOf(h);
   struct stat st;
@@ -337,19 +337,17 @@ std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {
     FailErrno(err, "stat", path);
   }
   if (!S_ISREG(st.st_mode)) Fail(ErrorCode::kIo, "local backend: " + path + " is not a file");
-  return static_cast<uint64_t>(st.st_size);
+  return st;
+}
+
+std::optional<uint64_t> LocalBackend::Stat(const Handle& h) {
+  if (auto st = StatObject(h)) return static_cast<uint64_t>(st->st_size);
+  return std::nullopt;
 }
 
 std::optional<int64_t> LocalBackend::ModTime(const Handle& h) {
-  CheckHandle(h);
-  const std::string path = PathOf(h);
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOENT) return std::nullopt;
-    FailErrno(err, "stat", path);
-  }
-  return static_cast<int64_t>(st.st_mtim.tv_sec);
+  if (auto st = StatObject(h)) return static_cast<int64_t>(st->st_mtim.tv_sec);
+  return std::nullopt;
 }
 
 void LocalBackend::ListFolder(const std::string& dir, bool missing_ok,

@@ -18,6 +18,8 @@
 // concurrently.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "backend/backend.h"
@@ -54,6 +56,8 @@ class LocalBackend : public Backend {
   // Temp files older than min_age_seconds beside the objects: counted, and removed if
   // `remove`; returns how many (removed, or found).
   size_t StaleTempFiles(int64_t min_age_seconds, bool remove);
+  // stat() of the object's file: nullopt when missing; not a regular file is kIo.
+  std::optional<struct stat> StatObject(const Handle& h) const;
   void ListFolder(const std::string& dir, bool missing_ok,
                   const std::function<void(const FileInfo&)>& fn) const;
 

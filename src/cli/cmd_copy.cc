@@ -23,40 +23,10 @@ struct CopyCmdOptions {
   SnapshotFilter filter;
 };
 
-// The source repository: --from-repo / --from-repository-file, else the FROM_REPOSITORY /
-// FROM_REPOSITORY_FILE variables; its password from --from-password-file /
-// --from-password-command, the FROM_PASSWORD* variables, else standard input / the terminal.
-std::unique_ptr<Repository> OpenSource(const CopyCmdOptions& o) {
-  if (!o.from_repo.empty() && !o.from_repository_file.empty())
-    Fail(ErrorCode::kInvalidArgument, "Options --from-repo and --from-repository-file are mutually exclusive");
-  std::string loc = o.from_repo, file = o.from_repository_file;
-  if (loc.empty() && file.empty()) {
-    loc = Env("FROM_REPOSITORY");
-    if (loc.empty()) file = Env("FROM_REPOSITORY_FILE");
-  }
-  if (loc.empty() && !file.empty()) loc = LocationFromFile(file);
-  if (loc.empty())
-    Fail(ErrorCode::kInvalidArgument,
-         "Please specify a source repository location (--from-repo or --from-repository-file)");
-  auto be = MakeBackend(loc);
-  if (!be->Exists())
-    Fail(ErrorCode::kNoRepository, "source repository " + be->Location() +
-                                         " does not exist: unable to open config file");
-  std::string pw, pfile = o.from_password_file, pcmd = o.from_password_command;
-  if (pfile.empty() && pcmd.empty()) {
-    pfile = Env("FROM_PASSWORD_FILE");
-    pcmd = Env("FROM_PASSWORD_COMMAND");
-    if (pfile.empty() && pcmd.empty()) pw = Env("FROM_PASSWORD");
-  }
-  if (pw.empty()) pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
-  const std::string hint = o.from_key_hint.empty() ? Env("FROM_KEY_HINT") : o.from_key_hint;
-  auto src = Repository::Open(be, pw, Jobs(), hint);
-  src->set_warn([](const std::string& w) { Warn(w); });
-  return src;
-}
-
 void RunCopy(const CopyCmdOptions& o) {
-  auto src = OpenSource(o);
+  auto src = OpenFromRepository({o.from_repo, o.from_repository_file, o.from_password_file,
+                                  o.from_password_command, o.from_key_hint},
+                                 "");
   auto dst = OpenRepository();
   if (src->config().id == dst->config().id)
     Fail(ErrorCode::kInvalidArgument, "source and destination are the same repository (id " +

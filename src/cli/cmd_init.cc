@@ -21,35 +21,11 @@ struct InitOptions {
 // --from-* flags and RESTIC_FROM_* variables), so that `copy` between the two
 // deduplicates.
 uint64_t SourcePolynomial(const InitOptions& o) {
-  if (!o.from_repo.empty() && !o.from_repository_file.empty())
-    Fail(ErrorCode::kInvalidArgument,
-         "Options --from-repo and --from-repository-file are mutually exclusive");
-  std::string loc = o.from_repo;
-  std::string file = o.from_repository_file;
-  if (loc.empty() && file.empty()) {
-    loc = Env("FROM_REPOSITORY");
-    if (loc.empty()) file = Env("FROM_REPOSITORY_FILE");
-  }
-  if (loc.empty() && !file.empty()) loc = LocationFromFile(file);
-  if (loc.empty())
-    Fail(ErrorCode::kInvalidArgument,
-         "Please specify the source repository location (--from-repo or "
-         "--from-repository-file) for --copy-chunker-params");
-  auto be = MakeBackend(loc);
-  if (!be->Exists())
-    Fail(ErrorCode::kNoRepository, "source repository " + be->Location() + " does not exist");
-  std::string pw;
-  std::string pfile = o.from_password_file, pcmd = o.from_password_command;
-  if (pfile.empty() && pcmd.empty()) {
-    pfile = Env("FROM_PASSWORD_FILE");
-    pcmd = Env("FROM_PASSWORD_COMMAND");
-    if (pfile.empty() && pcmd.empty()) pw = Env("FROM_PASSWORD");
-  }
-  if (pw.empty())
-    pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
-  std::string hint = o.from_key_hint.empty() ? Env("FROM_KEY_HINT") : o.from_key_hint;
-  auto src = Repository::Open(be, pw, Jobs(), hint);
-  return src->config().chunker_polynomial;
+  return OpenFromRepository({o.from_repo, o.from_repository_file, o.from_password_file,
+                             o.from_password_command, o.from_key_hint},
+                            " for --copy-chunker-params")
+      ->config()
+      .chunker_polynomial;
 }
 
 crypto::ScryptParams ParseScrypt(const std::string& s) {

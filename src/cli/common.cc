@@ -379,6 +379,38 @@ bool AttachCache(Repository& repo, const std::shared_ptr<CacheBackend>& cache) {
 
 }  // namespace
 
+std::unique_ptr<Repository> OpenFromRepository(const FromOptions& o, const std::string& for_what) {
+  if (!o.repo.empty() && !o.repository_file.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Options --from-repo and --from-repository-file are mutually exclusive");
+  std::string loc = o.repo, file = o.repository_file;
+  if (loc.empty() && file.empty()) {
+    loc = Env("FROM_REPOSITORY");
+    if (loc.empty()) file = Env("FROM_REPOSITORY_FILE");
+  }
+  if (loc.empty() && !file.empty()) loc = LocationFromFile(file);
+  if (loc.empty())
+    Fail(ErrorCode::kInvalidArgument,
+         "Please specify the source repository location (--from-repo or "
+         "--from-repository-file)" + for_what);
+  auto be = MakeBackend(loc);
+  if (!be->Exists())
+    Fail(ErrorCode::kNoRepository, "source repository " + be->Location() +
+                                         " does not exist: unable to open config file");
+  std::string pw, pfile = o.password_file, pcmd = o.password_command;
+  if (pfile.empty() && pcmd.empty()) {
+    pfile = Env("FROM_PASSWORD_FILE");
+    pcmd = Env("FROM_PASSWORD_COMMAND");
+    if (pfile.empty() && pcmd.empty()) pw = Env("FROM_PASSWORD");
+  }
+  if (pw.empty())
+    pw = ReadPasswordFrom(pfile, pcmd, "enter password for source repository: ", false);
+  const std::string hint = o.key_hint.empty() ? Env("FROM_KEY_HINT") : o.key_hint;
+  auto src = Repository::Open(be, pw, Jobs(), hint);
+  src->set_warn([](const std::string& w) { Warn(w); });
+  return src;
+}
+
 std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   std::string loc = RepoLocation();
   auto be = MakeBackend(loc);

@@ -76,6 +76,16 @@ struct OpenOptions {
 // Opens -r's repository. Commands that need the index turn it into an IndexedRepository
 // (IndexedRepository::Load) after taking the lock.
 std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts = {});
+
+// A second repository named by restic's --from-* flags (init --copy-chunker-params, copy).
+struct FromOptions {
+  std::string repo, repository_file, password_file, password_command, key_hint;
+};
+// Opens it: --from-repo / --from-repository-file, else the FROM_REPOSITORY /
+// FROM_REPOSITORY_FILE variables; the password from --from-password-file /
+// --from-password-command, the FROM_PASSWORD* variables, else standard input / terminal.
+// `for_what` ends the message when no location is given (e.g. " for --copy-chunker-params").
+std::unique_ptr<Repository> OpenFromRepository(const FromOptions& o, const std::string& for_what);
 // How new packs are written: --pack-size (or $HAVEN_PACK_SIZE) and --compression (or
 // $HAVEN_COMPRESSION), as a WriteSession takes them.
 WriteOptions GlobalWriteOptions();
