@@ -371,7 +371,9 @@ std::optional<BoxBackend::Object> BoxBackend::Find(const Handle& h) {
   if (rc == SQLITE_DONE) return std::nullopt;
   if (rc != SQLITE_ROW) FailDb(rc, "look up " + h.ToString());
   Object o{s.Int(0), static_cast<uint64_t>(s.Int(1)), static_cast<uint64_t>(s.Int(2))};
+  // A hostile box must not make a size or part size that asks for unbounded memory.
   if (o.id <= 0 || o.id >= kMaxObjectId || s.Int(1) < 0 || s.Int(2) < 4096 ||
+      o.part_size > (uint64_t{512} << 20) || o.size > (uint64_t{1} << 40) ||
       (o.size + o.part_size - 1) / o.part_size > kMaxParts)
     Fail(ErrorCode::kCorrupt, "box " + path_ + ": invalid row for " + h.ToString());
   return o;

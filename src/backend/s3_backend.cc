@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_set>
 
 #include "backend/s3_xml.h"
 #include "core/error.h"
@@ -308,6 +309,7 @@ void S3Backend::ListPrefix(const std::string& dir, FileType t,
                            const std::function<void(const FileInfo&)>& fn) {
   const std::string what = std::string("list ") + FileTypeDir(t);
   std::string token;
+  std::unordered_set<std::string> seen_tokens;
   for (;;) {
     Call c{.query = {{"list-type", "2"}, {"prefix", dir}}};
     if (!token.empty()) c.query.emplace_back("continuation-token", token);
@@ -327,7 +329,9 @@ void S3Backend::ListPrefix(const std::string& dir, FileType t,
     }
     for (const FileInfo& fi : items) fn(fi);
     if (!page.truncated) return;
-    if (page.next_token == token) Fail(ErrorCode::kIo, what + ": the listing does not advance", true);
+    // A server that hands out a token it gave before (A, B, A...) would list forever.
+    if (!seen_tokens.insert(page.next_token).second)
+      Fail(ErrorCode::kIo, what + ": the listing does not advance", true);
     token = page.next_token;
   }
 }

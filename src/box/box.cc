@@ -9,6 +9,7 @@
 
 #include "backend/local_backend.h"
 #include "box/tree_edit.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/host_info.h"
 #include "repo/tree_path.h"
@@ -191,13 +192,23 @@ ChangeResult Box::Move(const std::string& from, const std::string& to) {
 
 namespace {
 
+// A box made elsewhere is untrusted: names that would fake paths in the listing are left
+// out, and so is anything nested deeper than restore goes (the same limit).
+constexpr int kMaxListDepth = 4096;
+
 void Walk(IndexedRepository& repo, const BlobId& tree, const std::string& prefix,
-          std::vector<Entry>& out) {
+          std::vector<Entry>& out, int depth = 0) {
+  if (depth >= kMaxListDepth)
+    Fail(ErrorCode::kCorrupt, "box tree nested deeper than " + std::to_string(kMaxListDepth) +
+                                  " directories below " + prefix);
   for (Node& n : repo.LoadTree(tree)) {
+    if (!SafeNodeName(n.name))
+      Fail(ErrorCode::kCorrupt, "box tree below " + (prefix.empty() ? "/" : prefix) +
+                                    " holds an unsafe name");
     std::string p = prefix + "/" + n.name;
     std::optional<BlobId> sub = n.type == NodeType::kDir ? n.subtree : std::nullopt;
     out.push_back(Entry{p, std::move(n)});
-    if (sub) Walk(repo, *sub, p, out);
+    if (sub) Walk(repo, *sub, p, out, depth + 1);
   }
 }
 
@@ -210,11 +221,11 @@ std::vector<Entry> Box::List(const std::string& path) {
   TreePath tp = FindTreePath(*repo_, head_tree_, comps);
   if (!tp.found()) Fail(ErrorCode::kNotFound, "no " + JoinPath(comps) + " in the box");
   if (comps.empty()) {
-    Walk(*repo_, head_tree_, "", out);
+    RunOnDeepStack([&] { Walk(*repo_, head_tree_, "", out); });
     return out;
   }
   out.push_back(Entry{JoinPath(comps), tp.nodes.back()});
-  if (auto sub = tp.DirTree()) Walk(*repo_, *sub, JoinPath(comps), out);
+  if (auto sub = tp.DirTree()) RunOnDeepStack([&] { Walk(*repo_, *sub, JoinPath(comps), out); });
   return out;
 }
 

@@ -180,6 +180,14 @@ TEST_F(BoxTest, HostileNamesAreRefusedAndNothingIsWrittenOutside) {
   // Paths that name a hostile entry are refused before anything is read.
   EXPECT_THROW(b->Extract("/..", o), Error);
   EXPECT_THROW(b->Extract("/../outside/f", o), Error);
+  // `box list` names no path a hostile name fakes ("../outside/f" would read as a path).
+  try {
+    b->List("");
+    ADD_FAILURE() << "a listing of unsafe names";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("unsafe name"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(BoxTest, ALinkLeftInTheTargetIsNeverFollowed) {
