@@ -1,6 +1,7 @@
 #include "backend/s3_backend.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <limits>
@@ -255,6 +256,30 @@ void S3Backend::Save(const Handle& h, ByteView data) {
   CheckStatus(Send(c, "save " + h.ToString()), "save " + h.ToString());
 }
 
+namespace {
+
+// A 206 must carry the bytes asked for: "Content-Range: bytes START-END/TOTAL" with START the
+// requested offset. Bytes from elsewhere in the object would fail their blob MAC later, far
+// from the cause; a wrong or missing header is a (retryable) server fault named here.
+void CheckContentRangeStart(const HttpResponse& r, uint64_t offset, const std::string& what) {
+  auto cr = r.Header("content-range");
+  uint64_t start = 0;
+  bool ok = false;
+  if (cr && cr->rfind("bytes ", 0) == 0) {
+    const char* b = cr->data() + 6;
+    const char* e = cr->data() + cr->size();
+    auto [p, ec] = std::from_chars(b, e, start);
+    ok = ec == std::errc() && p != b && p < e && *p == '-';
+  }
+  if (!ok) Fail(ErrorCode::kIo, what + ": a partial reply without a valid Content-Range", true);
+  if (start != offset) {
+    Fail(ErrorCode::kIo, what + ": the server sent bytes from offset " + std::to_string(start) + ", not " +
+                             std::to_string(offset), true);
+  }
+}
+
+}  // namespace
+
 HttpResponse S3Backend::GetRange(const Handle& h, uint64_t offset, uint64_t length,
                                  std::optional<std::span<uint8_t>> into) {
   Call c{.key = KeyOf(h), .into = into};
@@ -270,6 +295,7 @@ HttpResponse S3Backend::GetRange(const Handle& h, uint64_t offset, uint64_t leng
   CheckStatus(r, what);
   if (r.status == 200 && (offset || length))
     Fail(ErrorCode::kIo, what + ": the server ignored the byte range", true);
+  if (r.status == 206) CheckContentRangeStart(r, offset, what);
   return r;
 }
 

@@ -222,6 +222,36 @@ TEST(S3Fake, AnIgnoredRangeAndA416AreReported) {
   }
 }
 
+TEST(S3Fake, APartialReplyFromTheWrongOffsetIsRefused) {
+  // A broken or hostile server answers "bytes=4-7" with other bytes of the object.
+  Handle h{FileType::kPack, Name('f')};
+  {
+    TestServer server([](const SeenRequest&) { return Reply(206, "0123", "Content-Range: bytes 0-3/10\r\n"); });
+    S3Backend be = FakeS3(server);
+    for (bool into : {false, true}) {
+      try {
+        std::vector<uint8_t> buf(4);
+        if (into) be.LoadInto(h, 4, buf);
+        else be.Load(h, 4, 4);
+        ADD_FAILURE() << "wrong bytes accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kIo);
+        EXPECT_TRUE(e.retryable());
+        EXPECT_NE(std::string(e.what()).find("offset 0, not 4"), std::string::npos) << e.what();
+      }
+    }
+  }
+  {
+    TestServer server([](const SeenRequest&) { return Reply(206, "0123"); });  // no Content-Range
+    S3Backend be = FakeS3(server);
+    EXPECT_THROW(be.Load(h, 4, 4), Error);
+  }
+  TestServer server([](const SeenRequest&) { return Reply(206, "4567", "Content-Range: bytes 4-7/10\r\n"); });
+  S3Backend be = FakeS3(server);
+  Bytes got = be.Load(h, 4, 4);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
+}
+
 TEST(S3Fake, TheBucketRegionNamedByTheServerIsUsedFromThenOn) {
   std::vector<std::string> auths;
   TestServer server([&](const SeenRequest& r) {

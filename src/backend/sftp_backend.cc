@@ -15,6 +15,7 @@ namespace {
 using sftp::Type;
 
 constexpr size_t kWindow = 16;          // READ/WRITE requests in flight per call
+constexpr uint64_t kMaxWholeLoad = uint64_t{4} << 30;  // packs are <= 128 MiB, indexes far smaller
 constexpr uint32_t kFileMode = 0600;    // restic's mode for files it writes over sftp
 constexpr uint32_t kDirMode = 0700;
 
@@ -295,6 +296,12 @@ Bytes SftpBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   Bytes out;
   try {
     if (offset > f.size || length > f.size - offset) FailShort(h, offset, length, f.size);
+    if (!length && f.size - offset > kMaxWholeLoad) {
+      // The size comes from the server: never allocate what a hostile STAT claims.
+      Fail(ErrorCode::kIo, "sftp: load " + PathOf(h) + ": the server reports " + std::to_string(f.size) +
+                               " bytes, more than any repository file holds (" +
+                               std::to_string(kMaxWholeLoad >> 30) + " GiB)");
+    }
     out.resize(length ? length : f.size - offset);
     ReadRange(h, f, offset, out);
   } catch (...) {

@@ -190,6 +190,23 @@ TEST(SftpBackend, OversizedPacketFromTheServerIsRefused) {
   fs::remove_all(dir);
 }
 
+TEST(SftpBackend, AWholeLoadNeverAllocatesTheSizeTheServerClaims) {
+  // A sparse 5 GiB file stands for a server whose STAT lies: a whole-object Load refuses it
+  // before allocating; a ranged load of its first bytes still works.
+  SftpEnv env;
+  Handle h{FileType::kSnapshot, TestName(7)};
+  const std::string path = env.dir + "/repo/snapshots/" + h.name;
+  { std::ofstream create(path); }
+  ASSERT_EQ(::truncate(path.c_str(), int64_t{5} << 30), 0);
+  auto start = std::chrono::steady_clock::now();
+  Error e = CatchError([&] { env.backend.Load(h); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(Contains(e.what(), "the server reports 5368709120 bytes")) << e.what();
+  EXPECT_TRUE(Contains(e.what(), h.name)) << e.what();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(env.backend.Load(h, 0, 16), Bytes(16, 0));
+}
+
 TEST(SftpLocation, ParsesResticsForms) {
   SftpLocation a = ParseSftpLocation("sftp:alice@example.org:/srv/repo/");
   EXPECT_EQ(a.user, "alice");

@@ -35,7 +35,7 @@ struct ForgetOptions {
   bool dry_run = false;
   bool prune = false;
   // prune's options (restic adds them to forget for --prune)
-  std::string max_unused = "5%", max_repack_size;
+  std::string max_unused = "5%", max_repack_size, unreferenced_grace;
   bool repack_cacheable_only = false, repack_small = false, repack_uncompressed = false;
   std::vector<std::string> ids;
 };
@@ -194,6 +194,7 @@ void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
   p.repack_cacheable_only = o.repack_cacheable_only;
   p.repack_small = o.repack_small;
   p.repack_uncompressed = o.repack_uncompressed;
+  p.unreferenced_grace = ParseUnreferencedGrace(o.unreferenced_grace);
   p.dry_run = o.dry_run;
   p.jobs = Jobs();
   p.progress = [](const std::string& s) { Print(s); };
@@ -215,6 +216,7 @@ void RunForget() {
   // Everything that can be rejected is rejected before the repository is touched.
   ParseMaxUnused(o.max_unused);
   if (!o.max_repack_size.empty()) ParsePruneSize(o.max_repack_size, "--max-repack-size");
+  ParseUnreferencedGrace(o.unreferenced_grace);
   const forget::ExpirePolicy policy = PolicyFromOptions(o);
   const forget::GroupBy group_by = forget::GroupBy::Parse(o.group_by);
   if (g.no_lock && !o.dry_run)
@@ -296,6 +298,9 @@ void RegisterForget(CLI::App& app) {
   cmd->add_flag("--repack-small", o.repack_small, "prune: repack pack files below 80% of target");
   cmd->add_flag("--repack-uncompressed", o.repack_uncompressed,
                 "prune: repack all uncompressed data");
+  cmd->add_option("--unreferenced-grace", o.unreferenced_grace,
+                  "prune: keep packs in no index that are younger than this duration (e.g. 2h; "
+                  "for eventually consistent storage)");
   cmd->callback(RunForget);
 }
 

@@ -12,7 +12,7 @@ namespace haven::cli {
 
 void RegisterPrune(CLI::App& app) {
   static PruneOptions opts;
-  static std::string unsafe_recover;
+  static std::string unsafe_recover, grace;
   auto* cmd = app.add_subcommand("prune", "remove unneeded data from the repository");
   cmd->add_flag("-n,--dry-run", opts.dry_run,
                 "do not modify the repository, just print what would be done");
@@ -26,6 +26,9 @@ void RegisterPrune(CLI::App& app) {
   cmd->add_flag("--repack-small", opts.repack_small,
                 "repack pack files below 80% of target pack size");
   cmd->add_flag("--repack-uncompressed", opts.repack_uncompressed, "repack all uncompressed data");
+  cmd->add_option("--unreferenced-grace", grace,
+                  "keep packs in no index that are younger than this duration (e.g. 2h; for "
+                  "eventually consistent storage, where an index may be listed late)");
   cmd->add_option("--unsafe-recover-no-free-space", unsafe_recover,
                   "not supported by haven (restic: UNSAFE recovery mode)");
   cmd->callback([] {
@@ -35,6 +38,7 @@ void RegisterPrune(CLI::App& app) {
     // Validate the options before touching the repository.
     ParseMaxUnused(opts.max_unused);
     if (!opts.max_repack_size.empty()) ParsePruneSize(opts.max_repack_size, "--max-repack-size");
+    opts.unreferenced_grace = ParseUnreferencedGrace(grace);
     auto repo = OpenRepository();
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
     auto lock = Lock::Acquire(*repo, /*exclusive=*/true);

@@ -7,11 +7,14 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/error.h"
 #include "core/timings.h"
+#include "maintenance/forget_policy.h"
 #include "maintenance/index_writer.h"
+#include "repo/lock.h"
 #include "repo/write_session.h"
 
 namespace haven {
@@ -78,6 +81,19 @@ uint64_t ParsePruneSize(const std::string& in, const std::string& what) {
   uint64_t v = std::stoull(s);
   if (v > std::numeric_limits<uint64_t>::max() / unit) bad();
   return v * unit;
+}
+
+int64_t ParseUnreferencedGrace(const std::string& s) {
+  forget::Duration d;
+  try {
+    d = forget::ParseDuration(s);
+  } catch (const Error& e) {
+    Fail(ErrorCode::kInvalidArgument, "invalid argument \"" + s + "\" for \"--unreferenced-grace\" flag: " + e.what());
+  }
+  if (d.Negative())
+    Fail(ErrorCode::kInvalidArgument, "invalid argument \"" + s + "\" for \"--unreferenced-grace\" flag: negative");
+  const int64_t days = int64_t{d.years} * 365 + int64_t{d.months} * 30 + d.days;
+  return (days * 24 + d.hours) * 3600;
 }
 
 std::function<uint64_t(uint64_t)> ParseMaxUnused(const std::string& in) {
@@ -333,6 +349,37 @@ void ClassifyPack(const PackId& id, uint64_t size, const PackInfo& p, size_t i, 
   }
 }
 
+// With a grace period, moves the unreferenced packs the storage got less than
+// `unreferenced_grace` seconds ago (or whose age it cannot tell) from remove_first to young.
+void KeepYoungUnreferenced(IndexedRepository& repo, const std::vector<std::pair<PackId, uint64_t>>& listed,
+                           const PruneOptions& opts, PrunePlan& plan) {
+  if (opts.unreferenced_grace <= 0 || plan.remove_first.empty()) return;
+  const std::optional<int64_t> now = StorageNow(repo);
+  std::unordered_map<PackId, uint64_t, IdHash> size_of(listed.begin(), listed.end());
+  std::vector<PackId> old;
+  for (const PackId& id : plan.remove_first) {
+    std::optional<int64_t> mtime;
+    if (now) {
+      try {
+        mtime = repo.backend().ModTime({FileType::kPack, id.Hex()});
+      } catch (const Error&) {
+      }
+    }
+    if (mtime && *now - *mtime >= opts.unreferenced_grace) {
+      old.push_back(id);
+    } else {
+      plan.young.push_back(id);
+      plan.stats.size.unref -= size_of[id];
+    }
+  }
+  plan.remove_first = std::move(old);
+  if (!plan.young.empty())
+    Warn(opts, "kept " + std::to_string(plan.young.size()) + " unreferenced pack(s) " +
+                   (now ? "younger than the grace period of " + std::to_string(opts.unreferenced_grace) + " s"
+                        : "(the storage keeps no modification times)") +
+                   ": their index may not be listed yet; a later prune removes them");
+}
+
 // Every pack file on storage: unreferenced ones go first; an indexed one whose size
 // differs from the index while it holds used blobs makes prune refuse.
 void ClassifyListedPacks(IndexedRepository& repo, const IndexPackView& packs,
@@ -363,6 +410,7 @@ void ClassifyListedPacks(IndexedRepository& repo, const IndexPackView& packs,
     }
     ClassifyPack(id, size, p, i, version, opts, target, plan, d);
   }
+  KeepYoungUnreferenced(repo, listed, opts, plan);
   if (size_error_count)
     Fail(ErrorCode::kCorrupt,
          "pack size does not match calculated size from index for " +

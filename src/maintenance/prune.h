@@ -40,6 +40,12 @@ struct PruneOptions {
   // Snapshots to plan without, as if they were gone (restic's ignoreSnapshots: `forget
   // --prune --dry-run` plans the prune after the snapshots it would remove).
   std::set<FileId> ignore_snapshots;
+  // Eventually consistent storage (RELIABILITY.md case 19): a pack in no index that the
+  // storage got less than this many seconds ago is kept, since its index file may simply not
+  // be listed yet. Ages are taken by the storage's clock (a probe lock's modification time
+  // against the pack's); a backend that keeps no modification times keeps every such pack
+  // while this is > 0. 0 (the default, restic's behaviour): unreferenced packs go at once.
+  int64_t unreferenced_grace = 0;
   WriteOptions write;  // pack size (the small-pack limit) and compression of repacked packs
   std::function<void(const std::string&)> progress;  // stage messages ("repacking packs")
   std::function<void(const std::string&)> warn;      // non-fatal problems
@@ -64,6 +70,7 @@ struct PrunePlan {
   std::vector<PackId> repack;        // still-used blobs are copied out, then deleted
   std::vector<PackId> remove;        // no used blob: deleted
   std::vector<PackId> ignore;        // indexed, missing, unused: dropped from the index
+  std::vector<PackId> young;         // in no index but younger than unreferenced_grace: kept
   BlobSets keep;                     // blobs to copy out of `repack` (not kept elsewhere)
   // Some pack is listed by several index files (left by an interrupted prune or repair):
   // the index is rewritten even when no pack goes.
@@ -83,6 +90,11 @@ struct PruneResult {
 uint64_t ParsePruneSize(const std::string& s, const std::string& what);
 // --max-unused: the allowed unused bytes after prune for `used` bytes in use.
 std::function<uint64_t(uint64_t used)> ParseMaxUnused(const std::string& s);
+
+// `--unreferenced-grace`: a restic duration ("2h", "1d", "1y2m"; a month counts 30 days, a
+// year 365) in seconds; "" is 0. Throws kInvalidArgument naming the flag when invalid or
+// negative.
+int64_t ParseUnreferencedGrace(const std::string& s);
 
 // Loads all snapshots, finds the used blobs and decides. Changes nothing.
 PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts);

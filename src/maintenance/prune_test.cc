@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <map>
 #include <random>
 #include <set>
@@ -495,6 +496,42 @@ TEST(Prune, DeletesUnreferencedPacksAndRemovesNothingUsed) {
   EXPECT_EQ(r.plan.remove_first, std::vector<PackId>{junk});
   EXPECT_FALSE(t.mem().Stat({FileType::kPack, junk.Hex()}));
   ExpectHealthy(t, false);
+}
+
+// RELIABILITY.md case 19: on eventually consistent storage a pack's index may be listed
+// late; with a grace period prune keeps packs in no index that the storage got recently
+// (by the storage's clock, here an hour behind the machine's) and removes them later.
+TEST(Prune, UnreferencedGraceKeepsYoungPacksByTheStoragesClock) {
+  TestRepo t;
+  t.BackupMany(2);
+  int64_t storage_now = std::time(nullptr) - 3600;
+  t.mem().set_clock([&] { return storage_now; });
+  PackId young = t.WriteUnreferencedPack(5);
+  storage_now += 600;  // ten minutes later
+  std::vector<std::string> warnings;
+  PruneOptions o = Quiet();
+  o.unreferenced_grace = ParseUnreferencedGrace("1h");
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  PruneResult r = RunPrune(*t.Open(), o);
+  EXPECT_TRUE(r.plan.remove_first.empty());
+  EXPECT_EQ(r.plan.young, std::vector<PackId>{young});
+  EXPECT_EQ(r.plan.stats.size.unref, 0u);
+  EXPECT_TRUE(t.mem().Stat({FileType::kPack, young.Hex()}));
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings.back().find("kept 1 unreferenced pack(s) younger than"), std::string::npos) << warnings.back();
+  storage_now += 3600;  // now older than the grace period
+  r = RunPrune(*t.Open(), o);
+  EXPECT_EQ(r.plan.remove_first, std::vector<PackId>{young});
+  EXPECT_FALSE(t.mem().Stat({FileType::kPack, young.Hex()}));
+  ExpectHealthy(t, false);
+}
+
+TEST(PruneOptionsParse, UnreferencedGrace) {
+  EXPECT_EQ(ParseUnreferencedGrace(""), 0);
+  EXPECT_EQ(ParseUnreferencedGrace("2h"), 7200);
+  EXPECT_EQ(ParseUnreferencedGrace("1d3h"), 27 * 3600);
+  EXPECT_THROW(ParseUnreferencedGrace("-1h"), Error);
+  EXPECT_THROW(ParseUnreferencedGrace("5"), Error);
 }
 
 TEST(Prune, DuplicatesAreDeduplicated) {

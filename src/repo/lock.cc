@@ -295,11 +295,6 @@ Lock::~Lock() {
   }
 }
 
-namespace {
-
-// The storage's clock now: the modification time of a shared lock file written and
-// removed at once (warning when this machine's clock differs), or nullopt when the
-// backend keeps no modification times or the probe cannot be written.
 std::optional<int64_t> StorageNow(Repository& repo) {
   const LockInfo info = MakeInfo(false);
   try {
@@ -319,6 +314,8 @@ std::optional<int64_t> StorageNow(Repository& repo) {
     return std::nullopt;
   }
 }
+
+namespace {
 
 // Whether to remove the lock `id` (stale, not by age alone when the storage's clock says
 // it is fresh: then it is reported and kept).

@@ -74,6 +74,11 @@ class Lock {
 // reported (lock ages and snapshot times depend on both).
 inline constexpr int64_t kClockSkewWarnSeconds = 5 * 60;
 
+// The storage's clock now: the modification time of a shared lock file written and removed
+// at once (warning when this machine's clock differs), or nullopt when the backend keeps no
+// modification times or the probe cannot be written.
+std::optional<int64_t> StorageNow(Repository& repo);
+
 // Removes stale locks (or all with remove_all). Returns the number removed. Ages are
 // checked against the storage's clock as well, read off a probe lock file written and
 // removed at once (see LockInfo::IsStale); a lock kept for that reason is reported.
