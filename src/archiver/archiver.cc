@@ -210,7 +210,7 @@ class Backup {
   // Encodes and stores a tree; when its bytes equal the parent directory's tree, that
   // tree's id is returned without hashing or storing (it is indexed already).
   // *added (when given): the tree's plain size when it was stored as a new blob, else 0.
-  BlobId SaveTree(const std::vector<Node>& nodes, const ParentDir* parent = nullptr,
+  BlobId SaveTree(std::vector<Node> nodes, const ParentDir* parent = nullptr,
                   uint64_t* added = nullptr);
   std::optional<FileId> FindParent(const std::vector<std::string>& abs_paths,
                                    const std::string& host, const gojson::Timestamp& limit);
@@ -278,10 +278,12 @@ class Backup {
   std::vector<std::pair<std::string, std::string>> warnings_ GUARDED_BY(warn_mu_);
 };
 
-BlobId Backup::SaveTree(const std::vector<Node>& nodes, const ParentDir* parent,
-                        uint64_t* added) {
+BlobId Backup::SaveTree(std::vector<Node> nodes, const ParentDir* parent, uint64_t* added) {
   if (added) *added = 0;
   std::string bytes = EncodeTree(nodes);
+  // A directory of a million entries holds ~1 GB of nodes: gone before the tree is
+  // compressed and sealed (peak memory of a wide directory).
+  std::vector<Node>().swap(nodes);
   // Same bytes, same id: the parent's bytes hashed to its id when they were loaded.
   if (parent && parent->id && parent->raw.size() == bytes.size() &&
       std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
@@ -531,6 +533,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     ListDirectory(path, walk);
   }
   std::vector<Node> nodes = CollectNodes(walk);
+  std::vector<Pending>().swap(walk.entries);  // paths and moved-from nodes, before encoding
   {
     MutexLock lock(warn_mu_);
     const BackupStats& l = walk.local;
@@ -544,7 +547,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     stats_.total_bytes += l.total_bytes;
   }
   if (virt && virt == root_virt_ && opts_.extra_files) AddExtraFiles(nodes);
-  return SaveTree(nodes, &parent, tree_added);
+  return SaveTree(std::move(nodes), &parent, tree_added);
 }
 
 void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
