@@ -1,10 +1,43 @@
+#include <stdlib.h>
+
 #include <chrono>
+#include <filesystem>
 
 #include "cli/common.h"
 #include "core/timings.h"
 #include "maintenance/check.h"
 
 namespace haven::cli {
+namespace {
+
+// A folder "haven-check-cache-XXXXXX" beside the cache folders (or in $TMPDIR when there is
+// no cache folder), removed with everything in it when check ends, however it ends.
+class TempCacheDir {
+ public:
+  explicit TempCacheDir(bool none) {
+    if (none) return;
+    std::string base = CacheBaseDir();
+    std::error_code ec;
+    if (!base.empty()) std::filesystem::create_directories(base, ec);
+    if (base.empty() || ec) base = std::filesystem::temp_directory_path(ec).string();
+    std::string tmpl = base + "/haven-check-cache-XXXXXX";
+    if (::mkdtemp(tmpl.data())) path_ = tmpl;
+    else Warn("cannot create a temporary cache folder in " + base + ": check reads without a cache");
+  }
+  ~TempCacheDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempCacheDir(const TempCacheDir&) = delete;
+  TempCacheDir& operator=(const TempCacheDir&) = delete;
+  // "" when there is none (--with-cache, --no-cache, or it could not be made).
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
 
 void RegisterCheck(CLI::App& app) {
   static bool read_data = false, with_cache = false, check_unused = false;
@@ -20,8 +53,11 @@ void RegisterCheck(CLI::App& app) {
                 "read index, snapshots and trees through the local cache (faster, but checks "
                 "the cached copies of those files)");
   cmd->callback([] {
-    // Without --with-cache, check reads the repository's own files, not cached copies.
-    auto repo = OpenRepository({.use_cache = with_cache});
+    // Without --with-cache, check reads the repository's own files, not cached copies: as
+    // restic does, through a new temporary cache (tree packs are then fetched once, whole,
+    // not one ranged read per tree), removed at the end.
+    TempCacheDir temp(with_cache || Globals().no_cache);
+    auto repo = OpenRepository({.use_cache = with_cache || !temp.path().empty(), .cache_base = temp.path()});
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
     opts.read_data = read_data;

@@ -72,6 +72,8 @@ struct OpenOptions {
   // Every write and removal is discarded (DryRunBackend), except lock files: the lock is
   // taken as for a real run (backup/capture --dry-run).
   bool dry_run = false;
+  // The cache's base folder instead of CacheBaseDir() (check: a temporary one).
+  std::string cache_base;
 };
 // Opens -r's repository. Commands that need the index turn it into an IndexedRepository
 // (IndexedRepository::Load) after taking the lock.

@@ -473,7 +473,8 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
 
   if (read_data) {
     stage(read_stage);
-    ReadPacks(repo, packs, to_read, threads, res);
+    // pack reads wait on storage: as many at once as it serves (S3: 5), at least --jobs
+    ReadPacks(repo, packs, to_read, std::max(threads, repo.backend().Connections()), res);
   }
   return res;
 }

@@ -51,6 +51,7 @@ class Repository {
   virtual ~Repository();
 
   Backend& backend() { return *backend_; }
+  const Backend& backend() const { return *backend_; }
   std::shared_ptr<Backend> backend_ptr() { return backend_; }
   // The local cache in the backend's chain, if any (the CLI sets it right after Open, once
   // the cache knows the repository id). An IndexedRepository tells it which packs hold

@@ -137,7 +137,13 @@ const char* TypeName(mode_t m) {
 class Restore {
  public:
   Restore(IndexedRepository& repo, const RestoreOptions& opts)
-      : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {}
+      : repo_(repo), opts_(opts), pool_(Workers(repo, opts), Workers(repo, opts) * 2) {}
+
+  // Pack loaders wait on storage: at least as many as its connections (restic's restorer
+  // uses exactly that many), at least --jobs for the CPU work of decrypting and writing.
+  static int Workers(const IndexedRepository& repo, const RestoreOptions& opts) {
+    return std::max(ResolveJobs(opts.jobs), repo.backend().Connections());
+  }
 
   static constexpr int kMaxDepth = 4096;
 

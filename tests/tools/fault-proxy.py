@@ -20,7 +20,9 @@ take turns in the order given (so every kind surely happens in a long enough run
   lost-reply forward (the server acts on it), then reset before any reply byte
   slow       forward, then wait 2 s before answering
 
-Counts of each fault go to --log (one line per fault) so a test can assert faults happened.
+Counts of each fault go to --log (one line per fault) so a test can assert faults happened;
+--trace F logs every request (times, method, path) to see how many round trips a command
+makes and which of them overlap (with --rate 0 nothing is injected).
 Stop it with SIGTERM.
 """
 import argparse
@@ -111,6 +113,18 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def handle_any(self):
+        t0 = time.monotonic()
+        try:
+            self.handle_request()
+        finally:
+            tr = self.server.trace
+            if tr:
+                with self.server.trace_mu:
+                    tr.write("%.4f %.4f %s %s\n" % (t0 - self.server.t_start, time.monotonic() - self.server.t_start,
+                                                     self.command, self.path.split("?")[0]))
+                    tr.flush()
+
+    def handle_request(self):
         n = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(n) if n else b""
         kind = self.server.faults.draw(self.command)
@@ -154,10 +168,15 @@ def main():
     ap.add_argument("--kinds", default="503,500,429,reset,truncate,lost-reply,slow")
     ap.add_argument("--burst", type=int, default=3)
     ap.add_argument("--log", default="")
+    ap.add_argument("--trace", default="", help="append one line per request: start and end "
+                    "seconds since the proxy started, method, path (no query)")
     a = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     srv.daemon_threads = True
     srv.upstream = urllib.parse.urlparse(a.upstream)
+    srv.trace = open(a.trace, "a") if a.trace else None
+    srv.trace_mu = threading.Lock()
+    srv.t_start = time.monotonic()
     srv.faults = Faults(a.rate, a.every, a.seed, a.kinds.split(","), max(1, a.burst), a.log)
     with open(a.port_file + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
