@@ -274,6 +274,63 @@ TEST_F(CaptureTest, VerifyContentFindsAndStoresAMismatch) {
   EXPECT_TRUE(w2.empty());
 }
 
+// A file over the kept-bytes limit is scanned as a stream and read again by the archiver
+// under the scan's stat: stored whole, found when it holds a secret.
+TEST_F(CaptureTest, LargeFilesAreScannedAsAStream) {
+  MakeTree(2);
+  std::string big;
+  std::mt19937 rng(5);
+  while (big.size() < (9u << 20)) big += "line " + std::to_string(rng()) + "\n";
+  const fs::path path = home_ / ".config" / "big.log";
+  WriteFile(path, big);
+  auto p = MakeProfile();
+  auto r = Capture(p, 2);
+  ASSERT_TRUE(r.backup && !r.blocked);
+  EXPECT_EQ(r.files_scanned, 6u);
+  EXPECT_EQ(r.files_read, 7u) << "the large file is read twice: scan, then store";
+  Snapshot snap = Snapshot::Parse(repo_->LoadJson(FileType::kSnapshot, r.backup->snapshot_id), "s");
+  ApplyOptions ao;
+  ao.home = (root_ / "out").string();
+  RunApply(*repo_, snap, ao);
+  EXPECT_EQ(ReadFile(root_ / "out" / ".config" / "big.log"), big);
+  // A secret past the first windows blocks the capture.
+  WriteFile(path, big + "gh = " + RandomToken(9) + "\n");
+  auto blocked = Capture(p, 2);
+  ASSERT_TRUE(blocked.blocked);
+  ASSERT_EQ(blocked.findings.size(), 1u);
+  EXPECT_EQ(blocked.findings[0].path, path.string());
+}
+
+// The archiver reads a file left to it only under the expected stat: a file that changed
+// after its scan is left out (never stored unscanned).
+TEST_F(CaptureTest, ExpectedStatKeepsOutAFileChangedAfterItsScan) {
+  MakeTree(1);
+  const std::string f = (home_ / ".bashrc").string();
+  struct stat stale;
+  ASSERT_EQ(lstat(f.c_str(), &stale), 0);
+  stale.st_mtim.tv_sec -= 10;  // as scanned before a change
+  BackupOptions bo;
+  bo.targets = {f};
+  bo.host = "testhost";
+  bo.content_for = [](const std::string&, const struct stat&) -> std::shared_ptr<const std::string> {
+    return nullptr;
+  };
+  bo.expected_stat = [&](const std::string& p) -> const struct stat* {
+    return p == f ? &stale : nullptr;
+  };
+  std::vector<std::string> warnings;
+  bo.warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto r = RunBackup(*repo_, bo, false);
+  EXPECT_TRUE(r.incomplete);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("changed after it was scanned"), std::string::npos) << warnings[0];
+  bo.expected_stat = [&](const std::string&) -> const struct stat* { return nullptr; };
+  warnings.clear();
+  auto ok = RunBackup(*repo_, bo, false);
+  EXPECT_FALSE(ok.incomplete);
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST_F(CaptureTest, FakePackageManagersHangFailAndSucceed) {
   MakeTree(1);
   fs::path bin = root_ / "bin";
