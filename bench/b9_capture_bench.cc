@@ -7,6 +7,14 @@
 //   B9/cold       a fresh repository per iteration: LoadIndex (empty) + RunBackup
 //   B9/unchanged  one repository holding a first snapshot of SOURCE_DIR; every iteration
 //                 is LoadIndex + RunBackup with that snapshot as parent (no file is read)
+//   B9/capture_cold/jobs:N       the capture path (issue 17): LoadIndex + RunCapture of a
+//                 profile tracking SOURCE_DIR (planning walk, secret scan of every file,
+//                 store), N = 1 (serial) and 2 (parallel) workers, fresh repository
+//   B9/capture_unchanged/jobs:N  the same against a trusted parent capture: the planning
+//                 walk finds every file unchanged (nothing read or scanned)
+//
+// The scanner's compiled rules are loaded from a cache (--work) outside the timed region,
+// as `haven capture` loads them from its cache directory.
 //
 // Outside the timed region: creating the repository (with cheap scrypt parameters, since
 // key derivation is not what B9 measures) and opening it. Targets (issue 5): cold <= 25 ms,
@@ -22,6 +30,9 @@
 #include <string>
 
 #include "archiver/archiver.h"
+#include "capture/capture.h"
+#include "capture/profile.h"
+#include "capture/scanner.h"
 #include "backend/local_backend.h"
 #include "core/error.h"
 #include "repo/repository.h"
@@ -101,8 +112,79 @@ void BM_Unchanged(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
+const capture::Scanner& BenchScanner() {
+  static capture::Scanner s((g_work / "scanner-cache").string());
+  return s;
+}
+
+capture::CaptureOptions CaptureOptionsFor(int jobs) {
+  capture::CaptureOptions o;
+  fs::path src(g_source);
+  o.home = src.parent_path().string();
+  o.profile = capture::Profile::Parse("[track]\npaths = [\"" + g_source +
+                                          "\"]\n[packages]\nmanagers = []\n",
+                                      o.home, "b9.toml");
+  o.host = "b9";
+  o.jobs = jobs;
+  o.program_version = "haven b9";
+  return o;
+}
+
+void BM_CaptureCold(benchmark::State& state) {
+  const int jobs = static_cast<int>(state.range(0));
+  fs::path dir = g_work / "capture-cold";
+  const capture::Scanner& scanner = BenchScanner();
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto repo = FreshRepository(dir);
+    capture::CaptureOptions o = CaptureOptionsFor(jobs);
+    state.ResumeTiming();
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    capture::CaptureResult r = capture::RunCapture(session, scanner, o);
+    benchmark::DoNotOptimize(r.home_tree);
+    state.PauseTiming();
+    if (r.blocked || r.files_scanned == 0) state.SkipWithError("cold capture scanned nothing");
+    repo.reset();
+    state.ResumeTiming();
+  }
+  fs::remove_all(dir);
+}
+
+void BM_CaptureUnchanged(benchmark::State& state) {
+  const int jobs = static_cast<int>(state.range(0));
+  fs::path dir = g_work / "capture-unchanged";
+  const capture::Scanner& scanner = BenchScanner();
+  {
+    auto repo = FreshRepository(dir);
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    capture::RunCapture(session, scanner, CaptureOptionsFor(jobs));
+  }
+  auto be = std::make_shared<LocalBackend>(dir.string());
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto repo = Repository::Open(be, kPassword, kThreads);
+    capture::CaptureOptions o = CaptureOptionsFor(jobs);
+    state.ResumeTiming();
+    auto indexed = IndexedRepository::Load(*repo);
+    WriteSession session(*indexed);
+    capture::CaptureResult r = capture::RunCapture(session, scanner, o);
+    benchmark::DoNotOptimize(r.home_tree);
+    state.PauseTiming();
+    if (!r.parent_trusted || r.files_read != 0) state.SkipWithError("unchanged capture read files");
+    repo.reset();
+    state.ResumeTiming();
+  }
+  fs::remove_all(dir);
+}
+
 }  // namespace
 
+BENCHMARK(BM_CaptureCold)->Name("B9/capture_cold")->ArgName("jobs")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CaptureUnchanged)->Name("B9/capture_unchanged")->ArgName("jobs")->Arg(1)->Arg(2)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Cold)->Name("B9/cold")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Unchanged)->Name("B9/unchanged")->Unit(benchmark::kMillisecond)->UseRealTime();
 

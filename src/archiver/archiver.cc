@@ -390,6 +390,12 @@ FileResult Backup::SaveFile(const std::string& path) {
   for (int attempt = 0;; ++attempt) {
     struct stat before, after;
     bool seekable = path != "-" && fstat(fd, &before) == 0 && S_ISREG(before.st_mode);
+    if (const struct stat* want = opts_.expected_stat ? opts_.expected_stat(path) : nullptr;
+        want && (!seekable || want->st_ino != before.st_ino || !SameVersion(*want, before))) {
+      r = FileResult{};
+      r.error = path + " changed after it was scanned; not stored (capture again)";
+      break;
+    }
     r = ReadContent(fd, path);
     if (opts_.after_read) opts_.after_read(path, attempt);
     if (!r.error.empty() || !seekable || fstat(fd, &after) != 0 || SameVersion(before, after))

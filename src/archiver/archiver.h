@@ -91,6 +91,11 @@ struct BackupOptions {
   std::function<std::shared_ptr<const std::string>(const std::string& path,
                                                    const struct stat& st)>
       content_for;
+  // For a changed file that content_for leaves to the archiver (nullptr): the stat it must
+  // have once opened (a capture's scan, which streamed the file), or nullptr for none. A
+  // file whose fstat differs is left out with a warning (incomplete snapshot): the bytes
+  // stored are the bytes that were scanned.
+  std::function<const struct stat*(const std::string& path)> expected_stat;
   // In-memory files added to the root tree, as {relative path, bytes}, e.g.
   // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
   // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -119,6 +120,7 @@ class Apply {
       if (n.type == NodeType::kDir) {
         dir_modes_[Dest(snap_path)] = PosixPermFromGoMode(n.mode);  // for directories created
         if (n.subtree) Tree(*n.subtree, snap_path, depth + 1);
+        DirMetadata(n, snap_path);  // after its children: writing them moved its mtime
         continue;
       }
       if (n.type != NodeType::kFile && n.type != NodeType::kSymlink) continue;
@@ -174,6 +176,46 @@ class Apply {
     close(dfd);
   }
 
+  // A tracked directory's xattrs and times, once its entries are written. The directories
+  // above the tracked paths are stored with zero times (stable_intermediate_dirs): left as
+  // they are. Nothing happens to a directory that does not exist (nothing was put in it).
+  void DirMetadata(const Node& n, const std::string& snap_path) {
+    if (o_.dry_run || (n.mtime.sec == 0 && n.mtime.nsec == 0)) return;
+    auto comps = SplitTreePath(Dest(snap_path));
+    if (comps.empty()) return;
+    std::string why;
+    bool missing = false;
+    int fd = OpenDir(comps, comps.size(), false, &why, &missing);
+    if (fd < 0) return;
+    std::string shown = (o_.target == "/" ? "" : o_.target) + Dest(snap_path);
+    SetXattrs(fd, n, shown);
+    struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
+    if (futimens(fd, ts) != 0 && o_.warn) o_.warn("apply: utimes " + shown + ": " + strerror(errno));
+    close(fd);
+  }
+
+  // The node's extended attributes on an open file or directory; a file system without
+  // them (ENOTSUP) or a namespace we may not write (EPERM: trusted.*, security.*) is skipped.
+  void SetXattrs(int fd, const Node& n, const std::string& shown) {
+    for (const Xattr& x : n.xattrs) {
+      const std::string& v = x.value ? *x.value : std::string();
+      if (fsetxattr(fd, x.name.c_str(), v.data(), v.size(), 0) != 0 && errno != ENOTSUP &&
+          errno != EPERM && o_.warn)
+        o_.warn("apply: setxattr " + x.name + " on " + shown + ": " + strerror(errno));
+    }
+  }
+
+  // The file's extended attributes equal the node's (the ones the node lists).
+  static bool SameXattrs(int fd, const Node& n) {
+    for (const Xattr& x : n.xattrs) {
+      const std::string& want = x.value ? *x.value : std::string();
+      std::string got(want.size() + 1, '\0');
+      ssize_t k = fgetxattr(fd, x.name.c_str(), got.data(), got.size());
+      if (k < 0 || std::string_view(got.data(), static_cast<size_t>(k)) != want) return false;
+    }
+    return true;
+  }
+
   bool Same(int dfd, const std::string& name, const struct stat& st, const Node& n) {
     if (n.type == NodeType::kSymlink) {
       if (!S_ISLNK(st.st_mode)) return false;
@@ -185,6 +227,10 @@ class Apply {
     if ((st.st_mode & 07777) != PosixPermFromGoMode(n.mode)) return false;
     int fd = openat(dfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
+    if (!SameXattrs(fd, n)) {
+      close(fd);
+      return false;
+    }
     std::string bytes;
     char buf[1 << 16];
     ssize_t k;
@@ -220,6 +266,7 @@ class Apply {
         throw;
       }
       (void)fchown(fd, n.uid, n.gid);  // EPERM unless root: the caller's owner stays
+      SetXattrs(fd, n, name);
       fchmod(fd, PosixPermFromGoMode(n.mode));
       struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
       futimens(fd, ts);

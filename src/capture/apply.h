@@ -4,10 +4,12 @@
 // directory file descriptors opened component by component with O_NOFOLLOW, so a symlink
 // on the way (or a name like "..") cannot lead outside the target: such paths are refused.
 // Files are written to a temporary name, given their metadata (mode, owner when allowed,
-// times), fsynced and renamed over the old file: a reader sees the old or the new file,
+// xattrs, times), fsynced and renamed over the old file: a reader sees the old or the new file,
 // never a mix. A replaced file is kept as <name>.haven-orig (unless no_backup; an existing
 // .haven-orig is never overwritten). Files not in the snapshot are never touched, and an
 // existing directory is never replaced by a file. /.haven (the package lists) is skipped.
+// A tracked directory gets its xattrs and times after its entries are written (the
+// directories above the tracked paths, stored with zero times, are left as they are).
 #pragma once
 
 #include <functional>

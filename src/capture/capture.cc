@@ -92,8 +92,15 @@ bool SameStat(const struct stat& a, const struct stat& b) {
 
 struct Scanned {
   struct stat st;
-  std::shared_ptr<const std::string> bytes;
+  std::shared_ptr<const std::string> bytes;  // null: streamed (the archiver reads the file)
 };
+
+// Scanned bytes are kept for the archiver while they fit this budget (small files, the
+// usual dotfiles); larger files, and any file once the budget is spent, are scanned as a
+// stream and read again by the archiver under the scan's stat (expected_stat): memory stays
+// bounded whatever the tracked files weigh.
+constexpr uint64_t kKeepBytesBudget = 64 << 20;
+constexpr uint64_t kKeepFileMax = 8 << 20;
 
 // One capture: the steps of RunCapture and the state they share. Scan workers and the
 // archiver's workers meet under mu_.
@@ -202,6 +209,9 @@ class CaptureRun {
     res_.files_scanned = scanned_.size();
     // must_read is complete here (every scan has finished) and only read from now on.
     must_read_ = std::move(must_read_scan_);
+    // The profile is stored too: it must hold no secret either.
+    for (auto& x : scanner_.Scan(prof_.name.empty() ? "(profile)" : prof_.name, prof_.text))
+      if (!prof_.allow.Allows(x)) findings_.push_back(std::move(x));
     std::sort(findings_.begin(), findings_.end(), FindingLess);
     res_.findings = std::move(findings_);
   }
@@ -229,8 +239,17 @@ class CaptureRun {
   void ScanOne(const Planned* f) {
     std::string bytes;
     std::vector<Finding> found;
+    const uint64_t size = static_cast<uint64_t>(f->st.st_size);
+    bool keep = size <= kKeepFileMax;
+    if (keep) {
+      uint64_t kept = kept_bytes_.fetch_add(size);
+      if (kept + size > kKeepBytesBudget) {
+        kept_bytes_.fetch_sub(size);
+        keep = false;
+      }
+    }
     try {
-      found = scanner_.ScanFile(f->path, &bytes);
+      found = keep ? scanner_.ScanFile(f->path, &bytes) : scanner_.ScanFile(f->path);
     } catch (const Error&) {
       MutexLock lock(mu_);
       must_read_scan_.insert(f->path);  // the archiver reads it again and reports the error
@@ -239,7 +258,8 @@ class CaptureRun {
     reads_++;
     MutexLock lock(mu_);
     must_read_scan_.insert(f->path);
-    scanned_[f->path] = Scanned{f->st, std::make_shared<const std::string>(std::move(bytes))};
+    scanned_[f->path] =
+        Scanned{f->st, keep ? std::make_shared<const std::string>(std::move(bytes)) : nullptr};
     for (auto& x : found)
       if (!prof_.allow.Allows(x)) findings_.push_back(std::move(x));
   }
@@ -301,6 +321,11 @@ class CaptureRun {
     bo.content_for = [this](const std::string& path, const struct stat& st) {
       return ContentFor(path, st);
     };
+    bo.expected_stat = [this](const std::string& path) -> const struct stat* {
+      MutexLock lock(mu_);  // scanned_ no longer changes: the pointer stays valid
+      auto it = scanned_.find(path);
+      return it == scanned_.end() ? nullptr : &it->second.st;
+    };
     bo.extra_files = [this] { return PackageFiles(); };
     return bo;
   }
@@ -313,7 +338,7 @@ class CaptureRun {
       if (it != scanned_.end()) {
         if (!SameStat(it->second.st, st))
           Fail(ErrorCode::kIo, path + " changed during the capture; not stored (capture again)");
-        return it->second.bytes;
+        return it->second.bytes;  // null for a streamed file: read under expected_stat
       }
     }
     // Not planned as changed (it appeared, or a parent blob went missing): scan it now.
@@ -328,9 +353,10 @@ class CaptureRun {
     return std::make_shared<const std::string>(std::move(bytes));
   }
 
-  // The package lists, stored under /.haven/packages/.
+  // The package lists, stored under /.haven/packages/, and the profile.
   std::vector<std::pair<std::string, std::string>> PackageFiles() {
     std::vector<std::pair<std::string, std::string>> out;
+    if (!prof_.text.empty()) out.emplace_back(kProfileFile, prof_.text);
     if (!packages_.valid()) return out;
     DiscoveryResult d = packages_.get();
     AddWarnings(d.warnings);
@@ -385,6 +411,7 @@ class CaptureRun {
   std::vector<Planned> files_;
   std::vector<const Planned*> to_verify_, to_scan_;
   std::atomic<uint64_t> reads_{0};
+  std::atomic<uint64_t> kept_bytes_{0};  // scanned bytes held for the archiver
   std::set<std::string> must_read_;  // changed files (no reuse); read-only once scanned
   std::unordered_map<std::string, const struct stat*> planned_unchanged_;
 

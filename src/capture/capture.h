@@ -11,7 +11,8 @@
 //   4. findings not allowed by the profile, sorted by path, line, column: in block mode
 //      nothing is written and the result says blocked; in warn mode they are reported;
 //   5. the archiver stores exactly the scanned bytes (content_for), reuses the rest, and
-//      adds the package lists; the snapshot gets the tags capture, ScanTag, home.
+//      adds the package lists and the profile (/.haven/profile.toml); the snapshot gets
+//      the tags capture, ScanTag, home.
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,8 @@ std::string ScanTag(const Profile& p);
 inline constexpr const char* kCaptureTag = "capture";
 inline constexpr const char* kHomeTagPrefix = "haven-home:";
 inline constexpr const char* kPackagesDir = ".haven/packages";
+// The profile the capture used, stored byte for byte (it is scanned like a tracked file).
+inline constexpr const char* kProfileFile = ".haven/profile.toml";
 
 // Runs a capture through `session` (into its indexed repository). For a dry run, open the
 // repository with a DryRunBackend (cli does, as for backup).

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -223,6 +225,112 @@ TEST_F(CaptureTest, VerifyContentRereadsWithoutStoring) {
   EXPECT_EQ(repo_->stats().data_added.load(), added) << "no new data for unchanged files";
 }
 
+// --verify-content's mismatch path: a trusted parent whose node has the file's metadata
+// but other content (a change that kept size, mtime and ctime) is found, warned about,
+// scanned and stored again; the next verification finds nothing.
+TEST_F(CaptureTest, VerifyContentFindsAndStoresAMismatch) {
+  MakeTree(3);
+  const std::string note = (home_ / ".config" / "app0" / "note").string();
+  WriteFile(note, "plain text\n");
+  auto p = MakeProfile();
+  Capture(p, 2);
+  BackupOptions bo;
+  bo.targets = {(home_ / ".config").string(), (home_ / ".bashrc").string()};
+  bo.tags = {kCaptureTag, ScanTag(p), kHomeTagPrefix + home_.string()};
+  bo.host = "testhost";
+  bo.force = true;
+  bo.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+  bo.stable_intermediate_dirs = true;
+  bo.content_for = [&](const std::string& path,
+                       const struct stat&) -> std::shared_ptr<const std::string> {
+    if (path == note) return std::make_shared<const std::string>("plain tex!\n");  // same size
+    return std::make_shared<const std::string>(ReadFile(path));
+  };
+  RunBackup(*repo_, bo, false);
+
+  auto verify = [&] {
+    CaptureOptions o;
+    o.profile = p;
+    o.home = home_.string();
+    o.host = "testhost";
+    o.jobs = 2;
+    o.verify_content = true;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    std::vector<std::string> warnings;
+    o.warn = [&](const std::string& w) { warnings.push_back(w); };
+    auto r = RunCapture(*repo_, scanner(), o);
+    return std::make_pair(r, warnings);
+  };
+  auto [r, warnings] = verify();
+  EXPECT_TRUE(r.parent_trusted);
+  EXPECT_EQ(r.files_verified, 8u);
+  EXPECT_EQ(r.verify_mismatches, 1u);
+  EXPECT_EQ(r.files_scanned, 1u);
+  ASSERT_TRUE(r.backup);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "verify-content: " + note + " changed without a metadata change; stored again");
+  auto [again, w2] = verify();
+  EXPECT_EQ(again.verify_mismatches, 0u) << "the mismatching file was stored with its real bytes";
+  EXPECT_TRUE(w2.empty());
+}
+
+// A file over the kept-bytes limit is scanned as a stream and read again by the archiver
+// under the scan's stat: stored whole, found when it holds a secret.
+TEST_F(CaptureTest, LargeFilesAreScannedAsAStream) {
+  MakeTree(2);
+  std::string big;
+  std::mt19937 rng(5);
+  while (big.size() < (9u << 20)) big += "line " + std::to_string(rng()) + "\n";
+  const fs::path path = home_ / ".config" / "big.log";
+  WriteFile(path, big);
+  auto p = MakeProfile();
+  auto r = Capture(p, 2);
+  ASSERT_TRUE(r.backup && !r.blocked);
+  EXPECT_EQ(r.files_scanned, 6u);
+  EXPECT_EQ(r.files_read, 7u) << "the large file is read twice: scan, then store";
+  Snapshot snap = Snapshot::Parse(repo_->LoadJson(FileType::kSnapshot, r.backup->snapshot_id), "s");
+  ApplyOptions ao;
+  ao.home = (root_ / "out").string();
+  RunApply(*repo_, snap, ao);
+  EXPECT_EQ(ReadFile(root_ / "out" / ".config" / "big.log"), big);
+  // A secret past the first windows blocks the capture.
+  WriteFile(path, big + "gh = " + RandomToken(9) + "\n");
+  auto blocked = Capture(p, 2);
+  ASSERT_TRUE(blocked.blocked);
+  ASSERT_EQ(blocked.findings.size(), 1u);
+  EXPECT_EQ(blocked.findings[0].path, path.string());
+}
+
+// The archiver reads a file left to it only under the expected stat: a file that changed
+// after its scan is left out (never stored unscanned).
+TEST_F(CaptureTest, ExpectedStatKeepsOutAFileChangedAfterItsScan) {
+  MakeTree(1);
+  const std::string f = (home_ / ".bashrc").string();
+  struct stat stale;
+  ASSERT_EQ(lstat(f.c_str(), &stale), 0);
+  stale.st_mtim.tv_sec -= 10;  // as scanned before a change
+  BackupOptions bo;
+  bo.targets = {f};
+  bo.host = "testhost";
+  bo.content_for = [](const std::string&, const struct stat&) -> std::shared_ptr<const std::string> {
+    return nullptr;
+  };
+  bo.expected_stat = [&](const std::string& p) -> const struct stat* {
+    return p == f ? &stale : nullptr;
+  };
+  std::vector<std::string> warnings;
+  bo.warn = [&](const std::string& w) { warnings.push_back(w); };
+  auto r = RunBackup(*repo_, bo, false);
+  EXPECT_TRUE(r.incomplete);
+  ASSERT_FALSE(warnings.empty());
+  EXPECT_NE(warnings[0].find("changed after it was scanned"), std::string::npos) << warnings[0];
+  bo.expected_stat = [&](const std::string&) -> const struct stat* { return nullptr; };
+  warnings.clear();
+  auto ok = RunBackup(*repo_, bo, false);
+  EXPECT_FALSE(ok.incomplete);
+  EXPECT_TRUE(warnings.empty());
+}
+
 TEST_F(CaptureTest, FakePackageManagersHangFailAndSucceed) {
   MakeTree(1);
   fs::path bin = root_ / "bin";
@@ -368,13 +476,63 @@ TEST_F(CaptureTest, ApplyOfHostileTreesStaysInsideTheTarget) {
   EXPECT_TRUE(f.valid()) << strerror(errno) << "\n" << all;
 }
 
+// apply restores extended attributes (files and tracked directories) and the times of
+// tracked directories, set after their entries were written.
+TEST_F(CaptureTest, ApplyRestoresXattrsAndDirectoryTimes) {
+  MakeTree(2);
+  const fs::path f = home_ / ".config" / "app0" / "f1";
+  ASSERT_EQ(setxattr(f.c_str(), "user.haven.test", "v1", 2, 0), 0) << strerror(errno);
+  ASSERT_EQ(setxattr((home_ / ".config" / "app1").c_str(), "user.haven.dir", "d", 1, 0), 0);
+  struct timespec old_times[2] = {{1600000000, 5}, {1600000000, 123456789}};
+  ASSERT_EQ(utimensat(AT_FDCWD, (home_ / ".config" / "app1").c_str(), old_times, 0), 0);
+  ASSERT_EQ(utimensat(AT_FDCWD, (home_ / ".config").c_str(), old_times, 0), 0);
+  auto r = Capture(MakeProfile(), 2);
+  ASSERT_TRUE(r.backup && !r.blocked);
+  Snapshot snap = Snapshot::Parse(repo_->LoadJson(FileType::kSnapshot, r.backup->snapshot_id), "s");
+
+  fs::path other = root_ / "applied";
+  ApplyOptions ao;
+  ao.home = other.string();
+  std::vector<std::string> warned;
+  ao.warn = [&](const std::string& s) { warned.push_back(s); };
+  auto res = RunApply(*repo_, snap, ao);
+  EXPECT_EQ(res.errors, 0u);
+  EXPECT_TRUE(warned.empty()) << warned.front();
+  char buf[16];
+  ssize_t k = getxattr((other / ".config/app0/f1").c_str(), "user.haven.test", buf, sizeof(buf));
+  ASSERT_EQ(k, 2) << strerror(errno);
+  EXPECT_EQ(std::string(buf, 2), "v1");
+  k = getxattr((other / ".config/app1").c_str(), "user.haven.dir", buf, sizeof(buf));
+  ASSERT_EQ(k, 1);
+  for (const char* d : {".config/app1", ".config"}) {
+    struct stat st;
+    ASSERT_EQ(stat((other / d).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mtim.tv_sec, 1600000000) << d;
+    EXPECT_EQ(st.st_mtim.tv_nsec, 123456789) << d;
+  }
+  // A changed xattr makes the file differ: apply updates it.
+  ASSERT_EQ(setxattr((other / ".config/app0/f1").c_str(), "user.haven.test", "v2", 2, 0), 0);
+  ao.no_backup = true;
+  auto again = RunApply(*repo_, snap, ao);
+  EXPECT_EQ(again.updated, 1u);
+  k = getxattr((other / ".config/app0/f1").c_str(), "user.haven.test", buf, sizeof(buf));
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(std::max<ssize_t>(k, 0))), "v1");
+}
+
 TEST(CapturePackages, DiffAgainstARecordedList) {
   std::vector<std::string> recorded = {"bash\t5.2", "curl\t7.88", "jq\t1.6"};
   std::vector<std::string> here = {"bash\t5.2", "jq\t1.7", "zsh\t5.9"};
   PackageDiff d = DiffPackageList("dpkg.txt", recorded, here);
   EXPECT_EQ(d.missing_here, std::vector<std::string>{"curl\t7.88"});
   EXPECT_EQ(d.extra_here, std::vector<std::string>{"zsh\t5.9"});
+  ASSERT_EQ(d.other_version.size(), 1u);
+  EXPECT_EQ(d.other_version[0], std::make_pair(std::string("jq\t1.6"), std::string("jq\t1.7")));
   EXPECT_EQ(d.install, "sudo apt-get install -y curl");
+  // A snap is installed from the channel it tracked.
+  EXPECT_EQ(DiffPackageList("snap.txt", {"core22\t20230801\tlatest/stable", "lxd\t5.0\t5.0/edge"}, {})
+                .install,
+            "sudo snap install core22 --channel=latest/stable && sudo snap install lxd --channel=5.0/edge");
+  EXPECT_TRUE(DiffPackageList("pip.txt", {"six\t1.16.0"}, {"six\t1.16.0"}).other_version.empty());
   EXPECT_EQ(DiffPackageList("pip-user.txt", {"requests\t2.31"}, {}).install,
             "pip3 install --user 'requests==2.31'");
   EXPECT_EQ(DiffPackageList("npm.txt", {"@scope/x\t1.0.0"}, {}).install, "npm install -g @scope/x@1.0.0");

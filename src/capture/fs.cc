@@ -20,7 +20,7 @@ using OnError = std::function<void(const std::string&, const std::string&)>;
 // Walks the open directory `fd` (closed here) of `path`: entries are stat'ed and opened
 // relative to it, so the kernel resolves one name per entry instead of the whole path.
 void WalkDirectory(int fd, const std::string& path, const PatternList* excludes,
-                   const OnFile& on_file, const OnError& on_error) {
+                   const OnFile& on_file, const OnError& on_error, SkipDirs* skip) {
   DIR* d = fdopendir(fd);
   if (!d) {
     on_error(path, "open directory " + path + ": " + strerror(errno));
@@ -45,12 +45,16 @@ void WalkDirectory(int fd, const std::string& path, const PatternList* excludes,
     if (S_ISREG(st.st_mode)) {
       on_file(child, st);
     } else if (S_ISDIR(st.st_mode)) {
+      if (skip && skip->Has(st)) {
+        skip->skipped.push_back(child);
+        continue;
+      }
       int cfd = openat(dfd, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       if (cfd < 0) {
         on_error(child, "open directory " + child + ": " + strerror(errno));
         continue;
       }
-      WalkDirectory(cfd, child, excludes, on_file, on_error);
+      WalkDirectory(cfd, child, excludes, on_file, on_error, skip);
     }
   }
   closedir(d);
@@ -60,7 +64,8 @@ void WalkDirectory(int fd, const std::string& path, const PatternList* excludes,
 
 void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       const std::function<void(const std::string&, const struct stat&)>& on_file,
-                      const std::function<void(const std::string&, const std::string&)>& on_error) {
+                      const std::function<void(const std::string&, const std::string&)>& on_error,
+                      SkipDirs* skip) {
   struct stat st;
   if (lstat(path.c_str(), &st) != 0) {
     on_error(path, "lstat " + path + ": " + strerror(errno));
@@ -76,7 +81,20 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
     on_error(path, "open directory " + path + ": " + strerror(errno));
     return;
   }
-  WalkDirectory(fd, path, excludes, on_file, on_error);
+  WalkDirectory(fd, path, excludes, on_file, on_error, skip);
+}
+
+void SkipDirs::Add(const std::string& dir) {
+  struct stat st;
+  if (dir.empty() || stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return;
+  ids.emplace_back(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+}
+
+bool SkipDirs::Has(const struct stat& st) const {
+  for (const auto& [dev, ino] : ids)
+    if (dev == static_cast<uint64_t>(st.st_dev) && ino == static_cast<uint64_t>(st.st_ino))
+      return true;
+  return false;
 }
 
 std::string ReadWholeFile(const std::string& path) {

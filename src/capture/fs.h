@@ -14,11 +14,22 @@
 
 namespace haven::capture {
 
+// Directories a walk does not enter, by (device, inode), and the paths it left out.
+struct SkipDirs {
+  std::vector<std::pair<uint64_t, uint64_t>> ids;
+  std::vector<std::string> skipped;  // filled by the walk
+  // Adds `dir` when it exists (a missing one is no error).
+  void Add(const std::string& dir);
+  bool Has(const struct stat& st) const;
+};
+
 // Calls on_file for every regular file at or below `path`, in walk order; on_error with
-// (path, message) for what cannot be listed or stat'ed. `excludes` may be null.
+// (path, message) for what cannot be listed or stat'ed. `excludes` and `skip` may be null;
+// `path` itself is walked even when it is in `skip`.
 void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       const std::function<void(const std::string&, const struct stat&)>& on_file,
-                      const std::function<void(const std::string&, const std::string&)>& on_error);
+                      const std::function<void(const std::string&, const std::string&)>& on_error,
+                      SkipDirs* skip = nullptr);
 
 // The whole file (no symlink following); kIo naming the path when it cannot be read.
 std::string ReadWholeFile(const std::string& path);

@@ -340,7 +340,13 @@ std::string InstallCommand(std::string_view file, const std::vector<std::string>
     } else if (m == "flatpak") {
       cmd += " " + name;
     } else if (m == "snap") {
-      cmd += " " + name;
+      // One install per snap: the channel it tracked (third field) is per snap.
+      std::string channel(f.size() > 2 ? f[2] : "");
+      bool plain = !channel.empty() && channel != "-" &&
+                   channel.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789./_-") ==
+                       std::string::npos;
+      cmd += std::string(cmd.empty() ? "" : " && ") + "sudo snap install " + name +
+             (plain ? " --channel=" + channel : "");
     }
   }
   if (cmd.empty()) return "";
@@ -348,7 +354,7 @@ std::string InstallCommand(std::string_view file, const std::vector<std::string>
   if (m == "pip") return file == "pip-user.txt" ? "pip3 install --user" + cmd : "pip3 install" + cmd;
   if (m == "npm") return "npm install -g" + cmd;
   if (m == "flatpak") return "flatpak install -y" + cmd;
-  if (m == "snap") return "sudo snap install" + cmd;  // one at a time for channels: see snap.txt
+  if (m == "snap") return cmd;
   return "";
 }
 

@@ -68,6 +68,8 @@ Profile Profile::Parse(std::string_view text, const std::string& home, const std
     Bad(name, e.source(), std::string(e.description()));
   }
   Profile p;
+  p.text = std::string(text);
+  p.name = name;
   CheckKeys(root, {"repository", "track", "secrets", "packages"}, name, "");
   if (const toml::node* r = root.get("repository")) {
     auto s = r->value<std::string>();

@@ -37,6 +37,8 @@ struct Profile {
   ScanAllow allow;                   // path globs ~ expanded
   std::optional<std::vector<std::string>> managers;  // nullopt = every supported one found
   int package_timeout_s = 120;
+  std::string text;  // the TOML as parsed (a capture stores it as /.haven/profile.toml)
+  std::string name;  // where it came from (file name), for messages
 
   // Throws kInvalidArgument naming `name`, the line and the column.
   static Profile Parse(std::string_view toml, const std::string& home, const std::string& name);

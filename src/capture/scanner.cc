@@ -25,13 +25,27 @@
 #include "core/error.h"
 #include "core/id.h"
 #include "core/mutex.h"
+#include "core/sha256.h"
 
 namespace haven::capture {
 
 namespace {
 
 constexpr size_t kBinaryProbe = 8192;
-constexpr size_t kMaxRawMatches = 1 << 20;  // bound on the match table of one file
+constexpr size_t kMaxRawMatches = 1 << 20;  // bound on the run table of one window
+// How far the checks look around a match (the same in every window and in a whole-buffer
+// scan, so a streamed scan finds exactly what a whole-file scan finds):
+constexpr size_t kLineBack = 16384;     // a text rule's regex: its line, at most this far back
+constexpr size_t kKeyBlockBack = 4096;  // a key-block rule's regex (spans lines)
+constexpr size_t kPemForward = 64 << 10;  // a base64-wrapped key block after its match
+constexpr size_t kLineLook = 16384;     // blanks after a value, `haven:allow` on the line
+constexpr size_t kMaxMatchWidth = 8192;  // the longest text a rule matches (scanner_test checks)
+// A window's margins: a match owned by the window (its Hyperscan run ends inside it) and
+// every match whose secret could overlap it are found and judged exactly as in one pass
+// over the whole file: back 2 x kLineBack + 2 x kMaxMatchWidth + kLineLook, forward
+// kPemForward + kMaxMatchWidth + kLineLook, rounded up.
+constexpr size_t kScanMargin = 128 << 10;
+constexpr size_t kMinScanWindow = 64 << 10;
 
 std::string Hex16(std::string_view a, std::string_view b) {
   std::string in(a);
@@ -225,9 +239,8 @@ std::string PercentDecode(std::string_view s) {
 // A base64 run starting at `from` that decodes to "-----BEGIN ... PRIVATE KEY...-----"
 // and a body: its end, or 0 when it is something else (a certificate, a public key).
 size_t Base64PemEnd(std::string_view content, size_t from) {
-  constexpr size_t kMax = 64 << 10;
   size_t end = from;
-  while (end < content.size() && end - from < kMax &&
+  while (end < content.size() && end - from < kPemForward &&
          (Base64Value(content[end]) >= 0 || content[end] == '='))
     ++end;
   std::string pem = DecodeBase64(content.substr(from, std::min<size_t>(end - from, 1024)));
@@ -295,6 +308,7 @@ struct RawMatch {
   unsigned rule;
   unsigned long long from, to;                // the whole match
   unsigned long long secret_from, secret_to;  // the secret inside it
+  unsigned long long last;                    // the end of Hyperscan's run it came from
 };
 
 // The checks after a rule's expression matched: its decoding, the published examples, its
@@ -320,7 +334,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kLineEnd: {
       size_t i = m.secret_to;
       if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
-      while (i < content.size() && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
+      size_t stop = std::min<size_t>(content.size(), i + kLineLook);
+      while (i < stop && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
+      if (i == stop && stop < content.size()) return true;  // kLineLook blanks: not a line end
       if (i < content.size() && content[i] != '\n') return true;
       break;
     }
@@ -354,7 +370,30 @@ double Entropy(std::string_view s) {
 }
 
 bool LooksBinary(std::string_view content) {
-  return std::memchr(content.data(), 0, std::min(content.size(), kBinaryProbe)) != nullptr;
+  std::string_view head = content.substr(0, std::min(content.size(), kBinaryProbe));
+  if (std::memchr(head.data(), 0, head.size()) == nullptr) return false;
+  // A NUL alone does not make a file binary (a log or a config with a stray NUL): count the
+  // bytes text does not hold, control characters other than \t \n \v \f \r ESC and
+  // bytes outside valid UTF-8 sequences.
+  size_t odd = 0;
+  for (size_t i = 0; i < head.size();) {
+    unsigned char c = static_cast<unsigned char>(head[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && std::strchr("\t\n\v\f\r\x1b", c) == nullptr) || c == 0x7f || c == 0) odd++;
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    bool ok = n > 0;
+    for (size_t k = 1; ok && k < n && i + k < head.size(); ++k)
+      ok = (static_cast<unsigned char>(head[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      i += n;  // (a sequence cut by the probe's end counts as text)
+    } else {
+      odd++, ++i;
+    }
+  }
+  return odd * 10 > head.size();  // more than 10%
 }
 
 std::string SanitizeForTerminal(std::string_view s) {
@@ -515,91 +554,116 @@ struct Scanner::Impl {
   // byte by byte are one match growing (e.g. a value of 10..200 characters): the last end
   // of such a run is searched back with the rule's std::regex over its line (key blocks,
   // which span lines: over the 4 KiB before it), which yields the start and the secret.
-  std::vector<RawMatch> Match(std::string_view content, bool binary) const {
-    std::vector<std::pair<unsigned, unsigned long long>> ends;
+  // Offsets are relative to `buf` (one window of a file). Runs are collapsed as Hyperscan reports them, so the table
+  // holds one entry per run; *overflow is set (and nothing returned) when a window holds
+  // more than kMaxRawMatches runs: the caller scans it again in halves.
+  std::vector<RawMatch> Match(std::string_view buf, bool binary, bool* overflow) const {
+    struct Run {
+      unsigned rule;
+      unsigned long long first, last;  // ends first, first+1, ..., last
+      bool operator<(const Run& o) const {
+        return rule != o.rule ? rule < o.rule : first != o.first ? first < o.first : last < o.last;
+      }
+    };
+    struct Ends {
+      std::vector<Run> list;
+      std::vector<size_t> newest;  // per rule: index into list of its newest run + 1
+    } ends;
+    ends.newest.assign(ContentRules().size(), 0);
     auto on_match = [](unsigned id, unsigned long long, unsigned long long to, unsigned,
                        void* p) -> int {
-      auto* e = static_cast<std::vector<std::pair<unsigned, unsigned long long>>*>(p);
-      e->emplace_back(id, to);
-      return e->size() >= kMaxRawMatches ? 1 : 0;
+      auto* e = static_cast<Ends*>(p);
+      if (size_t k = e->newest[id]) {
+        Run& r = e->list[k - 1];
+        if (to + 1 >= r.first && to <= r.last + 1) {  // grows the run, or lies inside it
+          r.first = std::min(r.first, to);
+          r.last = std::max(r.last, to);
+          return 0;
+        }
+      }
+      e->list.push_back(Run{id, to, to});
+      e->newest[id] = e->list.size();
+      return e->list.size() >= kMaxRawMatches ? 1 : 0;
     };
+    *overflow = false;
+    if (buf.empty()) return {};  // (no rule matches nothing; hs_scan refuses a null buffer)
     hs_scratch_t* s = const_cast<Impl*>(this)->Take();
-    hs_error_t rc = HS_SUCCESS;
-    // hs_scan takes an unsigned length: huge buffers go in 1 GiB windows overlapping by
-    // 64 KiB (matches longer than the overlap are not found across a window edge).
-    const size_t kWindow = size_t{1} << 30, kOverlap = 64 << 10;
-    for (size_t off = 0;;) {
-      size_t len = std::min(kWindow, content.size() - off);
-      size_t before = ends.size();
-      rc = hs_scan(binary ? binary_db : text_db, content.data() + off, static_cast<unsigned>(len),
-                   0, s, on_match, &ends);
-      for (size_t i = before; i < ends.size(); ++i) ends[i].second += off;
-      if (rc != HS_SUCCESS || off + len >= content.size()) break;
-      off += len - kOverlap;
-    }
+    hs_error_t rc = hs_scan(binary ? binary_db : text_db, buf.data(),
+                            static_cast<unsigned>(buf.size()), 0, s, on_match, &ends);
     const_cast<Impl*>(this)->Give(s);
-    if (rc != HS_SUCCESS && rc != HS_SCAN_TERMINATED)
+    *overflow = rc == HS_SCAN_TERMINATED;
+    if (*overflow) return {};
+    if (rc != HS_SUCCESS)
       Fail(ErrorCode::kFatal, "hyperscan: scan failed (" + std::to_string(rc) + ")");
-    std::sort(ends.begin(), ends.end());
-    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-
-    auto rules = ContentRules();
+    // Ends reported out of order make several runs of one: merge those that touch.
+    auto& list = ends.list;
+    std::sort(list.begin(), list.end());
+    std::vector<Run> runs;
+    for (const Run& r : list) {
+      if (!runs.empty() && runs.back().rule == r.rule && r.first <= runs.back().last + 1) {
+        runs.back().last = std::max(runs.back().last, r.last);
+      } else {
+        runs.push_back(r);
+      }
+    }
     std::vector<RawMatch> out;
-    size_t i = 0;
     unsigned long long covered = 0;  // of the current rule
     unsigned cur_rule = ~0u;
-    while (i < ends.size()) {
-      unsigned rule = ends[i].first;
-      if (rule != cur_rule) cur_rule = rule, covered = 0;
-      size_t j = i;
-      while (j + 1 < ends.size() && ends[j + 1].first == rule &&
-             ends[j + 1].second == ends[j].second + 1)
-        ++j;
-      unsigned long long last = ends[j].second;
-      i = j + 1;
-      if (last <= covered) continue;
-      size_t ws;
-      if (rules[rule].binary) {
-        ws = last > 4096 ? last - 4096 : 0;
-      } else {
-        size_t nl = last > 0 ? content.rfind('\n', last - 1) : std::string_view::npos;
-        ws = nl == std::string_view::npos ? 0 : nl;  // the newline itself: "not a word char"
-        if (last - ws > 16384) ws = last - 16384;
-      }
-      ws = std::max<size_t>(ws, covered);
-      auto flags = ws > 0 ? std::regex_constants::match_prev_avail
-                          : std::regex_constants::match_default;
-      const char* b = content.data();
-      bool found = false;
-      for (std::cregex_iterator it(b + ws, b + last, Regex(rule), flags), e; it != e; ++it) {
-        const std::cmatch& m = *it;
-        if (m.length(0) == 0) continue;
-        RawMatch r;
-        r.rule = rule;
-        r.from = static_cast<unsigned long long>(m[0].first - b);
-        r.to = static_cast<unsigned long long>(m[0].second - b);
-        int g = rules[rule].secret_group;
-        if (m[g].matched) {
-          r.secret_from = static_cast<unsigned long long>(m[g].first - b);
-          r.secret_to = static_cast<unsigned long long>(m[g].second - b);
-        } else {
-          r.secret_from = r.from, r.secret_to = r.to;
-        }
-        out.push_back(r);
-        found = true;
-      }
-      if (!found) {
-        // The two engines disagree on this text: keep the match (never lose a finding),
-        // taking the line up to the end as its text.
-        size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
-        out.push_back(RawMatch{rule, from, last, from, last});
-      }
-      covered = last;
+    for (const Run& r : runs) {
+      if (r.rule != cur_rule) cur_rule = r.rule, covered = 0;
+      if (r.last <= covered) continue;
+      ExtractRun(buf, r.rule, r.last, covered, out);
+      covered = r.last;
     }
     std::sort(out.begin(), out.end(), [](const RawMatch& a, const RawMatch& b) {
       return a.from != b.from ? a.from < b.from : a.rule < b.rule;
     });
     return out;
+  }
+
+  // The regex matches of `rule` in the text before the run's last end `last`.
+  void ExtractRun(std::string_view buf, unsigned rule, unsigned long long last,
+                  unsigned long long covered, std::vector<RawMatch>& out) const {
+    auto rules = ContentRules();
+    size_t ws;
+    if (rules[rule].binary) {
+      ws = last > kKeyBlockBack ? last - kKeyBlockBack : 0;
+    } else {
+      size_t nl = last > 0 ? buf.rfind('\n', last - 1) : std::string_view::npos;
+      ws = nl == std::string_view::npos ? 0 : nl;  // the newline itself: "not a word char"
+      if (last - ws > kLineBack) ws = last - kLineBack;
+    }
+    ws = std::max<size_t>(ws, covered);
+    // At a window's first byte the text before is not in memory: such a run is never the
+    // window's own (the margin is far wider than any check looks back).
+    auto flags = ws > 0 ? std::regex_constants::match_prev_avail
+                        : std::regex_constants::match_default;
+    const char* b = buf.data();
+    bool found = false;
+    for (std::cregex_iterator it(b + ws, b + last, Regex(rule), flags), e; it != e; ++it) {
+      const std::cmatch& m = *it;
+      if (m.length(0) == 0) continue;
+      RawMatch r;
+      r.rule = rule;
+      r.last = last;
+      r.from = static_cast<unsigned long long>(m[0].first - b);
+      r.to = static_cast<unsigned long long>(m[0].second - b);
+      int g = rules[rule].secret_group;
+      if (m[g].matched) {
+        r.secret_from = static_cast<unsigned long long>(m[g].first - b);
+        r.secret_to = static_cast<unsigned long long>(m[g].second - b);
+      } else {
+        r.secret_from = r.from, r.secret_to = r.to;
+      }
+      out.push_back(r);
+      found = true;
+    }
+    if (!found) {
+      // The two engines disagree on this text: keep the match (never lose a finding),
+      // taking the line up to the end as its text.
+      size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
+      out.push_back(RawMatch{rule, from, last, from, last, last});
+    }
   }
 };
 
@@ -689,89 +753,267 @@ Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>())
 Scanner::~Scanner() = default;
 
 uint64_t Scanner::CountMatches(std::string_view content, bool binary) const {
-  return impl_->Match(content, binary).size();
+  uint64_t n = 0;
+  for (size_t off = 0; off < content.size() || off == 0;) {
+    size_t len = std::min(kDefaultScanWindow, content.size() - off);
+    bool overflow = false;
+    n += impl_->Match(content.substr(off, len), binary, &overflow).size();
+    if (overflow) n += kMaxRawMatches;
+    off += len;
+    if (len == 0) break;
+  }
+  return n;
 }
 
-std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view content) const {
-  std::vector<Finding> out;
-  std::string_view base = Basename(path);
-  for (const PathRule& r : PathRules()) {
-    if (!TailMatches(r.glob, path)) continue;
-    if (*r.unless_glob && fnmatch(r.unless_glob, std::string(base).c_str(), 0) == 0) continue;
-    if (*r.content_need && content.find(r.content_need) == std::string_view::npos) continue;
-    Finding f;
-    f.path = std::string(path);
-    f.line = f.column = 1;
-    f.rule = r.id;
-    f.fingerprint = Hex16(r.id, content);
-    f.excerpt = "(credential file)";
-    out.push_back(std::move(f));
-  }
-  if (IsEncrypted(content)) return out;
+// Bytes of one file, window by window. View(from, to) gives [from, min(to, size)) and may
+// forget what lies before `from` (calls come with non-decreasing `from`).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual std::string_view View(uint64_t from, uint64_t to) = 0;
+};
 
-  const bool binary = LooksBinary(content);
-  std::vector<RawMatch> matches = impl_->Match(content, binary);
+namespace {
+
+class MemorySource : public ByteSource {
+ public:
+  explicit MemorySource(std::string_view all) : all_(all) {}
+  std::string_view View(uint64_t from, uint64_t to) override {
+    if (from >= all_.size()) return {};
+    return all_.substr(from, std::min<uint64_t>(to, all_.size()) - from);
+  }
+
+ private:
+  std::string_view all_;
+};
+
+// Reads the file as the windows move: the buffer holds one window and its margins.
+class FileSource : public ByteSource {
+ public:
+  FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  ~FileSource() override { close(fd_); }
+  std::string_view View(uint64_t from, uint64_t to) override {
+    if (from > start_) {
+      size_t drop = std::min<uint64_t>(from - start_, buf_.size());
+      buf_.erase(0, drop);
+      start_ += drop;
+    }
+    while (!eof_ && start_ + buf_.size() < to) {
+      size_t want = static_cast<size_t>(to - start_ - buf_.size());
+      size_t old = buf_.size();
+      buf_.resize(old + want);
+      ssize_t n = read(fd_, buf_.data() + old, want);
+      if (n < 0 && errno == EINTR) n = 0;
+      if (n < 0) Fail(ErrorCode::kIo, "read " + path_ + ": " + strerror(errno));
+      buf_.resize(old + static_cast<size_t>(n));
+      if (n == 0) eof_ = true;
+      bytes_ += static_cast<uint64_t>(n);
+    }
+    std::string_view v(buf_);
+    if (from >= start_ + v.size()) return {};
+    v.remove_prefix(from - start_);
+    return v.substr(0, std::min<uint64_t>(to - from, v.size()));
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  int fd_;
+  std::string path_;
+  std::string buf_;
+  uint64_t start_ = 0, bytes_ = 0;
+  bool eof_ = false;
+};
+
+// Path rules whose glob names this file: their content condition and fingerprint need
+// every byte, which the windows hand over once each.
+struct PathRuleState {
+  const PathRule* rule;
+  bool need_found;
+  std::unique_ptr<Sha256Stream> hash;  // SHA-256(id, '\0', content)
+};
+
+}  // namespace
+
+namespace {
+
+// The per-window state of a scan: where lines start, and the findings so far.
+struct WindowCursor {
+  uint64_t buf_start = 0;         // global offset of the view
+  uint64_t lines_before = 0;      // newlines before buf_start
+  uint64_t line_start = 0;        // global offset where the line holding buf_start starts
+  std::string path;
+  std::vector<Finding> out;
+
+  // Moves the view's start to `next` (<= the end of `view`), counting the lines passed.
+  void Advance(std::string_view view, uint64_t next) {
+    size_t n = static_cast<size_t>(next - buf_start);
+    for (size_t i = 0; i < n; ++i)
+      if (view[i] == '\n') lines_before++, line_start = buf_start + i + 1;
+    buf_start = next;
+  }
+};
+
+// The findings of the matches owned by this window: those whose Hyperscan run ends in
+// (own_from, own_to] (offsets in `view`; an end is the offset after the match). The margins around it hold every byte a check
+// looks at, so each match is judged as in a whole-buffer scan.
+void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
+           std::vector<RawMatch>& matches, WindowCursor& cur) {
   // Rules whose text starts with "the character before" report where the key starts.
   for (RawMatch& m : matches)
     while (m.from < m.secret_from && m.from + 1 < m.to &&
-           !std::isalnum(static_cast<unsigned char>(content[m.from])) && content[m.from] != '-' &&
-           content[m.from] != '_')
+           !std::isalnum(static_cast<unsigned char>(view[m.from])) && view[m.from] != '-' &&
+           view[m.from] != '_')
       ++m.from;
   auto rules = ContentRules();
   // A keyword rule yields to a specific rule whose secret overlaps its own.
   std::vector<std::pair<unsigned long long, unsigned long long>> specific;
   for (const RawMatch& m : matches)
     if (!rules[m.rule].generic) specific.emplace_back(m.secret_from, m.secret_to);
+  std::sort(specific.begin(), specific.end());
   auto overlaps_specific = [&](const RawMatch& m) {
-    for (const auto& [a, b] : specific)
-      if (a < m.secret_to && m.secret_from < b) return true;
+    unsigned long long lo = m.secret_from > kMaxMatchWidth ? m.secret_from - kMaxMatchWidth : 0;
+    auto it = std::lower_bound(specific.begin(), specific.end(), std::make_pair(lo, 0ull));
+    for (; it != specific.end() && it->first < m.secret_to; ++it)
+      if (m.secret_from < it->second) return true;
     return false;
   };
-  uint64_t line = 1;
-  size_t line_start = 0, counted = 0;
+  std::vector<RawMatch> kept;
   for (const RawMatch& raw : matches) {
+    if (raw.last <= own_from || raw.last > own_to) continue;  // (ends are exclusive offsets)
     const ContentRule& rule = rules[raw.rule];
     if (rule.generic && overlaps_specific(raw)) continue;
     RawMatch m = raw;
-    if (Rejected(rule, content, m)) continue;
-    std::string_view span = content.substr(m.from, m.to - m.from);
-    std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
-    size_t secret_off = m.secret_from - m.from;
-    // Line and column of the match start (matches arrive in offset order).
+    if (!Rejected(rule, view, m)) kept.push_back(m);
+  }
+  std::sort(kept.begin(), kept.end(), [](const RawMatch& a, const RawMatch& b) {
+    return a.from != b.from ? a.from < b.from : a.rule < b.rule;
+  });
+  uint64_t line = cur.lines_before + 1, line_start = cur.line_start;
+  size_t counted = 0;
+  for (const RawMatch& m : kept) {
+    const ContentRule& rule = rules[m.rule];
     for (size_t i = counted; i < m.from; ++i)
-      if (content[i] == '\n') {
-        ++line;
-        line_start = i + 1;
-      }
-    counted = m.from;
-    size_t line_end = content.find('\n', m.from);
-    if (line_end == std::string_view::npos) line_end = content.size();
-    std::string_view line_text = content.substr(line_start, line_end - line_start);
+      if (view[i] == '\n') ++line, line_start = cur.buf_start + i + 1;
+    counted = std::max<size_t>(counted, m.from);
+    // `haven:allow` on the line, within kLineLook bytes of the match.
+    size_t look_to = std::min<size_t>(view.size(), m.to + kLineLook);
+    size_t line_end = view.substr(0, look_to).find('\n', m.from);
+    if (line_end == std::string_view::npos) line_end = look_to;
+    uint64_t abs_from = cur.buf_start + m.from;
+    uint64_t look_from = std::max<uint64_t>({line_start, cur.buf_start,
+                                             abs_from > kLineLook ? abs_from - kLineLook : 0});
+    std::string_view line_text = view.substr(look_from - cur.buf_start, line_end - (look_from - cur.buf_start));
     if (line_text.find("haven:allow") != std::string_view::npos) continue;
 
+    std::string_view span = view.substr(m.from, m.to - m.from);
+    std::string_view secret = view.substr(m.secret_from, m.secret_to - m.secret_from);
     Finding f;
-    f.path = std::string(path);
+    f.path = cur.path;
     f.line = line;
-    f.column = m.from - line_start + 1;
+    f.column = abs_from - line_start + 1;
     f.rule = rule.id;
     f.fingerprint = Hex16(rule.id, secret);
-    std::string ex(span.substr(0, secret_off));
+    std::string ex(span.substr(0, m.secret_from - m.from));
     if (ex.size() > 60) ex = ex.substr(0, 28) + "..." + ex.substr(ex.size() - 28);
     AppendRedacted(ex, secret);
     for (char& c : ex)
       if (c == '\n' || c == '\r' || c == '\t') c = ' ';
     f.excerpt = SanitizeForTerminal(ex);
-    out.push_back(std::move(f));
+    cur.out.push_back(std::move(f));
   }
-  std::sort(out.begin(), out.end(), FindingLess);
-  return out;
 }
 
-std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content) const {
-  std::string buf = ReadWholeFile(path);
-  auto findings = Scan(path, buf);
-  if (content) *content = std::move(buf);
-  return findings;
+}  // namespace
+
+std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
+                                         size_t window) const {
+  window = std::max<size_t>(window, 1);
+  std::string_view base = Basename(path);
+  std::vector<PathRuleState> path_rules;
+  for (const PathRule& r : PathRules()) {
+    if (!TailMatches(r.glob, path)) continue;
+    if (*r.unless_glob && fnmatch(r.unless_glob, std::string(base).c_str(), 0) == 0) continue;
+    PathRuleState st{&r, *r.content_need == 0, std::make_unique<Sha256Stream>()};
+    st.hash->Update(AsBytes(std::string_view(r.id, std::strlen(r.id) + 1)));  // id and '\0'
+    path_rules.push_back(std::move(st));
+  }
+  // The head decides: an encrypted file has no content findings, a binary one gets only
+  // the key-block rules.
+  std::string_view head = src.View(0, kBinaryProbe + 4096 + 64);
+  const bool encrypted = IsEncrypted(head);
+  const bool binary = LooksBinary(head);
+  WindowCursor cur;
+  cur.path = std::string(path);
+  for (uint64_t own_start = 0;;) {
+    size_t win = window;
+    std::string_view view;
+    std::vector<RawMatch> matches;
+    uint64_t own_end;
+    bool at_eof;
+    for (;;) {  // a window with too many runs is scanned again in halves
+      uint64_t want = own_start + win + kScanMargin;
+      view = src.View(cur.buf_start, want);
+      at_eof = cur.buf_start + view.size() < want;
+      own_end = at_eof ? cur.buf_start + view.size() : own_start + win;
+      if (encrypted) break;
+      bool overflow = false;
+      matches = impl_->Match(view, binary, &overflow);
+      if (!overflow) break;
+      if (win <= kMinScanWindow)
+        Fail(ErrorCode::kIo, std::string(path) + ": more than " + std::to_string(kMaxRawMatches) +
+                                 " candidate secrets in " + std::to_string(win) +
+                                 " bytes; not scanned");
+      win /= 2;
+    }
+    std::string_view own = view.substr(own_start - cur.buf_start, own_end - own_start);
+    for (PathRuleState& st : path_rules) {
+      st.hash->Update(AsBytes(own));
+      if (!st.need_found && view.find(st.rule->content_need) != std::string_view::npos)
+        st.need_found = true;
+    }
+    if (!encrypted)
+      Judge(view, own_start - cur.buf_start, own_end - cur.buf_start, matches, cur);
+    if (at_eof) break;
+    cur.Advance(view, std::max<uint64_t>(cur.buf_start, own_end > kScanMargin ? own_end - kScanMargin : 0));
+    own_start = own_end;
+  }
+  for (PathRuleState& st : path_rules) {
+    if (!st.need_found) continue;
+    Finding f;
+    f.path = std::string(path);
+    f.line = f.column = 1;
+    f.rule = st.rule->id;
+    f.fingerprint = st.hash->Finish().Hex().substr(0, 16);
+    f.excerpt = "(credential file)";
+    cur.out.push_back(std::move(f));
+  }
+  std::sort(cur.out.begin(), cur.out.end(), FindingLess);
+  return std::move(cur.out);
+}
+
+std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view content) const {
+  return Scan(path, content, kDefaultScanWindow);
+}
+
+std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view content,
+                                   size_t window) const {
+  MemorySource src(content);
+  return ScanSource(path, src, window);
+}
+
+std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content,
+                                       uint64_t* size) const {
+  if (content) {
+    *content = ReadWholeFile(path);
+    if (size) *size = content->size();
+    return Scan(path, *content);
+  }
+  int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
+  FileSource src(fd, path);
+  auto found = ScanSource(path, src, kDefaultScanWindow);
+  if (size) *size = src.bytes();
+  return found;
 }
 
 }  // namespace haven::capture

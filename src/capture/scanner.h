@@ -1,12 +1,12 @@
 // The secret scanner: every content rule of rules.h in one Hyperscan pass over a file's
-// bytes (binary files, those with a NUL in their first 8 KiB, only against the key-block
-// rules), then per match: the secret is extracted with the same expression, checked
+// bytes (binary files, LooksBinary, only against the key-block rules), then per match: the secret is extracted with the same expression, checked
 // against its entropy threshold, the published examples and placeholder shapes, and an
 // inline `haven:allow` on its line. Path rules name files that are secrets by their path.
 // Files that start with an encryption header (age, armored PGP message, ansible-vault)
 // have no findings. A Scanner is immutable after construction and thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -41,6 +41,12 @@ struct ScanAllow {
   std::string Digest() const;  // 8 hex over the lists (sorted), for the scan-version tag
 };
 
+// Files are scanned in windows of this many bytes (plus margins), so memory does not grow
+// with the file; the findings equal those of one pass over the whole file.
+inline constexpr size_t kDefaultScanWindow = 4 << 20;
+
+class ByteSource;
+
 class Scanner {
  public:
   // Compiles the Hyperscan databases (about 0.6 s), or loads them from `cache_dir` when a
@@ -53,19 +59,27 @@ class Scanner {
 
   // Findings for `content` of the file `path` (path rules included), sorted by FindingLess.
   std::vector<Finding> Scan(std::string_view path, std::string_view content) const;
-  // Reads the file (no symlink following) and scans it. The bytes read are returned in
-  // *content when it is not null. Throws kIo when the file cannot be read.
-  std::vector<Finding> ScanFile(const std::string& path, std::string* content = nullptr) const;
+  // The same in windows of `window` bytes (tests compare it with the above).
+  std::vector<Finding> Scan(std::string_view path, std::string_view content, size_t window) const;
+  // Reads the file (no symlink following) and scans it. With `content`, the whole file is
+  // read into *content first; without, it is read window by window (memory stays about
+  // kDefaultScanWindow + 256 KiB whatever the file's size). *size gets the bytes read.
+  // Throws kIo when the file cannot be read.
+  std::vector<Finding> ScanFile(const std::string& path, std::string* content = nullptr,
+                                uint64_t* size = nullptr) const;
 
   // Only the content rules over a buffer, for benchmarks: number of raw matches.
   uint64_t CountMatches(std::string_view content, bool binary) const;
 
  private:
+  std::vector<Finding> ScanSource(std::string_view path, ByteSource& src, size_t window) const;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
-// True when the first 8 KiB of `content` hold a NUL byte.
+// True when the first 8 KiB of `content` hold a NUL byte and more than 10% of bytes that
+// text does not hold (control characters other than \t \n \v \f \r ESC, bytes outside
+// valid UTF-8): a text file with a stray NUL is still text.
 bool LooksBinary(std::string_view content);
 // Shannon entropy in bits per byte.
 double Entropy(std::string_view s);

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <hs.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <string>
@@ -535,6 +539,31 @@ TEST(ScanRules, BinaryFilesOnlyForKeyBlocks) {
   EXPECT_EQ(f[0].rule, "private-key");
 }
 
+// A NUL does not make a text file binary: the share of bytes text does not hold decides.
+TEST(ScanRules, TextWithAStrayNulIsScannedAsText) {
+  Gen g(19);
+  std::string tok = "ghp_" + g.Of(kAlnum, 36);
+  std::string text = "log start\n" + std::string(1, '\0') + "entry\nnaïve café ünïcode\n";
+  for (int i = 0; i < 50; ++i) text += "line " + std::to_string(i) + "\n";
+  text += "t = " + tok + "\n";
+  EXPECT_FALSE(LooksBinary(text));
+  auto f = S().Scan("app.log", text);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "github-token");
+  // Binary shapes stay binary: an ELF header, random bytes, UTF-16 with its NULs.
+  std::string elf("\x7f" "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0\x3e\0", 20);
+  EXPECT_TRUE(LooksBinary(elf + std::string(200, '\0') + "text"));
+  std::mt19937 rng(3);
+  std::string random;
+  for (int i = 0; i < 8192; ++i) random.push_back(static_cast<char>(rng()));
+  random[10] = '\0';
+  EXPECT_TRUE(LooksBinary(random));
+  std::string utf16;
+  for (char c : std::string("hello world, a UTF-16 file")) utf16 += std::string(1, c) + '\0';
+  EXPECT_TRUE(LooksBinary(utf16));
+  EXPECT_FALSE(LooksBinary("no nul at all \x01\x02\x03"));
+}
+
 TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.ssh/id_ed25519"), "ssh-private-key-file"));
   EXPECT_FALSE(Has(RulesFound("", "/home/u/.ssh/id_ed25519.pub"), "ssh-private-key-file"));
@@ -601,6 +630,92 @@ TEST(ScanRules, HugeLinesAndManyMatchesStayBounded) {
   EXPECT_GE(f.size(), 1990u);  // a few random values look like words
 }
 
+// A scan in small windows finds exactly what one pass over the whole buffer finds: every
+// rule's positive case, near misses, allow comments and filler lines, with window edges
+// falling inside secrets, key blocks and long lines.
+TEST(ScanWindows, EqualTheWholeBufferScan) {
+  Gen g(29);
+  std::vector<Case> cases = Cases(g);
+  std::string text;
+  std::mt19937 rng(31);
+  for (int round = 0; round < 3; ++round) {
+    for (const Case& c : cases) {
+      text += c.positive + "\n" + c.near_miss + "\n";
+      int filler = static_cast<int>(rng() % 40);
+      for (int i = 0; i < filler; ++i) text += "line " + g.Of(kAlnum + "    ", rng() % 90) + "\n";
+      if (rng() % 7 == 0) text += "k = " + g.Of(kAlnum, 40) + "  # haven:allow\n";
+      if (rng() % 11 == 0) text += std::string(rng() % 20000, 'a') + " token=" + g.Of(kAlnum, 30) + "\n";
+    }
+  }
+  ASSERT_GT(text.size(), 200000u);
+  auto whole = S().Scan("w.txt", text, text.size() + 1);
+  ASSERT_GT(whole.size(), cases.size() * 3);
+  auto texts = [](const std::vector<Finding>& v) {
+    std::vector<std::string> out;
+    for (const auto& f : v) out.push_back(f.Text() + " " + f.fingerprint);
+    return out;
+  };
+  for (size_t window : {size_t{3001}, size_t{4093}, size_t{65536}, size_t{200003}}) {
+    SCOPED_TRACE(window);
+    EXPECT_EQ(texts(S().Scan("w.txt", text, window)), texts(whole));
+  }
+  EXPECT_EQ(texts(S().Scan("w.txt", text)), texts(whole));
+}
+
+// The file reader streams (windows) and finds what the in-memory scan finds.
+TEST(ScanWindows, FileScanEqualsBufferScan) {
+  Gen g(37);
+  std::string text;
+  for (int i = 0; i < 300000; ++i) {
+    text += "row " + std::to_string(i) + " " + g.Of(kAlnum, 20) + "\n";
+    if (i % 50000 == 7) text += "gh = ghp_" + g.Of(kAlnum, 36) + "\n";
+  }
+  ASSERT_GT(text.size(), 2 * kDefaultScanWindow);
+  char tmpl[] = "/tmp/haven-scanwin-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  uint64_t size = 0;
+  auto from_file = S().ScanFile(tmpl, nullptr, &size);
+  unlink(tmpl);
+  EXPECT_EQ(size, text.size());
+  auto from_buf = S().Scan(tmpl, text);
+  ASSERT_EQ(from_file.size(), 6u);
+  ASSERT_EQ(from_file.size(), from_buf.size());
+  for (size_t i = 0; i < from_file.size(); ++i) EXPECT_EQ(from_file[i].Text(), from_buf[i].Text());
+}
+
+// Every rule's longest match fits the window margins (kMaxMatchWidth in scanner.cc).
+TEST(ScanWindows, RulesHaveBoundedWidth) {
+  for (const ContentRule& r : ContentRules()) {
+    hs_expr_info_t* info = nullptr;
+    hs_compile_error_t* err = nullptr;
+    ASSERT_EQ(hs_expression_info(r.pattern, r.caseless ? HS_FLAG_CASELESS : 0, &info, &err),
+              HS_SUCCESS)
+        << r.id;
+    EXPECT_LE(info->max_width, 8192u) << r.id;
+    free(info);
+  }
+}
+
+// More than 1M raw matches (a million placeholder assignments) do not hide a secret that
+// comes after them.
+TEST(ScanWindows, SecretAfterAMillionRawMatches) {
+  Gen g(41);
+  std::string text;
+  const std::string filler = "AKIAXXXXXXXXXXXXXXXX\n";
+  text.reserve(filler.size() * 1100000 + 64);
+  for (int i = 0; i < 1100000; ++i) text += filler;
+  ASSERT_GT(S().CountMatches(text, false), 1000000u);
+  std::string tok = "ghp_" + g.Of(kAlnum, 36);
+  text += "gh = " + tok + "\n";
+  auto f = S().Scan("many", text);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, "github-token");
+  EXPECT_EQ(f[0].line, 1100001u);
+}
+
 // The rule table is pinned to kScanVersion: change a rule, then bump kScanVersion and
 // record the new digest here (a capture trusts a parent only at the same version).
 TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
@@ -612,6 +727,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
+      {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)

@@ -5,6 +5,7 @@
 
 #include "capture/apply.h"
 #include "capture/capture.h"
+#include "capture/package_diff.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
 #include "core/error.h"
@@ -55,6 +56,18 @@ void RegisterApply(CLI::App& app) {
     o.no_backup = no_backup;
     o.action = [](const std::string& s) { Print((dry_run ? "would " : "") + s); };
     o.warn = [](const std::string& s) { Warn(s); };
+    // The profile the capture used: its tracked paths say what the snapshot covers.
+    if (auto text = capture::LoadStoredProfile(*indexed, snap)) {
+      try {
+        capture::Profile p = capture::Profile::Parse(*text, capture::CapturedHome(snap),
+                                                     "/" + std::string(capture::kProfileFile));
+        std::string tracked;
+        for (const auto& t : p.track) tracked += (tracked.empty() ? "" : " ") + t;
+        Verbose("capture profile: tracks " + tracked);
+      } catch (const Error& e) {
+        Warn(std::string("warning: stored profile ignored: ") + e.what());
+      }
+    }
     capture::ApplyResult r = capture::RunApply(*indexed, snap, o);
     Print("capture " + id.Short() + ": " + std::to_string(r.created) + " created, " +
           std::to_string(r.updated) + " updated, " + std::to_string(r.unchanged) +

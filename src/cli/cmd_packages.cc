@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <set>
 
+#include "capture/apply.h"
+#include "capture/capture.h"
 #include "capture/package_diff.h"
 #include "capture/packages.h"
 #include "capture/profile.h"
@@ -24,8 +26,9 @@ void RegisterPackages(CLI::App& app) {
   auto* diff = cmd->add_subcommand("diff", "packages missing or extra here, per manager");
   diff->add_option("snapshot", snapshot, "capture snapshot (default: the newest of this host)");
   diff->add_option("-H,--host", host, "host whose newest capture is used");
-  diff->add_option("--timeout", timeout_s, "seconds per package manager")->check(CLI::Range(1, 3600));
-  diff->callback([] {
+  auto* diff_timeout = diff->add_option("--timeout", timeout_s, "seconds per package manager (default: the stored profile's [packages] timeout, else 120)")
+                           ->check(CLI::Range(1, 3600));
+  diff->callback([diff_timeout] {
     auto repo = OpenRepository();
     auto lock = LockRepository(*repo, false);
     auto [id, snap] = ResolveCapture(*repo, snapshot, host);
@@ -39,6 +42,17 @@ void RegisterPackages(CLI::App& app) {
     capture::DiscoveryOptions d;
     d.managers = std::vector<std::string>(managers.begin(), managers.end());
     d.timeout_ms = timeout_s * 1000;
+    // The profile the capture used: its [packages] timeout, unless --timeout is given.
+    if (auto text = capture::LoadStoredProfile(*indexed, snap)) {
+      try {
+        capture::Profile p = capture::Profile::Parse(*text, capture::CapturedHome(snap),
+                                                     "/" + std::string(capture::kProfileFile));
+        if (diff_timeout->count() == 0) d.timeout_ms = p.package_timeout_s * 1000;
+        Verbose("using the capture's profile (/" + std::string(capture::kProfileFile) + ")");
+      } catch (const Error& e) {
+        Warn(std::string("warning: stored profile ignored: ") + e.what());
+      }
+    }
     capture::DiscoveryResult here = capture::DiscoverPackages(d);
     for (const auto& w : here.warnings) Warn("warning: " + w);
     Print("capture " + id.Short() + " vs. this machine:");
@@ -54,9 +68,11 @@ void RegisterPackages(CLI::App& app) {
       }
       capture::PackageDiff pd = capture::DiffPackageList(file, rec, now->lines);
       Print(file + ": " + std::to_string(pd.missing_here.size()) + " missing here, " +
-            std::to_string(pd.extra_here.size()) + " extra here");
+            std::to_string(pd.extra_here.size()) + " extra here, " +
+            std::to_string(pd.other_version.size()) + " other version here");
       for (const auto& l : pd.missing_here) Print("  - " + l);
       for (const auto& l : pd.extra_here) Print("  + " + l);
+      for (const auto& [was, now] : pd.other_version) Print("  ~ " + was + " -> " + now);
       if (!pd.install.empty()) Print("  install: " + pd.install);
     }
   });

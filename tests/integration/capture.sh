@@ -90,7 +90,7 @@ import json, sys
 s = [json.loads(l) for l in open(sys.argv[1])][-1]
 assert s["message_type"] == "summary" and s["files"] == 82 and s["files_read"] == 82, s
 assert s["packages"] == ["apt-manual.txt", "dpkg.txt", "flatpak.txt", "pip-user.txt", "pip.txt"], s
-assert s["scan_tag"].startswith("haven-scan:3/"), s
+assert s["scan_tag"].startswith("haven-scan:4/"), s
 PY
 
 check "unchanged capture with --jobs 2: no file read, same home tree"
@@ -117,12 +117,15 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert len(s) == 3, len(s)
 for x in s:
-    assert "capture" in x["tags"] and any(t.startswith("haven-scan:3/") for t in x["tags"]), x["tags"]
+    assert "capture" in x["tags"] and any(t.startswith("haven-scan:4/") for t in x["tags"]), x["tags"]
 PY
 run_ok r -r "$REPO" ls latest
 assert_grep '^/\.haven/packages/dpkg\.txt$' "$OUT"
 run_ok r -r "$REPO" dump latest /.haven/packages/dpkg.txt
 printf 'bash\t5.2\ncurl\t7.88\njq\t1.6\n' | cmp - "$OUT" || fail "dpkg.txt content"
+assert_grep '^/\.haven/profile\.toml$' "$W/out.$((OUT_N - 1))"
+run_ok r -r "$REPO" dump latest /.haven/profile.toml
+cmp "$OUT" "$W/other.toml" || fail "the stored profile is not the one the capture used"
 run_ok hv -r "$REPO" check --read-data
 
 check "secrets in three files: blocked, same bytes every run and job count, nothing stored"
@@ -191,10 +194,11 @@ check "packages diff against the recorded lists"
 export HOME="$W/home"
 printf 'bash\t5.2\tinstalled\njq\t1.7\tinstalled\nzsh\t5.9\tinstalled\n' >"$FAKE_DPKG_LIST"
 expect_exit 0 hv -r "$REPO" packages diff --timeout 3
-assert_grep '^dpkg.txt: 1 missing here, 1 extra here$' "$OUT"
+assert_grep '^dpkg.txt: 1 missing here, 1 extra here, 1 other version here$' "$OUT"
+assert_grep '^  ~ jq	1.6 -> jq	1.7$' "$OUT"
 assert_grep '^  - curl	7.88$' "$OUT"
 assert_grep '^  \+ zsh	5.9$' "$OUT"
 assert_grep '^  install: sudo apt-get install -y curl$' "$OUT"
-assert_grep '^pip.txt: 0 missing here, 0 extra here$' "$OUT"
+assert_grep '^pip.txt: 0 missing here, 0 extra here, 0 other version here$' "$OUT"
 
 pass
