@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <memory>
 #include <unordered_map>
@@ -116,6 +117,19 @@ void MkdirAll(const std::string& path) {
     Fail(ErrorCode::kFatal, "cannot create target " + path + ": " + strerror(errno));
 }
 
+// This process's umask, read without changing it (umask(2) would, for every thread).
+mode_t CurrentUmask() {
+  if (FILE* f = fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (!found && fgets(line, sizeof(line), f)) found = sscanf(line, "Umask: %o", &mask) == 1;
+    fclose(f);
+    if (found) return static_cast<mode_t>(mask & 0777);
+  }
+  return 022;
+}
+
 const char* TypeName(mode_t m) {
   if (S_ISDIR(m)) return "directory";
   if (S_ISLNK(m)) return "symlink";
@@ -137,7 +151,9 @@ const char* TypeName(mode_t m) {
 class Restore {
  public:
   Restore(IndexedRepository& repo, const RestoreOptions& opts)
-      : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {}
+      : repo_(repo), opts_(opts), pool_(ResolveJobs(opts.jobs), ResolveJobs(opts.jobs) * 2) {
+    if (opts_.no_permissions) umask_ = CurrentUmask();
+  }
 
   static constexpr int kMaxDepth = 4096;
 
@@ -734,8 +750,14 @@ class Restore {
   }
 
   // Owner, xattrs, mode and times of an open file or directory.
+  // The permission bits to set: the snapshot's, or with no_permissions the defaults.
+  mode_t PermOf(const Node& n) const {
+    if (!opts_.no_permissions) return PosixPermFromGoMode(n.mode);
+    return (n.type == NodeType::kDir ? 0777 : 0666) & ~umask_;
+  }
+
   void SetMetadataFd(int fd, const std::string& rel, const Node& n) {
-    if (fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
+    if (!opts_.no_permissions && fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
       Warn(rel, "chown " + Shown(rel) + ": " + strerror(errno));
     for (const Xattr& x : n.xattrs) {
       const std::string& v = x.value ? *x.value : std::string();
@@ -743,7 +765,7 @@ class Restore {
           errno != EPERM)
         Warn(rel, "setxattr " + x.name + " on " + Shown(rel) + ": " + strerror(errno));
     }
-    if (fchmod(fd, PosixPermFromGoMode(n.mode)) != 0)
+    if (fchmod(fd, PermOf(n)) != 0)
       Warn(rel, "chmod " + Shown(rel) + ": " + strerror(errno));
     struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
     if (futimens(fd, ts) != 0) Warn(rel, "utimes " + Shown(rel) + ": " + strerror(errno));
@@ -753,7 +775,8 @@ class Restore {
   // (symlink, fifo, device): never following a link.
   void SetMetadataAt(int dirfd, const std::string& rel, const Node& n) {
     const std::string name(SplitParent(rel).second);
-    if (fchownat(dirfd, name.c_str(), n.uid, n.gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM)
+    if (!opts_.no_permissions &&
+        fchownat(dirfd, name.c_str(), n.uid, n.gid, AT_SYMLINK_NOFOLLOW) != 0 && errno != EPERM)
       Warn(rel, "lchown " + Shown(rel) + ": " + strerror(errno));
     if (n.type != NodeType::kSymlink) {
       // Through our own directory descriptor: /proc/self/fd/N/name, final name not followed.
@@ -766,7 +789,7 @@ class Restore {
       }
       struct stat st;
       if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode) &&
-          fchmodat(dirfd, name.c_str(), PosixPermFromGoMode(n.mode), 0) != 0)
+          fchmodat(dirfd, name.c_str(), PermOf(n), 0) != 0)
         Warn(rel, "chmod " + Shown(rel) + ": " + strerror(errno));
     }
     struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
@@ -812,6 +835,7 @@ class Restore {
   Fd target_;
   OrderedTreeStream* stream_ = nullptr;  // during the walk: the trees, loaded ahead
   ThreadPool pool_;
+  mode_t umask_ = 022;  // with no_permissions: the defaults' mask
   std::vector<std::unique_ptr<File>> files_;
   std::vector<uint32_t> empty_;
   std::vector<std::future<void>> jobs_;
