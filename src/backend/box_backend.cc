@@ -586,12 +586,29 @@ void BoxBackend::Save(const Handle& h, ByteView data) {
   int64_t id = sqlite3_last_insert_rowid(db_);
   if (id <= 0 || id >= kMaxObjectId)
     Fail(ErrorCode::kCorrupt, "box " + path_ + ": object ids exhausted");
-  Stmt part(db_, "INSERT INTO parts(id, data) VALUES(?1, ?2)");
+  // Each part is inserted as a zeroblob and then filled with incremental blob I/O: binding
+  // the bytes would make SQLite build the whole record (a fresh part-sized buffer, page
+  // faults and a copy) before it writes the pages (docs/box.md §2).
+  Stmt part(db_, "INSERT INTO parts(id, data) VALUES(?1, zeroblob(?2))");
+  sqlite3_blob* blob = nullptr;
+  struct Closer {
+    sqlite3_blob*& b;
+    ~Closer() {
+      if (b) sqlite3_blob_close(b);
+    }
+  } closer{blob};
   for (uint64_t seq = 0; seq * ps < data.size(); ++seq) {
     uint64_t len = std::min<uint64_t>(ps, data.size() - seq * ps);
-    part.Bind(1, PartRowId(id, seq)).BindBlob(2, data.data() + seq * ps, len);
+    const int64_t row = PartRowId(id, seq);
+    part.Bind(1, row).Bind(2, static_cast<int64_t>(len));
     if (int rc = part.Step(); rc != SQLITE_DONE) FailDb(rc, "store " + h.ToString());
     part.Reset();
+    if (len == 0) continue;
+    int rc = blob ? sqlite3_blob_reopen(blob, row)
+                  : sqlite3_blob_open(db_, "main", "parts", "data", row, 1, &blob);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_blob_write(blob, data.data() + seq * ps, static_cast<int>(len), 0);
+    if (rc != SQLITE_OK) FailDb(rc, "store " + h.ToString());
   }
 }
 
