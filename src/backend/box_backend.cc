@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -102,6 +103,56 @@ uint64_t EnvSize(const char* name, uint64_t lo, uint64_t hi, bool power_of_two, 
   return n;
 }
 
+// Throws the error for SQLite's result `rc` of `what` on `db`: kLocked (busy), kCorrupt
+// (damaged file), else kIo.
+[[noreturn]] void FailSqlite(const std::string& path, sqlite3* db, int rc,
+                             const std::string& what) {
+  std::string msg = "box " + path + ": " + what + ": " + sqlite3_errmsg(db);
+  if (IsBusy(rc))
+    Fail(ErrorCode::kLocked,
+         "box " + path + " is being changed by another process, or was changed after this "
+                         "command started reading it (" + what + "); run the command again");
+  int prim = rc & 0xff;
+  if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_MISMATCH)
+    Fail(ErrorCode::kCorrupt, msg);
+  bool retryable = false;
+  Fail(ErrorCode::kIo, msg, retryable);
+}
+
+// The write generation of the state `db`'s transaction sees; -1 before the schema exists.
+int64_t ReadGeneration(sqlite3* db) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='generation'", -1, &s,
+                         nullptr) != SQLITE_OK) {
+    sqlite3_finalize(s);
+    return -1;
+  }
+  int64_t g = sqlite3_step(s) == SQLITE_ROW ? sqlite3_column_int64(s, 0) : -1;
+  sqlite3_finalize(s);
+  return g;
+}
+
+// The hardening every connection to a box gets (a box made elsewhere is untrusted).
+void Harden(sqlite3* db) {
+  sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
+  sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+}
+
+
+[[noreturn]] void FailNotFound(const std::string& path, const Handle& h) {
+  Fail(ErrorCode::kNotFound, "box " + path + ": " + h.ToString() + " does not exist");
+}
+
+[[noreturn]] void FailShortRead(const std::string& path, const Handle& h, uint64_t offset,
+                                uint64_t length, uint64_t size) {
+  Fail(ErrorCode::kCorrupt, "box " + path + ": short read of " + h.ToString() + ": wanted " +
+                                std::to_string(length) + " bytes at " + std::to_string(offset) +
+                                ", object has " + std::to_string(size));
+}
+
 }  // namespace
 
 BoxOptions BoxOptions::FromEnvironment() {
@@ -135,22 +186,12 @@ BoxBackend::~BoxBackend() {
   } else if (state_ == State::kReading) {
     RollbackLocked();
   }
+  DropReaders();  // the main connection closes last: it checkpoints and removes the WAL
   sqlite3_close_v2(db_);
   db_ = nullptr;
 }
 
-void BoxBackend::FailDb(int rc, const std::string& what) {
-  std::string msg = "box " + path_ + ": " + what + ": " + sqlite3_errmsg(db_);
-  if (IsBusy(rc))
-    Fail(ErrorCode::kLocked,
-         "box " + path_ + " is being changed by another process, or was changed after this "
-                          "command started reading it (" + what + "); run the command again");
-  int prim = rc & 0xff;
-  if (prim == SQLITE_CORRUPT || prim == SQLITE_NOTADB || prim == SQLITE_MISMATCH)
-    Fail(ErrorCode::kCorrupt, msg);
-  bool retryable = false;
-  Fail(ErrorCode::kIo, msg, retryable);
-}
+void BoxBackend::FailDb(int rc, const std::string& what) { FailSqlite(path_, db_, rc, what); }
 
 void BoxBackend::Exec(const char* sql) {
   char* err = nullptr;
@@ -175,11 +216,7 @@ void BoxBackend::OpenDb(bool create) {
   db_ = db;
   // A box made elsewhere is untrusted: no triggers, views or schema functions run, and
   // SQL cannot corrupt the file on purpose.
-  sqlite3_db_config(db_, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
-  sqlite3_db_config(db_, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
-  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_VIEW, 0, nullptr);
-  sqlite3_db_config(db_, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
+  Harden(db_);
   sqlite3_busy_timeout(db_, 10000);
   Exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-32768; PRAGMA journal_size_limit=67108864;"
        " PRAGMA foreign_keys=OFF; PRAGMA cell_size_check=ON");
@@ -248,6 +285,7 @@ void BoxBackend::BeginRead() {
   try {
     Stmt s(db_, "SELECT count(*) FROM sqlite_schema");
     s.Step();
+    generation_ = ReadGeneration(db_);
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
@@ -268,6 +306,7 @@ void BoxBackend::BeginWrite() {
 }
 
 void BoxBackend::CommitLocked() {
+  DropReaders();  // their transactions see the state before this commit
   if (state_ == State::kWriting && removed_) {
     // Gives the pages of removed rows back to the file system (auto_vacuum=INCREMENTAL).
     Exec("PRAGMA incremental_vacuum");
@@ -281,6 +320,7 @@ void BoxBackend::CommitLocked() {
 }
 
 void BoxBackend::RollbackLocked() {
+  DropReaders();
   if (state_ == State::kWriting || state_ == State::kReading)
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   state_ = db_ ? State::kIdle : State::kClosed;
@@ -290,9 +330,19 @@ void BoxBackend::RollbackLocked() {
 void BoxBackend::Commit() {
   MutexLock lock(mu_);
   if (db_ == nullptr) return;
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   CommitLocked();
+  const auto committed = Clock::now();
   // A checkpoint moves the committed pages into the box file itself.
   sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  last_commit_.commit = std::chrono::duration<double>(committed - start).count();
+  last_commit_.checkpoint = std::chrono::duration<double>(Clock::now() - committed).count();
+}
+
+BoxBackend::CommitTimes BoxBackend::LastCommitTimes() {
+  MutexLock lock(mu_);
+  return last_commit_;
 }
 
 void BoxBackend::Rollback() {
@@ -364,12 +414,12 @@ void BoxBackend::Create() {
   if (!has_schema) CreateSchema();
 }
 
-std::optional<BoxBackend::Object> BoxBackend::Find(const Handle& h) {
-  Stmt s(db_, "SELECT id, size, part_size FROM files WHERE type=?1 AND name=?2");
+std::optional<BoxBackend::Object> BoxBackend::Find(sqlite3* db, const Handle& h) const {
+  Stmt s(db, "SELECT id, size, part_size FROM files WHERE type=?1 AND name=?2");
   s.Bind(1, TypeText(h.type)).Bind(2, ObjectName(h));
   int rc = s.Step();
   if (rc == SQLITE_DONE) return std::nullopt;
-  if (rc != SQLITE_ROW) FailDb(rc, "look up " + h.ToString());
+  if (rc != SQLITE_ROW) FailSqlite(path_, db, rc, "look up " + h.ToString());
   Object o{s.Int(0), static_cast<uint64_t>(s.Int(1)), static_cast<uint64_t>(s.Int(2))};
   // A hostile box must not make a size or part size that asks for unbounded memory.
   if (o.id <= 0 || o.id >= kMaxObjectId || s.Int(1) < 0 || s.Int(2) < 4096 ||
@@ -379,8 +429,8 @@ std::optional<BoxBackend::Object> BoxBackend::Find(const Handle& h) {
   return o;
 }
 
-void BoxBackend::ReadRange(const Handle& h, const Object& o, uint64_t offset, uint8_t* out,
-                           uint64_t n) {
+void BoxBackend::ReadRange(sqlite3* db, const Handle& h, const Object& o, uint64_t offset,
+                           uint8_t* out, uint64_t n) const {
   sqlite3_blob* blob = nullptr;
   struct Closer {
     sqlite3_blob*& b;
@@ -394,38 +444,123 @@ void BoxBackend::ReadRange(const Handle& h, const Object& o, uint64_t offset, ui
     uint64_t take = std::min(n, part_len - in_part);
     int64_t row = PartRowId(o.id, seq);
     int rc = blob ? sqlite3_blob_reopen(blob, row)
-                  : sqlite3_blob_open(db_, "main", "parts", "data", row, 0, &blob);
+                  : sqlite3_blob_open(db, "main", "parts", "data", row, 0, &blob);
     if (rc != SQLITE_OK) {
       if ((rc & 0xff) == SQLITE_ERROR)
         Fail(ErrorCode::kCorrupt, "box " + path_ + ": part " + std::to_string(seq) + " of " +
                                       h.ToString() + " is missing");
-      FailDb(rc, "read " + h.ToString());
+      FailSqlite(path_, db, rc, "read " + h.ToString());
     }
     if (static_cast<uint64_t>(sqlite3_blob_bytes(blob)) != part_len)
       Fail(ErrorCode::kCorrupt, "box " + path_ + ": part " + std::to_string(seq) + " of " +
                                     h.ToString() + " has the wrong length");
     rc = sqlite3_blob_read(blob, out, static_cast<int>(take), static_cast<int>(in_part));
-    if (rc != SQLITE_OK) FailDb(rc, "read " + h.ToString());
+    if (rc != SQLITE_OK) FailSqlite(path_, db, rc, "read " + h.ToString());
     out += take;
     offset += take;
     n -= take;
   }
 }
 
-namespace {
-
-[[noreturn]] void FailNotFound(const std::string& path, const Handle& h) {
-  Fail(ErrorCode::kNotFound, "box " + path + ": " + h.ToString() + " does not exist");
+sqlite3* BoxBackend::OpenReader(int64_t generation) const {
+  sqlite3* db = nullptr;
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE;
+  if (sqlite3_open_v2(path_.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  Harden(db);
+  sqlite3_busy_timeout(db, 10000);
+  // The reader's transaction must see the state the main connection sees: the same write
+  // generation (every committed write transaction raises it).
+  bool ok = sqlite3_exec(db, "PRAGMA query_only=1; PRAGMA cell_size_check=ON; BEGIN", nullptr,
+                         nullptr, nullptr) == SQLITE_OK &&
+            ReadGeneration(db) == generation;
+  if (!ok) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close_v2(db);
+    return nullptr;
+  }
+  return db;
 }
 
-[[noreturn]] void FailShortRead(const std::string& path, const Handle& h, uint64_t offset,
-                                uint64_t length, uint64_t size) {
-  Fail(ErrorCode::kCorrupt, "box " + path + ": short read of " + h.ToString() + ": wanted " +
-                                std::to_string(length) + " bytes at " + std::to_string(offset) +
-                                ", object has " + std::to_string(size));
+BoxBackend::Reader BoxBackend::AcquireReader(const Handle& h) {
+  int64_t generation = -1;
+  uint64_t epoch = 0;
+  {
+    MutexLock lock(mu_);
+    if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
+    OpenDb(false);
+    BeginRead();
+    // A process that has written reads through its own (writing) connection.
+    if (state_ != State::kReading || generation_ < 0) return {};
+    generation = generation_;
+    MutexLock pool(pool_mu_);
+    epoch = epoch_;
+    if (pool_off_) return {};
+    if (!free_.empty()) {
+      Reader r = free_.back();
+      free_.pop_back();
+      return r;
+    }
+    if (open_readers_ >= kMaxReaders) return {};
+    open_readers_++;
+  }
+  sqlite3* db = OpenReader(generation);
+  MutexLock pool(pool_mu_);
+  if (db == nullptr || epoch != epoch_) {
+    if (db != nullptr) CloseReader(db);
+    open_readers_--;
+    if (epoch == epoch_) pool_off_ = true;  // another process committed meanwhile
+    return {};
+  }
+  return Reader{db, epoch};
 }
 
-}  // namespace
+void BoxBackend::CloseReader(sqlite3* db) {
+  sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(db);
+}
+
+void BoxBackend::ReleaseReader(const Reader& r) {
+  MutexLock pool(pool_mu_);
+  if (r.epoch == epoch_) {
+    free_.push_back(r);
+    return;
+  }
+  CloseReader(r.db);
+  open_readers_--;
+}
+
+void BoxBackend::DropReaders() {
+  MutexLock pool(pool_mu_);
+  epoch_++;
+  pool_off_ = false;
+  for (const Reader& r : free_) {
+    CloseReader(r.db);
+    open_readers_--;
+  }
+  free_.clear();
+}
+
+void BoxBackend::ReadWith(const Handle& h, const std::function<void(sqlite3*)>& fn) {
+  Reader r = AcquireReader(h);
+  if (r.db != nullptr) {
+    struct Give {
+      BoxBackend* b;
+      const Reader& r;
+      ~Give() { b->ReleaseReader(r); }
+    } give{this, r};
+    fn(r.db);
+    return;
+  }
+  MutexLock lock(mu_);
+  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
+  OpenDb(false);
+  BeginRead();
+  fn(db_);
+}
+
 
 void BoxBackend::Save(const Handle& h, ByteView data) {
   CheckHandle(h);
@@ -436,7 +571,7 @@ void BoxBackend::Save(const Handle& h, ByteView data) {
   }
   OpenDb(false);
   BeginWrite();
-  if (auto o = Find(h)) {
+  if (auto o = Find(db_, h)) {
     if (o->size == data.size()) return;  // a retried upload
     Fail(ErrorCode::kFatal, "box " + path_ + ": " + h.ToString() + " already exists with size " +
                                 std::to_string(o->size));
@@ -451,19 +586,36 @@ void BoxBackend::Save(const Handle& h, ByteView data) {
   int64_t id = sqlite3_last_insert_rowid(db_);
   if (id <= 0 || id >= kMaxObjectId)
     Fail(ErrorCode::kCorrupt, "box " + path_ + ": object ids exhausted");
-  Stmt part(db_, "INSERT INTO parts(id, data) VALUES(?1, ?2)");
+  // Each part is inserted as a zeroblob and then filled with incremental blob I/O: binding
+  // the bytes would make SQLite build the whole record (a fresh part-sized buffer, page
+  // faults and a copy) before it writes the pages (docs/box.md §2).
+  Stmt part(db_, "INSERT INTO parts(id, data) VALUES(?1, zeroblob(?2))");
+  sqlite3_blob* blob = nullptr;
+  struct Closer {
+    sqlite3_blob*& b;
+    ~Closer() {
+      if (b) sqlite3_blob_close(b);
+    }
+  } closer{blob};
   for (uint64_t seq = 0; seq * ps < data.size(); ++seq) {
     uint64_t len = std::min<uint64_t>(ps, data.size() - seq * ps);
-    part.Bind(1, PartRowId(id, seq)).BindBlob(2, data.data() + seq * ps, len);
+    const int64_t row = PartRowId(id, seq);
+    part.Bind(1, row).Bind(2, static_cast<int64_t>(len));
     if (int rc = part.Step(); rc != SQLITE_DONE) FailDb(rc, "store " + h.ToString());
     part.Reset();
+    if (len == 0) continue;
+    int rc = blob ? sqlite3_blob_reopen(blob, row)
+                  : sqlite3_blob_open(db_, "main", "parts", "data", row, 1, &blob);
+    if (rc == SQLITE_OK)
+      rc = sqlite3_blob_write(blob, data.data() + seq * ps, static_cast<int>(len), 0);
+    if (rc != SQLITE_OK) FailDb(rc, "store " + h.ToString());
   }
 }
 
 Bytes BoxBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   CheckHandle(h);
-  MutexLock lock(mu_);
   if (h.type == FileType::kLock) {
+    MutexLock lock(mu_);
     auto it = locks_.find(h.name);
     if (it == locks_.end()) FailNotFound(path_, h);
     uint64_t size = it->second.size();
@@ -472,16 +624,16 @@ Bytes BoxBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
     return Bytes(it->second.begin() + static_cast<long>(offset),
                  it->second.begin() + static_cast<long>(offset + n));
   }
-  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
-  OpenDb(false);
-  BeginRead();
-  auto o = Find(h);
-  if (!o) FailNotFound(path_, h);
-  if (offset > o->size || length > o->size - offset)
-    FailShortRead(path_, h, offset, length, o->size);
-  uint64_t n = length ? length : o->size - offset;
-  Bytes out(n);
-  ReadRange(h, *o, offset, out.data(), n);
+  Bytes out;
+  ReadWith(h, [&](sqlite3* db) {
+    auto o = Find(db, h);
+    if (!o) FailNotFound(path_, h);
+    if (offset > o->size || length > o->size - offset)
+      FailShortRead(path_, h, offset, length, o->size);
+    uint64_t n = length ? length : o->size - offset;
+    out = Bytes(n);
+    ReadRange(db, h, *o, offset, out.data(), n);
+  });
   return out;
 }
 
@@ -492,15 +644,13 @@ void BoxBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> o
     std::copy(b.begin(), b.end(), out.begin());
     return;
   }
-  MutexLock lock(mu_);
-  if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
-  OpenDb(false);
-  BeginRead();
-  auto o = Find(h);
-  if (!o) FailNotFound(path_, h);
-  if (offset > o->size || out.size() > o->size - offset)
-    FailShortRead(path_, h, offset, out.size(), o->size);
-  ReadRange(h, *o, offset, out.data(), out.size());
+  ReadWith(h, [&](sqlite3* db) {
+    auto o = Find(db, h);
+    if (!o) FailNotFound(path_, h);
+    if (offset > o->size || out.size() > o->size - offset)
+      FailShortRead(path_, h, offset, out.size(), o->size);
+    ReadRange(db, h, *o, offset, out.data(), out.size());
+  });
 }
 
 std::optional<uint64_t> BoxBackend::Stat(const Handle& h) {
@@ -514,7 +664,7 @@ std::optional<uint64_t> BoxBackend::Stat(const Handle& h) {
   if (db_ == nullptr && !FileExists(path_)) return std::nullopt;
   OpenDb(false);
   BeginRead();
-  auto o = Find(h);
+  auto o = Find(db_, h);
   if (!o) return std::nullopt;
   return o->size;
 }
@@ -556,7 +706,7 @@ void BoxBackend::Remove(const Handle& h) {
   if (db_ == nullptr && !FileExists(path_)) FailNotFound(path_, h);
   OpenDb(false);
   BeginRead();
-  auto o = Find(h);
+  auto o = Find(db_, h);
   if (!o) FailNotFound(path_, h);
   BeginWrite();
   Stmt parts(db_, "DELETE FROM parts WHERE id BETWEEN ?1 AND ?2");

@@ -15,13 +15,16 @@
 // Lock files (FileType::kLock) are kept in memory, per process: SQLite's transactions give
 // the isolation restic's lock files give a directory repository (see docs/box.md).
 //
-// Thread safety: every method may be called from several threads; one mutex serializes the
-// connection (reads copy out of SQLite's page cache; decoding runs outside).
+// Thread safety: every method may be called from several threads. One mutex serializes the
+// main connection; reads of a process that has not written run on a pool of read
+// connections in parallel (see Reader below).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "core/mutex.h"
@@ -67,6 +70,12 @@ class BoxBackend : public Backend {
   // returned to the file system first). No-op when nothing was written. Afterwards the
   // backend reads the newest state and a new write starts a new transaction.
   void Commit();
+  // Wall seconds of the last Commit(): SQLite's COMMIT, then the checkpoint that moves the
+  // committed pages from the WAL into the box file (HAVEN_IMPORT_TIMINGS).
+  struct CommitTimes {
+    double commit = 0, checkpoint = 0;
+  };
+  CommitTimes LastCommitTimes();
   // Drops every change since the first write.
   void Rollback();
   // True while changes are not committed.
@@ -91,9 +100,30 @@ class BoxBackend : public Backend {
   void BeginWrite() REQUIRES(mu_);
   void CommitLocked() REQUIRES(mu_);
   void RollbackLocked() REQUIRES(mu_);
-  std::optional<Object> Find(const Handle& h) REQUIRES(mu_);
-  void ReadRange(const Handle& h, const Object& o, uint64_t offset, uint8_t* out, uint64_t n)
-      REQUIRES(mu_);
+  // Look-up and ranged read on `db`: the main connection (under mu_) or a reader.
+  std::optional<Object> Find(sqlite3* db, const Handle& h) const;
+  void ReadRange(sqlite3* db, const Handle& h, const Object& o, uint64_t offset, uint8_t* out,
+                 uint64_t n) const;
+
+  // ---- The pool of read connections (docs/box.md §3) ----
+  // While this process has not written, reads run on connections of their own, one per
+  // concurrent caller, each in a read transaction at the same state as the main one (the
+  // same write generation); so the restorer's workers read in parallel. A reader whose
+  // state differs (another process committed) turns the pool off for this transaction.
+  struct Reader {
+    sqlite3* db = nullptr;
+    uint64_t epoch = 0;  // the pool's epoch when it was opened
+  };
+  static constexpr int kMaxReaders = 16;
+  // Runs fn on a reader, or on the main connection under mu_ when no reader can be had.
+  void ReadWith(const Handle& h, const std::function<void(sqlite3*)>& fn) EXCLUDES(mu_);
+  Reader AcquireReader(const Handle& h) EXCLUDES(mu_);
+  void ReleaseReader(const Reader& r) EXCLUDES(pool_mu_);
+  // Closes the free readers and retires the others (at commit and rollback).
+  void DropReaders() EXCLUDES(pool_mu_);
+  sqlite3* OpenReader(int64_t generation) const;
+  static void CloseReader(sqlite3* db);
+
   void Exec(const char* sql) REQUIRES(mu_);
   [[noreturn]] void FailDb(int rc, const std::string& what) REQUIRES(mu_);
 
@@ -104,6 +134,14 @@ class BoxBackend : public Backend {
   State state_ GUARDED_BY(mu_) = State::kClosed;
   bool removed_ GUARDED_BY(mu_) = false;  // this transaction removed rows
   std::map<std::string, Bytes> locks_ GUARDED_BY(mu_);
+  CommitTimes last_commit_ GUARDED_BY(mu_);
+  int64_t generation_ GUARDED_BY(mu_) = -1;  // what the read transaction sees; -1: no schema
+  // Lock order: mu_, then pool_mu_.
+  Mutex pool_mu_;
+  std::vector<Reader> free_ GUARDED_BY(pool_mu_);
+  uint64_t epoch_ GUARDED_BY(pool_mu_) = 0;
+  int open_readers_ GUARDED_BY(pool_mu_) = 0;
+  bool pool_off_ GUARDED_BY(pool_mu_) = false;
 };
 
 }  // namespace haven

@@ -8,12 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "backend/backend_conformance_test.h"
 #include "core/error.h"
@@ -119,6 +122,52 @@ TEST_F(BoxBackendTest, ReaderKeepsItsStateWhileAnotherProcessCommits) {
   // A reader that wants to write now would act on an old state: refused.
   Error e = CatchError([&] { reader->Save(HandleFor(FileType::kIndex, data), data); });
   EXPECT_EQ(e.code(), ErrorCode::kLocked) << e.what();
+}
+
+// Reads of a process that has not written run on the pool of read connections, from many
+// threads at once; every one sees the command's state, also after another process commits.
+TEST_F(BoxBackendTest, ParallelReadsKeepTheCommandsState) {
+  MakeBox();
+  constexpr int kThreads = 6, kReps = 15;
+  std::vector<Bytes> data;
+  std::vector<Handle> handles;
+  {
+    auto w = Open();
+    for (int i = 0; i < kThreads; ++i) {
+      data.push_back(TestBytes(300000 + size_t(i), 20 + i));
+      handles.push_back(HandleFor(FileType::kPack, data.back()));
+      w->Save(handles.back(), data.back());
+    }
+    w->Commit();
+  }
+  auto reader = Open();
+  Bytes late = TestBytes(5000, 40);
+  Handle late_h = HandleFor(FileType::kPack, late);
+  std::atomic<int> bad{0}, unseen{0};
+  auto read_all = [&] {
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+      ts.emplace_back([&, t] {
+        for (int rep = 0; rep < kReps; ++rep) {
+          Bytes got(data[t].size() - 1000);
+          reader->LoadInto(handles[t], 1000, got);
+          if (got != Bytes(data[t].begin() + 1000, data[t].end())) bad++;
+          if (reader->Load(handles[(t + 1) % kThreads]) != data[(t + 1) % kThreads]) bad++;
+          if (CatchError([&] { reader->Load(late_h); }).code() == ErrorCode::kNotFound) unseen++;
+        }
+      });
+    for (auto& t : ts) t.join();
+  };
+  read_all();
+  {
+    auto w = Open();
+    w->Save(late_h, late);
+    w->Commit();
+  }
+  read_all();  // readers opened now see the newer state: they must not be used
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(unseen.load(), 2 * kThreads * kReps);
+  EXPECT_EQ(reader->Stat(late_h), std::nullopt);
 }
 
 TEST_F(BoxBackendTest, SecondWriterIsRefusedWhileTheFirstWrites) {

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <utility>
 
 #include "backend/local_backend.h"
 #include "box/tree_edit.h"
 #include "core/deep_stack.h"
 #include "core/error.h"
+#include "core/timings.h"
 #include "repo/host_info.h"
 #include "repo/tree_path.h"
 #include "repo/write_session.h"
@@ -105,9 +108,27 @@ BlobId Box::HeadTree(WriteSession& s) {
   return TreeEditor(s).EmptyTree();  // a repository without snapshots (haven init)
 }
 
+std::string ImportTimingsLine(const ChangeTimes& t) {
+  auto sec = [](Stage s) { return Timings::Seconds(s); };
+  const double prepare =
+      sec(Stage::kChunk) + sec(Stage::kHash) + sec(Stage::kCompress) + sec(Stage::kSeal);
+  char buf[512];
+  std::snprintf(buf, sizeof(buf),
+                "import timings: add %.3fs | commit %.3fs (flush %.3f, sqlite commit %.3f, "
+                "checkpoint %.3f) | read %.3fs | prepare %.3f worker-s (chunk %.3f hash %.3f "
+                "compress %.3f seal %.3f) | write %.3f worker-s",
+                t.total, t.flush + t.commit + t.checkpoint, t.flush, t.commit, t.checkpoint,
+                sec(Stage::kRead), prepare, sec(Stage::kChunk), sec(Stage::kHash),
+                sec(Stage::kCompress), sec(Stage::kSeal), sec(Stage::kWrite));
+  return buf;
+}
+
 ChangeResult Box::Commit(WriteSession& s, const BlobId& tree, const std::string& action,
                          std::vector<std::string> paths, size_t trees_written) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   s.Flush();
+  const double flush = std::chrono::duration<double>(Clock::now() - start).count();
   Snapshot snap;
   snap.time = NowLocal();
   snap.parent = head_;
@@ -125,12 +146,17 @@ ChangeResult Box::Commit(WriteSession& s, const BlobId& tree, const std::string&
   r.tree = tree;
   r.trees_written = trees_written;
   box_->Commit();
+  const BoxBackend::CommitTimes ct = box_->LastCommitTimes();
+  r.times.flush = flush;
+  r.times.commit = ct.commit;
+  r.times.checkpoint = ct.checkpoint;
   head_ = r.snapshot;
   head_tree_ = tree;
   return r;
 }
 
 ChangeResult Box::Add(const std::string& source, const std::string& dest, const AddOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
   std::string abs = AbsoluteTargetPath(source);
   std::vector<std::string> src_comps = TargetComponents(abs);
   if (src_comps.empty()) Fail(ErrorCode::kInvalidArgument, "cannot add / to a box");
@@ -157,6 +183,8 @@ ChangeResult Box::Add(const std::string& source, const std::string& dest, const 
   ChangeResult r = Commit(s, root, "add", {JoinPath(to)}, ed.trees_written());
   r.stats = br.stats;
   r.incomplete = br.incomplete;
+  r.times.total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }
 
@@ -258,6 +286,7 @@ ExtractResult Box::Extract(const std::string& path, const ExtractOptions& opts) 
   // Existing entries are kept (never written through) unless --overwrite, which replaces
   // what differs (restorer/restorer.h Overwrite).
   ro.overwrite = opts.overwrite ? Overwrite::kAlways : Overwrite::kNever;
+  ro.no_permissions = opts.no_permissions;
   ExtractResult r;
   r.restore = RunRestore(*repo_, tree, ro);
   r.kept = r.restore.skipped;

@@ -39,13 +39,25 @@ struct AddOptions {
   std::function<void(const std::string&)> warn;
 };
 
+// Wall seconds of one change (HAVEN_IMPORT_TIMINGS=1): the whole change, the last packs
+// and the index written (flush), SQLite's COMMIT, the checkpoint after it.
+struct ChangeTimes {
+  double total = 0, flush = 0, commit = 0, checkpoint = 0;
+};
+
 struct ChangeResult {
   FileId snapshot;
   BlobId tree;
   size_t trees_written = 0;  // trees rewritten on the path to the change
   BackupStats stats;         // add only
   bool incomplete = false;   // add: some source files could not be read
+  ChangeTimes times;
 };
+
+// HAVEN_IMPORT_TIMINGS' line for an add: "import timings: add 3.10s | commit 0.40s (...)
+// | read 0.10s | prepare 5.20 worker-s (chunk .. hash .. compress .. seal ..) | write
+// 0.90 worker-s". read, prepare and write are the pipeline's stage sums (core/timings.h).
+std::string ImportTimingsLine(const ChangeTimes& t);
 
 struct Entry {
   std::string path;  // in the box, starting with '/'
@@ -61,6 +73,8 @@ struct LogEntry {
 struct ExtractOptions {
   std::string target;
   bool overwrite = false;  // replace existing files (default: keep them)
+  // No owner set and no stored mode applied: default modes (restorer.h no_permissions).
+  bool no_permissions = false;
   int jobs = 1;
   std::function<void(const std::string&)> warn;  // errors (counted)
   std::function<void(const std::string&)> note;  // kept files, resolved conflicts

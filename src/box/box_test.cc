@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
+#include "chunker/chunker.h"
 #include "core/error.h"
 #include "repo/host_info.h"
 #include "repo/write_session.h"
@@ -132,6 +134,48 @@ TEST_F(BoxTest, VerbsMakeOneSnapshotEach) {
   EXPECT_THROW(b->Cat("/x/../top.txt", [](ByteView) {}), Error);
   EXPECT_THROW(b->Add((dir_ / "src").string(), "/../escape", AddOptions{}), Error);
   EXPECT_THROW(b->Move("/top.txt", "/top.txt/inside"), Error);
+}
+
+// One huge file stored with one worker and with several: the same blobs, cut where
+// restic's chunker cuts (ChunkLengths over the whole file with the box's polynomial).
+TEST_F(BoxTest, OneFileGivesTheSameBlobsWithAnyJobsCutAsRestic) {
+  std::mt19937_64 rng(42);
+  std::string data;
+  while (data.size() < (20u << 20)) {  // text runs and random runs, 20 MiB
+    if ((rng() & 1) != 0) {
+      for (int i = 0; i < 40000; ++i) data += "line " + std::to_string(rng() % 1000) + " ok\n";
+    } else {
+      for (int i = 0; i < 200000; ++i) data += static_cast<char>(rng());
+    }
+  }
+  std::ofstream(dir_ / "huge.bin", std::ios::binary) << data;
+  std::vector<BlobId> content[2];
+  int slot = 0;
+  for (int jobs : {1, 4}) {
+    auto b = Open();
+    AddOptions o;
+    o.jobs = jobs;
+    const std::string dest = "/j" + std::to_string(jobs);
+    b->Add((dir_ / "huge.bin").string(), dest, o);
+    b = Open();
+    std::vector<Entry> e = b->List(dest);
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].node.size, data.size());
+    content[slot++] = e[0].node.content;
+    std::string got;
+    b->Cat(dest, [&](ByteView v) { got.append(AsChars(v)); });
+    EXPECT_TRUE(got == data) << "jobs " << jobs;
+  }
+  EXPECT_EQ(content[0], content[1]);
+  auto b = Open();
+  std::vector<BlobId> want;
+  size_t off = 0;
+  for (size_t n : chunker::ChunkLengths(b->repo().chunker_tables(), AsBytes(data))) {
+    want.emplace_back(Sha256(AsBytes(std::string_view(data).substr(off, n))));
+    off += n;
+  }
+  EXPECT_GT(want.size(), 5u);
+  EXPECT_EQ(content[0], want);
 }
 
 TEST_F(BoxTest, KeyValidation) {

@@ -22,7 +22,7 @@ namespace {
 
 struct BoxArgs {
   std::string box, source, dest, path, from, to, dir, target, key;
-  bool long_list = false, json = false, overwrite = false;
+  bool long_list = false, json = false, overwrite = false, no_permissions = false;
 };
 
 BoxArgs& Args() {
@@ -113,6 +113,7 @@ void RunExtract() {
   box::ExtractOptions o;
   o.target = Args().target;
   o.overwrite = Args().overwrite;
+  o.no_permissions = Args().no_permissions;
   o.jobs = Jobs();
   o.warn = [](const std::string& w) { Warn(w); };
   o.note = [](const std::string& w) { Warn(w); };
@@ -148,6 +149,8 @@ void RunAdd() {
                   " files, " + FormatBytes(r.stats.total_bytes),
               r);
   if (r.incomplete) g_exit_code = 3;
+  if (const char* t = std::getenv("HAVEN_IMPORT_TIMINGS"); t && *t && std::strcmp(t, "0") != 0)
+    std::fprintf(stderr, "%s\n", box::ImportTimingsLine(r.times).c_str());
 }
 
 void RunCompact() {
@@ -190,6 +193,8 @@ void RegisterBox(CLI::App& app) {
   ex->add_option("path", Args().path, "path in the box");
   ex->add_option("-t,--target", Args().target, "directory to write into")->required();
   ex->add_flag("--overwrite", Args().overwrite, "replace existing files (default: keep them)");
+  ex->add_flag("--no-permissions", Args().no_permissions,
+               "no owner, default modes (0666/0777 minus the umask) instead of the stored ones");
   ex->callback(RunExtract);
   auto* cat = Verb(cmd, "cat", "write one file of the box to stdout");
   cat->add_option("path", Args().path, "file in the box")->required();

@@ -11,8 +11,11 @@ std::atomic<uint64_t> Timings::totals_[static_cast<int>(Stage::kCount)];
 
 bool Timings::Enabled() {
   static const bool on = [] {
-    const char* v = std::getenv("HAVEN_TIMINGS");
-    return v && *v && std::strcmp(v, "0") != 0;
+    auto set = [](const char* name) {
+      const char* v = std::getenv(name);
+      return v && *v && std::strcmp(v, "0") != 0;
+    };
+    return set("HAVEN_TIMINGS") || set("HAVEN_IMPORT_TIMINGS");
   }();
   return on;
 }

@@ -17,6 +17,7 @@ enum class Stage { kWalk, kRead, kChunk, kHash, kCompress, kSeal, kWrite, kIndex
 
 class Timings {
  public:
+  // HAVEN_TIMINGS or HAVEN_IMPORT_TIMINGS (box add's one-line report) set and not "0".
   static bool Enabled();
   static void Add(Stage s, std::chrono::nanoseconds d) {
     totals_[static_cast<int>(s)].fetch_add(static_cast<uint64_t>(d.count()),
@@ -24,6 +25,10 @@ class Timings {
   }
   // "timings: wall 1.23s | worker-s: read 0.10 chunk 0.20 ..." (stages never used omitted)
   static std::string Report(const char* command, double wall_seconds);
+  // Seconds summed so far for one stage (0 when timings are off).
+  static double Seconds(Stage s) {
+    return double(totals_[static_cast<int>(s)].load(std::memory_order_relaxed)) / 1e9;
+  }
   // Prints Report to stderr when enabled.
   static void PrintIfEnabled(const char* command, double wall_seconds);
 

@@ -34,6 +34,9 @@ struct RestoreOptions {
   Overwrite overwrite = Overwrite::kAlways;
   PatternList includes, excludes;
   bool verify = false;
+  // `box extract --no-permissions`: no owner is set and the snapshot's modes are not
+  // applied; files and directories get the defaults (0666 / 0777 minus the umask).
+  bool no_permissions = false;
   int jobs = 0;
   std::function<void(const std::string&)> warn;  // errors (each counted in `errors`)
   // Conflicts resolved as the snapshot says, e.g. a file or symlink in the target where the

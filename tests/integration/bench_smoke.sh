@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Smoke test of the side-by-side benchmark (bench/README.md), so the script cannot rot:
 # bench/compare --quick --rounds 1 --no-results against the haven binary under test, with
-# restic (installed from Debian when missing), every workload B1..B9 at tiny sizes. borg is
+# restic (installed from Debian when missing), every workload B1..B13 at tiny sizes. borg is
 # skipped (--peers restic) so that the test fits in about a minute on a busy 2-core machine
 # (bench/README.md, "Quick mode"); for the same reason every repository gets cheap scrypt
 # parameters (--scrypt 1024,8,1) instead of restic's calibrated ones. It checks that every
@@ -12,6 +12,7 @@ need_haven
 need_restic
 need_python
 need_cmd /usr/bin/time time
+need_cmd age age
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 B9="$(dirname "$HAVEN")/b9_capture_bench"
 [ -x "$B9" ] || fail "$B9 is missing (built with libbenchmark-dev installed)"
@@ -21,7 +22,7 @@ CMD_TIMEOUT=240
 run_ok timeout -k 10 "$CMD_TIMEOUT" python3 "$ROOT/bench/compare" --quick --rounds 1 \
   --no-results --peers restic --scrypt 1024,8,1 --haven "$HAVEN" --b9 "$B9"
 cat "$OUT"
-for w in B1 B2 B3 B4 B5c B5u B6 B7 B8 B9; do
+for w in B1 B2 B3 B4 B5c B5u B6 B7 B8 B9 B10 B11 B12 B13 B10c B11e; do
   assert_grep "^$w: " "$OUT" "workload $w did not run"
 done
 assert_grep '^  haven +median' "$OUT" "no haven times"
