@@ -1,0 +1,11 @@
+// Registration of issue 14's remaining restic commands (mount, migrate, recover, repair
+// packs): one Register function each, called from app.cc (repair packs: cmd_repair.cc).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace haven::cli {
+
+void RegisterMount(CLI::App& app);
+
+}  // namespace haven::cli
