@@ -102,6 +102,7 @@ int Main(int argc, char** argv) {
   RegisterCopy(app);
   RegisterBox(app);
   RegisterMount(app);
+  RegisterMigrate(app);
 
   OneValuePerOption(app);
 

@@ -7,5 +7,6 @@
 namespace haven::cli {
 
 void RegisterMount(CLI::App& app);
+void RegisterMigrate(CLI::App& app);
 
 }  // namespace haven::cli
