@@ -103,6 +103,7 @@ int Main(int argc, char** argv) {
   RegisterBox(app);
   RegisterMount(app);
   RegisterMigrate(app);
+  RegisterRecover(app);
 
   OneValuePerOption(app);
 

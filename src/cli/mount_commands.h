@@ -8,5 +8,6 @@ namespace haven::cli {
 
 void RegisterMount(CLI::App& app);
 void RegisterMigrate(CLI::App& app);
+void RegisterRecover(CLI::App& app);
 
 }  // namespace haven::cli
