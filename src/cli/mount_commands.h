@@ -9,5 +9,7 @@ namespace haven::cli {
 void RegisterMount(CLI::App& app);
 void RegisterMigrate(CLI::App& app);
 void RegisterRecover(CLI::App& app);
+// `repair packs` (restic 0.16), added to the `repair` command by cmd_repair.cc.
+void RegisterRepairPacks(CLI::App* repair);
 
 }  // namespace haven::cli
