@@ -171,7 +171,8 @@ std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name)
       return in;
     });
   }
-  const auto& [id, sn] = (*snaps)[e->snapshot];
+  const FileId& id = (*snaps)[e->snapshot].first;
+  const Snapshot& sn = (*snaps)[e->snapshot].second;
   if (!e->link.empty()) {
     return Child(dir, "l/" + name + "/" + e->link + "/" + id.Hex(), [&] {
       auto in = std::make_unique<Inode>();
