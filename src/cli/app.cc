@@ -7,6 +7,7 @@
 
 #include "cli/common.h"
 #include "cli/more_commands.h"
+#include "cli/mount_commands.h"
 #include "cli/parse_errors.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -100,6 +101,9 @@ int Main(int argc, char** argv) {
   RegisterRewrite(app);
   RegisterCopy(app);
   RegisterBox(app);
+  RegisterMount(app);
+  RegisterMigrate(app);
+  RegisterRecover(app);
 
   OneValuePerOption(app);
 

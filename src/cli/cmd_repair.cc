@@ -2,6 +2,7 @@
 // `haven rebuild-index`; `haven repair snapshots [--forget] [--dry-run] [filters] [ID...]`
 // (restic 0.16).
 #include "cli/common.h"
+#include "cli/mount_commands.h"
 #include "cli/snapshot_filter.h"
 #include "maintenance/repair_index.h"
 #include "maintenance/repair_snapshots.h"
@@ -93,6 +94,7 @@ void RegisterRepair(CLI::App& app) {
   rs->add_option("--path", snaps.filter.paths, "only consider snapshots including this path");
   rs->add_option("ids", snaps.ids, "snapshot IDs (default: all matching the filters)");
   rs->callback([] { RunRepairSnapshots(snaps); });
+  RegisterRepairPacks(repair);  // cmd_repair_packs.cc
 
   static bool read_all_old = false;
   auto* rebuild = app.add_subcommand("rebuild-index", "build a new index (alias of repair index)");
