@@ -54,13 +54,17 @@ int FindProgram(const std::string& program) {
   return err;
 }
 
-// posix_spawnp with the child's stdin and stdout on `fd`, in its own process group, with
-// default signal handling; returns the errno of a failed start.
+// posix_spawnp with the child's stdin and stdout on `fd` (and no other descriptor but
+// stderr), in its own process group, with default signal handling; returns the errno of a
+// failed start.
 int Spawn(std::vector<std::string> argv, int fd, pid_t* pid) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fd, 0);
   posix_spawn_file_actions_adddup2(&fa, fd, 1);
+  // Nothing else: in particular not curl's end of the connection (curl's sockets are not
+  // close-on-exec), or rclone would never see EOF on its stdin when haven closes it.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
