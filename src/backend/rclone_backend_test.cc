@@ -26,7 +26,7 @@ using namespace conformance;  // NOLINT: the suite's helpers are used throughout
 // rclone without a config file of the user's (and without its notice about a missing one).
 struct RcloneConfig {
   RcloneConfig() : dir(testing_rclone::MakeTempDir("rclone")) {
-    std::ofstream(dir + "/rclone.conf") << "[mylocal]\ntype = local\n";
+    std::ofstream(dir + "/rclone.conf") << "[mylocal]\ntype = local\n\n[mem]\ntype = memory\n";
     ::setenv("RCLONE_CONFIG", (dir + "/rclone.conf").c_str(), 1);
   }
   ~RcloneConfig() {
@@ -42,9 +42,12 @@ bool NoChildrenLeft() {
   return ::waitpid(-1, &status, WNOHANG) == -1 && errno == ECHILD;
 }
 
+// rclone's in-memory remote (atomic writes; its local remote writes files in place, so a
+// concurrent Stat may see a half-written object; RcloneBackend.FilesLandInResticsLayout...
+// uses the local one).
 struct RcloneEnv {
   static constexpr const char* kName = "Rclone";
-  RcloneEnv() : owned(OpenRcloneBackend("mylocal:" + config.dir + "/repo", {})), backend(*owned) {
+  RcloneEnv() : owned(OpenRcloneBackend("mem:repo", {})), backend(*owned) {
     backend.Create();
   }
   RcloneConfig config;
@@ -56,7 +59,7 @@ struct RcloneEnv {
 struct RcloneSerialEnv {
   static constexpr const char* kName = "RcloneSerial";
   RcloneSerialEnv()
-      : owned(OpenRcloneBackend("mylocal:" + config.dir + "/repo", {.connections = 1})), backend(*owned) {
+      : owned(OpenRcloneBackend("mem:repo", {.connections = 1})), backend(*owned) {
     backend.Create();
   }
   RcloneConfig config;

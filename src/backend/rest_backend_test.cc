@@ -23,9 +23,11 @@ namespace {
 using namespace conformance;  // NOLINT: the suite's helpers are used throughout
 using testing_rclone::RcloneRestServer;
 
+// rclone's in-memory remote: its writes are atomic. (Its local remote writes a file in place,
+// so a concurrent Stat can see a half-written object, which ConcurrentSavesAndLoads catches.)
 struct RestEnv {
   static constexpr const char* kName = "Rest";
-  RestEnv() : backend(server.url() + "repo/", RestOptions{}) { backend.Create(); }
+  RestEnv() : server("--memory"), backend(server.url() + "repo/", RestOptions{}) { backend.Create(); }
   RcloneRestServer server;
   RestBackend backend;
 };
