@@ -6,7 +6,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
+#include <thread>
 
 namespace haven {
 
@@ -70,14 +72,16 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     }
     std::memcpy(out.data() + t->resp->received, data, len);
   } else {
-    if (t->resp->body.empty()) {  // one allocation for a body of announced length
+    const bool error_body = status < 200 || status >= 300;
+    if (t->resp->body.empty() && !error_body) {  // one allocation for a small body
       curl_off_t announced = -1;
       curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
-      if (announced > 0 && announced <= (curl_off_t{1} << 32))
-        t->resp->body.reserve(static_cast<size_t>(announced));
+      t->resp->body.reserve(InitialBodyReserve(announced));
     }
+    size_t keep = len;
+    if (error_body) keep = std::min(len, kMaxErrorBody - std::min(kMaxErrorBody, t->resp->body.size()));
     t->resp->body.insert(t->resp->body.end(), reinterpret_cast<uint8_t*>(data),
-                         reinterpret_cast<uint8_t*>(data) + len);
+                         reinterpret_cast<uint8_t*>(data) + keep);
   }
   t->resp->received += len;
   return len;
@@ -169,6 +173,77 @@ std::string Excerpt(const Bytes& body, std::string_view tag) {
 
 }  // namespace
 
+// The multiplexing loop: callers hand in prepared easy handles; one thread adds them to a
+// multi handle (which owns the shared connection), drives every transfer and hands each
+// result back. The callbacks of a transfer run on this thread while its caller waits.
+struct HttpClient::Multi {
+  CURLM* multi = nullptr;
+  Mutex mu;
+  CondVar cv;
+  std::vector<CURL*> incoming GUARDED_BY(mu);
+  std::map<CURL*, CURLcode> done GUARDED_BY(mu);
+  bool stop GUARDED_BY(mu) = false;
+  std::thread loop;
+
+  Multi() : multi(curl_multi_init()) {
+    if (!multi) Fail(ErrorCode::kFatal, "cannot create a curl multi handle (out of memory)");
+    curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+    loop = std::thread([this] { Loop(); });
+  }
+  ~Multi() {
+    {
+      MutexLock l(mu);
+      stop = true;
+    }
+    curl_multi_wakeup(multi);
+    loop.join();
+    curl_multi_cleanup(multi);
+  }
+
+  CURLcode Perform(CURL* easy) {
+    {
+      MutexLock l(mu);
+      incoming.push_back(easy);
+    }
+    curl_multi_wakeup(multi);
+    MutexLock l(mu);
+    while (done.find(easy) == done.end()) cv.Wait(mu);
+    CURLcode rc = done[easy];
+    done.erase(easy);
+    return rc;
+  }
+
+  void Loop() {
+    for (;;) {
+      {
+        MutexLock l(mu);
+        if (stop) return;
+        for (CURL* e : incoming) {
+          CURLMcode mc = curl_multi_add_handle(multi, e);
+          if (mc != CURLM_OK) {
+            done[e] = CURLE_OUT_OF_MEMORY;
+            cv.NotifyAll();
+          }
+        }
+        incoming.clear();
+      }
+      int running = 0;
+      curl_multi_perform(multi, &running);
+      int left = 0;
+      while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
+        if (m->msg != CURLMSG_DONE) continue;
+        CURL* e = m->easy_handle;
+        CURLcode rc = m->data.result;
+        curl_multi_remove_handle(multi, e);
+        MutexLock l(mu);
+        done[e] = rc;
+        cv.NotifyAll();
+      }
+      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+    }
+  }
+};
+
 std::optional<std::string> HttpResponse::Header(std::string_view name) const {
   for (const auto& [k, v] : headers)
     if (k == name) return v;
@@ -179,9 +254,12 @@ HttpClient::HttpClient(HttpClientOptions options) : options_(std::move(options))
   GlobalInit();
   if (options_.max_connections < 1)
     Fail(ErrorCode::kInvalidArgument, "HTTP client needs at least one connection");
+  if (options_.multiplex) multi_ = std::make_unique<Multi>();
 }
 
-HttpClient::~HttpClient() = default;
+HttpClient::~HttpClient() {
+  multi_.reset();  // the multi handle goes before the easy handles it used
+}
 
 std::unique_ptr<HttpClient::Handle> HttpClient::Acquire() {
   MutexLock l(mu_);
@@ -210,6 +288,14 @@ void HttpClient::Release(std::unique_ptr<Handle> h) {
 }
 
 HttpResponse HttpClient::Perform(const HttpRequest& req, const std::string& what) {
+  if (options_.http2_prior_knowledge && !h2_open_) {
+    MutexLock first(first_mu_);
+    if (!h2_open_) return PerformOne(req, what);
+  }
+  return PerformOne(req, what);
+}
+
+HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& what) {
   std::unique_ptr<Handle> h = Acquire();
   struct ReleaseOnExit {
     HttpClient* self;
@@ -239,12 +325,23 @@ HttpResponse HttpClient::Perform(const HttpRequest& req, const std::string& what
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  if (!options_.unix_socket_path.empty())
+    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
+  // HTTP/2 without an upgrade: prior knowledge opens the connection; a request that reuses it
+  // must not ask for prior knowledge again, as libcurl 7.88 then fails with "Error in the
+  // HTTP2 framing layer" (curl issue 10634, fixed in 8.0): it asks for HTTP/2, which the
+  // open connection already speaks.
+  if (options_.http2_prior_knowledge)
+    curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+                     static_cast<long>(h2_open_.load() ? CURL_HTTP_VERSION_2_0
+                                                       : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
 
   curl_slist* hdrs = nullptr;
   SetMethod(c, req, &t, &hdrs);
   for (const auto& [k, v] : req.headers) hdrs = curl_slist_append(hdrs, (k + ": " + v).c_str());
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-  CURLcode rc = curl_easy_perform(c);
+  if (multi_) curl_easy_setopt(c, CURLOPT_PIPEWAIT, 1L);  // wait for the shared connection
+  CURLcode rc = multi_ ? multi_->Perform(c) : curl_easy_perform(c);
   curl_slist_free_all(hdrs);
   const std::string label = what.empty() ? req.method : what;
   if (t.overflow)
@@ -256,6 +353,7 @@ HttpResponse HttpClient::Perform(const HttpRequest& req, const std::string& what
     Fail(ErrorCode::kIo, label + ": " + detail, RetryableCurlError(rc));
   }
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  if (options_.http2_prior_knowledge) h2_open_ = true;
   return resp;
 }
 

@@ -27,9 +27,21 @@
 // ("access denied"); other 4xx kIo not retryable. Messages name `what` (e.g. "load
 // data/ab/ab12..") and never contain request headers (signatures, tokens).
 //
+// Bodies: a 2xx body without `into` grows as bytes arrive (at most kMaxBodyReserve is
+// reserved up front from Content-Length, so a lying header cannot make a huge allocation);
+// the body of a non-2xx response keeps only its first kMaxErrorBody bytes.
+//
+// Custom transports (rclone's --stdio): with `unix_socket_path` every connection goes to
+// that AF_UNIX socket instead of the URL's host, and `http2_prior_knowledge` speaks HTTP/2
+// without an upgrade (h2c), as `rclone serve restic --stdio` expects.
+//
+// With `multiplex`, the transfers run as HTTP/2 streams of one connection, driven by one
+// thread of the client (curl multi); Perform still blocks its caller until its stream ends.
+//
 // Thread safety: Perform may be called concurrently; the object must outlive every call.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -80,7 +92,24 @@ struct HttpClientOptions {
   std::chrono::seconds low_speed_time{120};
   std::string ca_file;  // PEM bundle; empty: $AWS_CA_BUNDLE, else curl's default
   std::string user_agent = "haven";
+  // See "Custom transports" above.
+  std::string unix_socket_path;
+  bool http2_prior_knowledge = false;
+  // All transfers share one connection as HTTP/2 streams (at most max_connections at once),
+  // driven by one thread of this client through curl's multi interface; Perform blocks
+  // until its own stream is done. For a single-connection transport such as a pipe.
+  bool multiplex = false;
 };
+
+// Bytes reserved at most from a 2xx response's Content-Length before they arrive.
+inline constexpr size_t kMaxBodyReserve = size_t{8} << 20;
+// Bytes of a non-2xx response's body kept for the error message.
+inline constexpr size_t kMaxErrorBody = size_t{64} << 10;
+// What a 2xx body reserves for an announced Content-Length (negative: none announced).
+inline size_t InitialBodyReserve(int64_t announced) {
+  if (announced <= 0) return 0;
+  return static_cast<uint64_t>(announced) < kMaxBodyReserve ? static_cast<size_t>(announced) : kMaxBodyReserve;
+}
 
 class HttpClient {
  public:
@@ -97,6 +126,8 @@ class HttpClient {
 
  private:
   struct Handle;
+  struct Multi;  // the multiplexing thread (options.multiplex)
+  HttpResponse PerformOne(const HttpRequest& req, const std::string& what);
   std::unique_ptr<Handle> Acquire();
   void Release(std::unique_ptr<Handle> h);
 
@@ -105,6 +136,11 @@ class HttpClient {
   CondVar free_cv_;
   std::vector<std::unique_ptr<Handle>> free_ GUARDED_BY(mu_);
   int created_ GUARDED_BY(mu_) = 0;
+  std::unique_ptr<Multi> multi_;
+  // http2_prior_knowledge: the connection is open (see Perform); until then requests are
+  // sent one at a time (first_mu_), so that only one of them opens it.
+  std::atomic<bool> h2_open_{false};
+  Mutex first_mu_;
 };
 
 // The haven::Error for a response with a non-2xx status (see the header comment); the

@@ -184,6 +184,42 @@ TEST(HttpClient, TruncatedBodyIsAnError) {
   EXPECT_TRUE(e.retryable());
 }
 
+TEST(HttpClient, BodyReserveIsCappedAndGrowsAsBytesArrive) {
+  EXPECT_EQ(InitialBodyReserve(-1), 0u);
+  EXPECT_EQ(InitialBodyReserve(0), 0u);
+  EXPECT_EQ(InitialBodyReserve(1000), 1000u);
+  EXPECT_EQ(InitialBodyReserve(int64_t{4} << 30), kMaxBodyReserve);
+  EXPECT_EQ(InitialBodyReserve(INT64_MAX), kMaxBodyReserve);
+  const std::string big(kMaxBodyReserve + 12345, 'x');
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.find("/lie") != std::string::npos)  // announces 4 GiB, sends 5 bytes
+      return std::string("HTTP/1.1 200 OK\r\nContent-Length: 4294967296\r\nConnection: close\r\n\r\nshort");
+    return Reply(200, big);
+  });
+  HttpClient http;
+  HttpResponse r = http.Perform(HttpRequest{.url = server.Url("/big")});
+  EXPECT_EQ(r.body.size(), big.size());
+  EXPECT_TRUE(BodyOf(r) == big);
+  Error e = Catch([&] { http.Perform(HttpRequest{.url = server.Url("/lie")}, "load data/ab"); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(e.retryable());
+}
+
+TEST(HttpClient, ErrorBodiesAreCappedAndTheConnectionIsKept) {
+  const std::string huge(kMaxErrorBody * 3 + 7, 'e');
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.find("/ok") != std::string::npos) return Reply(200, "fine");
+    return Reply(500, huge);
+  });
+  HttpClient http({.max_connections = 1});
+  HttpResponse r = http.Perform(HttpRequest{.url = server.Url("/err")});
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(r.body.size(), kMaxErrorBody);
+  EXPECT_EQ(r.received, huge.size());  // the whole body was read, so the connection stays usable
+  EXPECT_EQ(BodyOf(http.Perform(HttpRequest{.url = server.Url("/ok")})), "fine");
+  EXPECT_EQ(server.connections(), 1);
+}
+
 TEST(HttpClient, ConnectionsAreBoundedAndReused) {
   std::atomic<int> active{0}, peak{0};
   TestServer server([&](const SeenRequest&) {

@@ -26,6 +26,7 @@
 #include "backend/local_backend.h"
 #include "backend/retry_backend.h"
 #include "backend/sftp_backend.h"
+#include "cli/backend_rest.h"
 #include "cli/backend_s3.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -184,6 +185,8 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   if (loc.rfind("local:", 0) == 0) loc = loc.substr(6);
   if (loc.rfind("s3:", 0) == 0) return MakeS3Backend(loc, ApplyBackendOptions);  // cli/backend_s3.h
   if (loc.rfind("sftp:", 0) == 0) return MakeSftpBackend(loc);
+  if (loc.rfind("rest:", 0) == 0 || loc.rfind("rclone:", 0) == 0)
+    return MakeRestBackend(loc, ApplyBackendOptions);  // rest: and rclone:, cli/backend_rest.h
   if (loc.rfind("box:", 0) == 0) {  // one SQLite file (docs/box.md): no retries
     std::shared_ptr<Backend> box = std::make_shared<BoxBackend>(loc.substr(4));
     if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)

@@ -1,0 +1,215 @@
+// RestBackend: location parsing, the listing parser, the conformance suite against
+// `rclone serve restic` (tests/tools/rclone-rest-start), basic auth, append-only refusals,
+// and the REST v1 fallback against the test HTTP server (rclone speaks only v2).
+#include "backend/rest_backend.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend/backend_conformance_test.h"
+#include "backend/http_test_server.h"
+#include "backend/rclone_test_server.h"
+#include "backend/rest_listing.h"
+#include "core/error.h"
+
+namespace haven {
+namespace {
+
+using namespace conformance;  // NOLINT: the suite's helpers are used throughout
+using testing_rclone::RcloneRestServer;
+
+// rclone's in-memory remote: its writes are atomic. (Its local remote writes a file in place,
+// so a concurrent Stat can see a half-written object, which ConcurrentSavesAndLoads catches.)
+struct RestEnv {
+  static constexpr const char* kName = "Rest";
+  RestEnv() : server("--memory"), backend(server.url() + "repo/", RestOptions{}) { backend.Create(); }
+  RcloneRestServer server;
+  RestBackend backend;
+};
+
+using Envs = ::testing::Types<RestEnv>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Rest, BackendConformanceTest, Envs, EnvNames);
+
+TEST(RestLocation, Parses) {
+  RestLocation l = ParseRestLocation("rest:http://127.0.0.1:8000/");
+  EXPECT_EQ(l.base_url, "http://127.0.0.1:8000/");
+  EXPECT_TRUE(l.user.empty() && l.password.empty());
+  l = ParseRestLocation("rest:https://host:8000/some/repo");
+  EXPECT_EQ(l.base_url, "https://host:8000/some/repo/");
+  l = ParseRestLocation("rest:http://host");
+  EXPECT_EQ(l.base_url, "http://host/");
+  l = ParseRestLocation("rest:http://al%40ice:p%3Ass@w0rd@host:1/r/");
+  EXPECT_EQ(l.user, "al@ice");
+  EXPECT_EQ(l.password, "p:ss@w0rd");
+  EXPECT_EQ(l.base_url, "http://host:1/r/");
+  l = ParseRestLocation("rest:http://bob@host/");
+  EXPECT_EQ(l.user, "bob");
+  EXPECT_EQ(l.password, "");
+}
+
+TEST(RestLocation, RefusesOtherFormsWithoutRepeatingThePassword) {
+  for (const char* bad : {"rest:", "rest:ftp://h/", "rest:host:8000/", "rest:http://", "rest:http:///x",
+                          "rest:http://u:hunter2@/x", "rest:http://u:hunter2%zz@h/",
+                          "rest:http://h/a b", "rest:http://h/x?y"}) {
+    try {
+      ParseRestLocation(bad);
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << bad;
+      EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RestBackend, LocationHidesThePasswordAndUrlsFollowResticsLayout) {
+  RestBackend be("http://127.0.0.1:1/r/", RestOptions{.user = "bob", .password = "hunter2"});
+  EXPECT_EQ(be.Location(), "rest:http://bob:***@127.0.0.1:1/r/");
+  const std::string name(64, 'a');
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kConfig, ""}), "http://127.0.0.1:1/r/config");
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kPack, name}), "http://127.0.0.1:1/r/data/" + name);  // flat
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kKey, name}), "http://127.0.0.1:1/r/keys/" + name);
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kLock, name}), "http://127.0.0.1:1/r/locks/" + name);
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kSnapshot, name}), "http://127.0.0.1:1/r/snapshots/" + name);
+  EXPECT_EQ(be.UrlOf(Handle{FileType::kIndex, name}), "http://127.0.0.1:1/r/index/" + name);
+}
+
+TEST(RestListing, ParsesV1AndV2) {
+  EXPECT_EQ(ParseRestListV1(" [ \"a\" , \"b\\u0063\" ] ", "l"), (std::vector<std::string>{"a", "bc"}));
+  EXPECT_TRUE(ParseRestListV1("[]", "l").empty());
+  auto v2 = ParseRestListV2(R"([{"name":"x","size":11},{"size":0,"extra":{"a":[1,2.5e3,null,true]},"name":"y"}])", "l");
+  ASSERT_EQ(v2.size(), 2u);
+  EXPECT_EQ(v2[0].name, "x");
+  EXPECT_EQ(v2[0].size, 11u);
+  EXPECT_EQ(v2[1].name, "y");
+  EXPECT_EQ(v2[1].size, 0u);
+  EXPECT_EQ(ParseRestListV1(R"(["\ud83d\ude00"])", "l")[0], "\xF0\x9F\x98\x80");
+}
+
+TEST(RestListing, RefusesWhatIsNotAListing) {
+  for (const char* bad : {"", "{}", "[", "[\"a\"", "[\"a\",]", "[1]", "[\"a\"] x", "null",
+                          "[\"\\x\"]", "[\"\\ud800\"]", "[\"a\nb\"]"}) {
+    try {
+      ParseRestListV1(bad, "list data");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kIo) << bad;
+      EXPECT_NE(std::string(e.what()).find("list data"), std::string::npos);
+    }
+  }
+  std::string deep = R"([{"name":"a","size":1,"x":)" + std::string(100, '[') + std::string(100, ']') + "}]";
+  for (const std::string& bad : std::vector<std::string>{
+           "[{}]", R"([{"name":"a"}])", R"([{"size":1}])", R"([{"name":"a","size":-1}])",
+           R"([{"name":"a","size":1.5}])", R"([{"name":"a","size":99999999999999999999}])",
+           R"([{"name":"a","name":"b","size":1}])", R"([{"name":1,"size":1}])", deep}) {
+    try {
+      ParseRestListV2(bad, "list data");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kIo) << bad;
+    }
+  }
+}
+
+TEST(RestBackend, BasicAuthWrongPasswordIsAClearErrorWithoutThePassword) {
+  std::string dir = testing_rclone::MakeTempDir("rest_pw");
+  std::ofstream(dir + "/pw") << "right-password\n";
+  RcloneRestServer server("--user alice --pass-file " + dir + "/pw");
+  RestBackend good(server.url() + "r/", RestOptions{.user = "alice", .password = "right-password"});
+  good.Create();
+  good.Save(Handle{FileType::kConfig, ""}, AsBytes("cfg"));
+  EXPECT_TRUE(good.Exists());
+  for (auto [user, pass] : std::vector<std::pair<std::string, std::string>>{
+           {"alice", "wrong-password"}, {"", ""}}) {
+    RestBackend bad(server.url() + "r/", RestOptions{.user = user, .password = pass});
+    Error e = CatchError([&] { bad.Exists(); });
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_FALSE(e.retryable());
+    EXPECT_TRUE(Contains(e.what(), "user name or password")) << e.what();
+    EXPECT_FALSE(Contains(e.what(), "wrong-password")) << e.what();
+    EXPECT_FALSE(Contains(e.what(), "right-password")) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RestBackend, AppendOnlyRefusesRemovalNamingTheFileAndKeepsSaving) {
+  RcloneRestServer server("--append-only");
+  RestBackend be(server.url() + "r/", RestOptions{});
+  be.Create();
+  Bytes data = TestBytes(100, 1);
+  Handle pack = HandleFor(FileType::kPack, data);
+  be.Save(pack, data);
+  be.Save(pack, data);  // a retried upload of an existing file is still accepted
+  Error e = CatchError([&] { be.Remove(pack); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_FALSE(e.retryable());
+  EXPECT_TRUE(Contains(e.what(), pack.ToString())) << e.what();
+  EXPECT_TRUE(Contains(e.what(), "append-only")) << e.what();
+  EXPECT_EQ(be.Load(pack), data);
+  Handle lock = HandleFor(FileType::kLock, data);  // locks may go
+  be.Save(lock, data);
+  be.Remove(lock);
+  EXPECT_EQ(be.Stat(lock), std::nullopt);
+}
+
+TEST(RestBackend, ServerGoneIsARetryableIoError) {
+  std::string url;
+  {
+    RcloneRestServer server;
+    url = server.url();
+  }
+  RestBackend be(url + "r/", RestOptions{});
+  Error e = CatchError([&] { be.Stat(Handle{FileType::kConfig, ""}); });
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_TRUE(e.retryable());
+}
+
+// REST v1 (rest-server before 0.10 and restic's v1 clients): the listing is names only
+// and the size of each comes from a HEAD.
+TEST(RestBackend, V1ListingFallsBackToHeadPerName) {
+  const std::string a(64, 'a'), b(64, 'b');
+  int heads = 0;
+  testing_http::TestServer server([&](const testing_http::SeenRequest& r) -> std::string {
+    EXPECT_NE(r.head.find("Accept: application/vnd.x.restic.rest.v2"), std::string::npos);
+    if (r.head.rfind("GET /r/snapshots/ ", 0) == 0)
+      return testing_http::Reply(200, "[\"" + a + "\",\"" + b + "\",\"junk\"]",
+                                 "Content-Type: application/vnd.x.restic.rest.v1\r\n");
+    if (r.head.rfind("HEAD /r/snapshots/" + a, 0) == 0) {
+      heads++;
+      return "HTTP/1.1 200 OK\r\nContent-Length: 17\r\n\r\n";
+    }
+    if (r.head.rfind("HEAD /r/snapshots/" + b, 0) == 0) {
+      heads++;
+      return "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+    }
+    if (r.head.rfind("GET /r/index/ ", 0) == 0)
+      return testing_http::Reply(200, "[\"" + a + "\"", "Content-Type: application/vnd.x.restic.rest.v1\r\n");
+    if (r.head.rfind("GET /r/keys/ ", 0) == 0) return testing_http::Reply(404, "Not Found");
+    return testing_http::Reply(500, "unexpected");
+  });
+  RestBackend be(server.Url("/r/"), RestOptions{});
+  EXPECT_EQ(ListAll(be, FileType::kSnapshot), (std::map<std::string, uint64_t>{{a, 17}, {b, 5}}));
+  EXPECT_EQ(heads, 2);
+  // A listing error is never an empty listing.
+  EXPECT_EQ(CatchError([&] { ListAll(be, FileType::kIndex); }).code(), ErrorCode::kIo);
+  EXPECT_EQ(CatchError([&] { ListAll(be, FileType::kKey); }).code(), ErrorCode::kNotFound);
+}
+
+TEST(RestBackend, SendsBasicAuthAndNoCredentialsInTheUrl) {
+  std::string seen;
+  testing_http::TestServer server([&](const testing_http::SeenRequest& r) -> std::string {
+    seen = r.head;
+    return "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+  });
+  RestBackend be(server.Url("/r/"), RestOptions{.user = "bob", .password = "hunter2"});
+  EXPECT_FALSE(be.Exists());
+  EXPECT_NE(seen.find("Authorization: Basic Ym9iOmh1bnRlcjI="), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("hunter2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace haven
