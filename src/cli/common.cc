@@ -193,11 +193,12 @@ std::shared_ptr<Backend> MakeBackend(const std::string& location) {
       box = std::make_shared<KillBackend>(box, std::stoull(kill));
     return box;
   }
-  for (const char* scheme : {"rest:", "b2:", "azure:", "gs:", "swift:",
-                             "rclone:"}) {
+  for (const char* scheme : {"b2:", "azure:", "gs:", "swift:"}) {
     if (loc.rfind(scheme, 0) == 0)
       Fail(ErrorCode::kUnsupported, std::string("backend \"") + scheme +
-                                        "\" is not supported by this haven build yet");
+                                        "\" is not built into haven: reach it through rclone "
+                                        "(rclone:REMOTE:PATH with an rclone remote of that type, "
+                                        "docs/backends.md)");
   }
   auto local = std::make_shared<LocalBackend>(loc);
   ApplyBackendOptions("local", [&](const std::string& key, const std::string& value) {
