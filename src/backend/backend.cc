@@ -9,11 +9,14 @@ namespace haven {
 void Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
   if (out.empty()) return;  // Load's length 0 would mean "to the end"
   Bytes b = Load(h, offset, out.size());
-  if (b.size() != out.size())
-    Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " +
-                                  std::to_string(out.size()) + " bytes at offset " +
-                                  std::to_string(offset) + ", got " + std::to_string(b.size()));
+  if (b.size() != out.size()) FailShortRead(h, offset, out.size(), b.size());
   std::memcpy(out.data(), b.data(), b.size());
+}
+
+void FailShortRead(const Handle& h, uint64_t offset, uint64_t want, uint64_t got) {
+  Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " + std::to_string(want) +
+                                " bytes at offset " + std::to_string(offset) + ", got " +
+                                std::to_string(got));
 }
 
 const char* FileTypeDir(FileType t) {

@@ -38,6 +38,9 @@ struct Handle {
   std::string ToString() const;  // e.g. "data/ab/ab12..." as in the default layout
 };
 
+// kCorrupt "short read of TYPE/NAME: expected WANT bytes at offset OFFSET, got GOT".
+[[noreturn]] void FailShortRead(const Handle& h, uint64_t offset, uint64_t want, uint64_t got);
+
 struct FileInfo {
   std::string name;
   uint64_t size = 0;

@@ -141,7 +141,7 @@ Bytes Slice(Bytes all, uint64_t offset, uint64_t length) {
                all.begin() + static_cast<ptrdiff_t>(offset + length));
 }
 
-[[noreturn]] void FailShortRead(const Handle& h, uint64_t offset, uint64_t length,
+[[noreturn]] void FailCacheShortRead(const Handle& h, uint64_t offset, uint64_t length,
                                 uint64_t size) {
   std::string wanted = length == 0 ? std::string("data") : std::to_string(length) + " bytes";
   Fail(ErrorCode::kCorrupt, "cache: short read of " + h.ToString() + ": expected " + wanted +
@@ -357,7 +357,7 @@ CacheBackend::CachedRead CacheBackend::ReadCached(const std::string& path, const
     if (int err = ReadAt(fd.get(), r.data.data(), size, 0)) return bad(read_err(err));
     if (Sha256(r.data).Hex() != h.name) return bad("content does not match its name");
     uint64_t want;
-    if (!RangeFits(size, offset, length, &want)) FailShortRead(h, offset, length, size);
+    if (!RangeFits(size, offset, length, &want)) FailCacheShortRead(h, offset, length, size);
     r.data = Slice(std::move(r.data), offset, want);
     r.status = CachedRead::kHit;
     return r;
@@ -421,7 +421,7 @@ Bytes CacheBackend::LoadThroughCache(const std::string& path, const Handle& h, u
     Warn("cache: not caching " + h.ToString() + ": content does not match its name");
   }
   uint64_t want;
-  if (!RangeFits(all.size(), offset, length, &want)) FailShortRead(h, offset, length, all.size());
+  if (!RangeFits(all.size(), offset, length, &want)) FailCacheShortRead(h, offset, length, all.size());
   return Slice(std::move(all), offset, want);
 }
 

@@ -250,6 +250,17 @@ std::optional<std::string> HttpResponse::Header(std::string_view name) const {
   return std::nullopt;
 }
 
+std::optional<uint64_t> HttpResponse::ContentLength() const {
+  auto v = Header("content-length");
+  if (!v || v->empty() || v->size() > 19) return std::nullopt;
+  uint64_t n = 0;
+  for (char c : *v) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return n;
+}
+
 HttpClient::HttpClient(HttpClientOptions options) : options_(std::move(options)) {
   GlobalInit();
   if (options_.max_connections < 1)

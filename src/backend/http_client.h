@@ -83,6 +83,8 @@ struct HttpResponse {
 
   // Value of the first header with this (lower-case) name.
   std::optional<std::string> Header(std::string_view name) const;
+  // Content-Length as a number; nullopt when absent or not a plain decimal (at most 19 digits).
+  std::optional<uint64_t> ContentLength() const;
 };
 
 struct HttpClientOptions {

@@ -35,23 +35,6 @@ std::optional<std::string> PercentDecode(std::string_view s) {
   return out;
 }
 
-std::optional<uint64_t> ContentLength(const HttpResponse& r) {
-  auto v = r.Header("content-length");
-  if (!v || v->empty() || v->size() > 19) return std::nullopt;
-  uint64_t n = 0;
-  for (char c : *v) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return n;
-}
-
-[[noreturn]] void ShortRead(const Handle& h, uint64_t offset, uint64_t want, uint64_t got) {
-  Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " + std::to_string(want) +
-                                " bytes at offset " + std::to_string(offset) + ", got " +
-                                std::to_string(got));
-}
-
 // TOTAL of a "Content-Range: bytes A-B/TOTAL" reply header; nullopt when absent or "*".
 std::optional<uint64_t> RangeTotal(const HttpResponse& r) {
   auto v = r.Header("content-range");
@@ -215,43 +198,43 @@ HttpResponse RestBackend::GetRange(const Handle& h, uint64_t offset, uint64_t le
     auto size = Stat(h);
     if (!size) Fail(ErrorCode::kNotFound, what + ": not found");
     if (offset == *size && length == 0 && !into) return HttpResponse{.status = 206};
-    ShortRead(h, offset, length ? length : 1, 0);
+    FailShortRead(h, offset, length ? length : 1, 0);
   }
   Check(r, what);
   // rclone answers a range that starts past the end with 206 and "bytes 12-10/11".
   if (r.status == 206) {
-    if (auto total = RangeTotal(r); total && offset > *total) ShortRead(h, offset, length ? length : 1, 0);
+    if (auto total = RangeTotal(r); total && offset > *total) FailShortRead(h, offset, length ? length : 1, 0);
   }
   return r;
 }
 
 Bytes RestBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   CheckHandle(h);
-  if (length && offset > std::numeric_limits<uint64_t>::max() - length) ShortRead(h, offset, length, 0);
+  if (length && offset > std::numeric_limits<uint64_t>::max() - length) FailShortRead(h, offset, length, 0);
   HttpResponse r = GetRange(h, offset, length, std::nullopt);
   if (r.status == 200 && (offset || length)) {  // the server sent the whole object
     if (offset > r.body.size() || (length && r.body.size() - offset < length))
-      ShortRead(h, offset, length, offset > r.body.size() ? 0 : r.body.size() - offset);
+      FailShortRead(h, offset, length, offset > r.body.size() ? 0 : r.body.size() - offset);
     uint64_t n = length ? length : r.body.size() - offset;
     return Bytes(r.body.begin() + static_cast<long>(offset), r.body.begin() + static_cast<long>(offset + n));
   }
-  if (length && r.body.size() != length) ShortRead(h, offset, length, r.body.size());
+  if (length && r.body.size() != length) FailShortRead(h, offset, length, r.body.size());
   return std::move(r.body);
 }
 
 void RestBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
   CheckHandle(h);
-  if (out.size() > std::numeric_limits<uint64_t>::max() - offset) ShortRead(h, offset, out.size(), 0);
+  if (out.size() > std::numeric_limits<uint64_t>::max() - offset) FailShortRead(h, offset, out.size(), 0);
   if (out.empty()) {
     auto size = Stat(h);
     if (!size) Fail(ErrorCode::kNotFound, "load " + h.ToString() + ": not found");
-    if (offset > *size) ShortRead(h, offset, 0, 0);
+    if (offset > *size) FailShortRead(h, offset, 0, 0);
     return;
   }
   HttpResponse r = GetRange(h, offset, out.size(), out);
   if (r.status == 200 && offset != 0)
     Fail(ErrorCode::kIo, "load " + h.ToString() + ": the server ignored the byte range", true);
-  if (r.received != out.size()) ShortRead(h, offset, out.size(), r.received);
+  if (r.received != out.size()) FailShortRead(h, offset, out.size(), r.received);
 }
 
 std::optional<uint64_t> RestBackend::Stat(const Handle& h) {
@@ -260,7 +243,7 @@ std::optional<uint64_t> RestBackend::Stat(const Handle& h) {
   HttpResponse r = Send(HttpRequest{.method = "HEAD", .url = UrlOf(h)}, what);
   if (r.status == 404) return std::nullopt;
   Check(r, what);
-  auto size = ContentLength(r);
+  auto size = r.ContentLength();
   if (!size) Fail(ErrorCode::kIo, what + ": no Content-Length in the reply", true);
   return size;
 }

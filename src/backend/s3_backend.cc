@@ -47,23 +47,6 @@ bool UseDnsStyle(const S3Location& loc, S3BucketLookup lookup) {
   return aws && DnsCompatible(loc.bucket, loc.https);
 }
 
-std::optional<uint64_t> ContentLength(const HttpResponse& r) {
-  auto v = r.Header("content-length");
-  if (!v || v->empty() || v->size() > 19) return std::nullopt;
-  uint64_t n = 0;
-  for (char c : *v) {
-    if (c < '0' || c > '9') return std::nullopt;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  return n;
-}
-
-[[noreturn]] void ShortRead(const Handle& h, uint64_t offset, uint64_t want, uint64_t got) {
-  Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " + std::to_string(want) +
-                                " bytes at offset " + std::to_string(offset) + ", got " +
-                                std::to_string(got));
-}
-
 }  // namespace
 
 S3Location ParseS3Location(std::string_view location) {
@@ -290,7 +273,7 @@ HttpResponse S3Backend::GetRange(const Handle& h, uint64_t offset, uint64_t leng
     auto size = Stat(h);
     if (!size) Fail(ErrorCode::kNotFound, what + ": not found");
     if (offset == *size && length == 0 && !into) return HttpResponse{.status = 206};
-    ShortRead(h, offset, length ? length : 1, 0);
+    FailShortRead(h, offset, length ? length : 1, 0);
   }
   CheckStatus(r, what);
   if (r.status == 200 && (offset || length))
@@ -301,23 +284,23 @@ HttpResponse S3Backend::GetRange(const Handle& h, uint64_t offset, uint64_t leng
 
 Bytes S3Backend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   CheckHandle(h);
-  if (length && offset > std::numeric_limits<uint64_t>::max() - length) ShortRead(h, offset, length, 0);
+  if (length && offset > std::numeric_limits<uint64_t>::max() - length) FailShortRead(h, offset, length, 0);
   HttpResponse r = GetRange(h, offset, length, std::nullopt);
-  if (length && r.body.size() != length) ShortRead(h, offset, length, r.body.size());
+  if (length && r.body.size() != length) FailShortRead(h, offset, length, r.body.size());
   return std::move(r.body);
 }
 
 void S3Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
   CheckHandle(h);
-  if (out.size() > std::numeric_limits<uint64_t>::max() - offset) ShortRead(h, offset, out.size(), 0);
+  if (out.size() > std::numeric_limits<uint64_t>::max() - offset) FailShortRead(h, offset, out.size(), 0);
   if (out.empty()) {
     auto size = Stat(h);
     if (!size) Fail(ErrorCode::kNotFound, "load " + h.ToString() + ": not found");
-    if (offset > *size) ShortRead(h, offset, 0, 0);
+    if (offset > *size) FailShortRead(h, offset, 0, 0);
     return;
   }
   HttpResponse r = GetRange(h, offset, out.size(), out);
-  if (r.received != out.size()) ShortRead(h, offset, out.size(), r.received);
+  if (r.received != out.size()) FailShortRead(h, offset, out.size(), r.received);
 }
 
 std::optional<uint64_t> S3Backend::Stat(const Handle& h) {
@@ -326,7 +309,7 @@ std::optional<uint64_t> S3Backend::Stat(const Handle& h) {
   HttpResponse r = Send(Call{.method = "HEAD", .key = KeyOf(h)}, what);
   if (r.status == 404) return std::nullopt;
   CheckStatus(r, what);
-  auto size = ContentLength(r);
+  auto size = r.ContentLength();
   if (!size) Fail(ErrorCode::kIo, what + ": no Content-Length in the reply", true);
   return size;
 }

@@ -1,13 +1,7 @@
 #include "cli/backend_rest.h"
 
-#include <cstdio>
-#include <cstdlib>
-
-#include "backend/kill_backend.h"
-#include "backend/limit_backend.h"
 #include "backend/rclone_backend.h"
 #include "backend/rest_backend.h"
-#include "backend/retry_backend.h"
 #include "cli/common.h"
 #include "core/error.h"
 
@@ -22,25 +16,6 @@ int ParseConnections(const std::string& v, const std::string& option) {
   if (!ok || n < 1 || n > 128)
     Fail(ErrorCode::kInvalidArgument, "invalid value \"" + v + "\" for " + option + " (want 1..128)");
   return n;
-}
-
-// Kill hook, --limit-*, retries with a warning per retry (as for s3:).
-std::shared_ptr<Backend> DecorateRemote(std::shared_ptr<Backend> be) {
-  if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
-    be = std::make_shared<KillBackend>(be, std::stoull(kill));
-  if (Globals().limit_upload || Globals().limit_download)
-    be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
-  RetryOptions retry;
-  retry.max_attempts = 8;
-  retry.max_delay = std::chrono::milliseconds(8000);
-  retry.on_retry = [](const std::string& what, const Error& e, int attempt,
-                      std::chrono::milliseconds delay) {
-    char secs[32];
-    std::snprintf(secs, sizeof(secs), "%.1f", static_cast<double>(delay.count()) / 1000.0);
-    Warn(what + " failed (attempt " + std::to_string(attempt) + "): " + e.what() +
-         ", retrying in " + secs + " s");
-  };
-  return std::make_shared<RetryBackend>(be, retry);
 }
 
 std::shared_ptr<Backend> MakeRcloneBackend(const std::string& location,

@@ -1,11 +1,7 @@
 #include "cli/backend_s3.h"
 
-#include <cstdio>
 #include <cstdlib>
 
-#include "backend/kill_backend.h"
-#include "backend/limit_backend.h"
-#include "backend/retry_backend.h"
 #include "backend/s3_backend.h"
 #include "cli/common.h"
 #include "core/error.h"
@@ -58,22 +54,7 @@ std::shared_ptr<Backend> MakeS3Backend(const std::string& location,
                                        const BackendOptionApplier& apply_options) {
   S3Location loc = ParseS3Location(location);
   std::shared_ptr<Backend> be = std::make_shared<S3Backend>(loc, OptionsFromEnvironment(apply_options));
-  // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
-  if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
-    be = std::make_shared<KillBackend>(be, std::stoull(kill));
-  if (Globals().limit_upload || Globals().limit_download)
-    be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
-  RetryOptions retry;
-  retry.max_attempts = 8;
-  retry.max_delay = std::chrono::milliseconds(8000);
-  retry.on_retry = [](const std::string& what, const Error& e, int attempt,
-                      std::chrono::milliseconds delay) {
-    char secs[32];
-    std::snprintf(secs, sizeof(secs), "%.1f", static_cast<double>(delay.count()) / 1000.0);
-    Warn(what + " failed (attempt " + std::to_string(attempt) + "): " + e.what() +
-         ", retrying in " + secs + " s");
-  };
-  return std::make_shared<RetryBackend>(be, retry);
+  return DecorateRemote(std::move(be));
 }
 
 }  // namespace haven::cli

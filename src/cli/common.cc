@@ -154,13 +154,13 @@ void CheckTlsFiles() {
 }
 
 // The decorators every backend gets: the kill hook, --limit-*, retries.
-std::shared_ptr<Backend> Decorate(std::shared_ptr<Backend> be) {
+std::shared_ptr<Backend> Decorate(std::shared_ptr<Backend> be, const RetryOptions& retry = {}) {
   // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
   if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
     be = std::make_shared<KillBackend>(be, std::stoull(kill));
   if (Globals().limit_upload || Globals().limit_download)
     be = std::make_shared<LimitBackend>(be, Globals().limit_upload, Globals().limit_download);
-  return std::make_shared<RetryBackend>(be);
+  return std::make_shared<RetryBackend>(be, retry);
 }
 
 // ---- sftp: (src/backend/sftp_backend.h; docs/backends.md) -----------------------------------
@@ -179,6 +179,20 @@ std::shared_ptr<Backend> MakeSftpBackend(const std::string& location) {
 // ---- end of sftp: ----------------------------------------------------------------------------
 
 }  // namespace
+
+std::shared_ptr<Backend> DecorateRemote(std::shared_ptr<Backend> be) {
+  RetryOptions retry;
+  retry.max_attempts = 8;
+  retry.max_delay = std::chrono::milliseconds(8000);
+  retry.on_retry = [](const std::string& what, const Error& e, int attempt,
+                      std::chrono::milliseconds delay) {
+    char secs[32];
+    std::snprintf(secs, sizeof(secs), "%.1f", static_cast<double>(delay.count()) / 1000.0);
+    Warn(what + " failed (attempt " + std::to_string(attempt) + "): " + e.what() +
+         ", retrying in " + secs + " s");
+  };
+  return Decorate(std::move(be), retry);
+}
 
 std::shared_ptr<Backend> MakeBackend(const std::string& location) {
   std::string loc = location;

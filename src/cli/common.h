@@ -46,6 +46,9 @@ std::string Env(const char* suffix);
 
 int Jobs();  // resolved --jobs
 std::shared_ptr<Backend> MakeBackend(const std::string& location);
+// A network backend with the decorators every backend gets (kill hook, --limit-*) and
+// patient retries: 8 attempts, up to 8 s apart, each retry warned about (s3:, rest:, rclone:).
+std::shared_ptr<Backend> DecorateRemote(std::shared_ptr<Backend> be);
 // The repository location, first of: -r, --repository-file (both at once is an error, as in
 // restic), HAVEN_REPOSITORY, HAVEN_REPOSITORY_FILE, RESTIC_REPOSITORY, RESTIC_REPOSITORY_FILE.
 // A repository file holds the location on its first line. Throws when none is set.
