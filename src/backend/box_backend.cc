@@ -524,7 +524,9 @@ void BoxBackend::CloseReader(sqlite3* db) {
 
 void BoxBackend::ReleaseReader(const Reader& r) {
   MutexLock pool(pool_mu_);
-  if (r.epoch == epoch_) {
+  // An I/O or memory error makes SQLite roll back the reader's transaction (autocommit
+  // again): pooled, it would see later commits of other processes. Closed instead.
+  if (r.epoch == epoch_ && sqlite3_get_autocommit(r.db) == 0) {
     free_.push_back(r);
     return;
   }

@@ -3,6 +3,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +30,7 @@ struct Transfer {
   HttpResponse* resp;
   size_t upload_pos = 0;
   bool overflow = false;  // the body did not fit into req->into
+  bool too_big = false;   // an in-memory body passed req->max_body
 };
 
 std::string Lower(std::string_view s) {
@@ -80,6 +82,11 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     }
     size_t keep = len;
     if (error_body) keep = std::min(len, kMaxErrorBody - std::min(kMaxErrorBody, t->resp->body.size()));
+    const uint64_t max = t->req->max_body ? t->req->max_body : HttpRequest::kMaxBody;
+    if (!error_body && t->resp->body.size() + len > max) {
+      t->too_big = true;
+      return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+    }
     t->resp->body.insert(t->resp->body.end(), reinterpret_cast<uint8_t*>(data),
                          reinterpret_cast<uint8_t*>(data) + keep);
   }
@@ -188,6 +195,7 @@ struct HttpClient::Multi {
   Multi() : multi(curl_multi_init()) {
     if (!multi) Fail(ErrorCode::kFatal, "cannot create a curl multi handle (out of memory)");
     curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);  // streams share one connection
     loop = std::thread([this] { Loop(); });
   }
   ~Multi() {
@@ -248,6 +256,17 @@ std::optional<std::string> HttpResponse::Header(std::string_view name) const {
   for (const auto& [k, v] : headers)
     if (k == name) return v;
   return std::nullopt;
+}
+
+std::optional<uint64_t> HttpResponse::RangeStart() const {
+  auto v = Header("content-range");
+  if (!v || v->rfind("bytes ", 0) != 0) return std::nullopt;
+  uint64_t start = 0;
+  const char* b = v->data() + 6;
+  const char* e = v->data() + v->size();
+  auto [p, ec] = std::from_chars(b, e, start);
+  if (ec != std::errc() || p == b || p == e || *p != '-') return std::nullopt;
+  return start;
 }
 
 std::optional<uint64_t> HttpResponse::ContentLength() const {
@@ -336,8 +355,12 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  if (!options_.unix_socket_path.empty())
+  if (!options_.unix_socket_path.empty()) {
     curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
+    // The one connection (rclone's stdio) cannot be opened again once closed: never let
+    // curl retire it as idle (CURLOPT_MAXAGE_CONN defaults to 118 s).
+    curl_easy_setopt(c, CURLOPT_MAXAGE_CONN, 100L * 365 * 24 * 3600);
+  }
   // HTTP/2 without an upgrade: prior knowledge opens the connection; a request that reuses it
   // must not ask for prior knowledge again, as libcurl 7.88 then fails with "Error in the
   // HTTP2 framing layer" (curl issue 10634, fixed in 8.0): it asks for HTTP/2, which the
@@ -358,6 +381,10 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   if (t.overflow)
     Fail(ErrorCode::kIo, label + ": the server sent more than the " +
                              std::to_string(req.into->size()) + " bytes requested", true);
+  if (t.too_big)
+    Fail(ErrorCode::kIo, label + ": the server sent more than " +
+                             std::to_string(req.max_body ? req.max_body : HttpRequest::kMaxBody) +
+                             " bytes", true);
   if (rc != CURLE_OK) {
     std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
     while (!detail.empty() && detail.back() == '\n') detail.pop_back();

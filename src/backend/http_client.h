@@ -73,6 +73,10 @@ struct HttpRequest {
   // longer than `into` fails the call (kIo). HttpResponse::received tells how many bytes
   // came. Bodies of non-2xx responses always go to HttpResponse::body (error details).
   std::optional<std::span<uint8_t>> into;
+  // Without `into`: the most bytes a 2xx body may hold (a server cannot make the client
+  // allocate without bound); more fails the call (kIo, retryable). 0: kMaxBody.
+  uint64_t max_body = 0;
+  static constexpr uint64_t kMaxBody = uint64_t{512} << 20;  // packs are <= 128 MiB
 };
 
 struct HttpResponse {
@@ -85,6 +89,8 @@ struct HttpResponse {
   std::optional<std::string> Header(std::string_view name) const;
   // Content-Length as a number; nullopt when absent or not a plain decimal (at most 19 digits).
   std::optional<uint64_t> ContentLength() const;
+  // START of "Content-Range: bytes START-END/TOTAL"; nullopt when absent or malformed.
+  std::optional<uint64_t> RangeStart() const;
 };
 
 struct HttpClientOptions {

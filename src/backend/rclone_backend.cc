@@ -12,6 +12,8 @@ std::string ParseRcloneLocation(std::string_view location) {
   std::string remote(location.substr(7));
   if (remote.empty())
     Fail(ErrorCode::kInvalidArgument, "rclone: no remote in the location (want rclone:REMOTE:PATH)");
+  if (remote[0] == '-')  // would reach rclone as an option, not a remote
+    Fail(ErrorCode::kInvalidArgument, "rclone: the remote may not start with '-' (want rclone:REMOTE:PATH)");
   return remote;
 }
 

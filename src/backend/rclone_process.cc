@@ -188,7 +188,7 @@ void RcloneProcess::ReapLocked(int timeout_ms, bool kill) {
     }
     if (waited >= timeout_ms) {
       if (!kill) return;
-      ::kill(pid_, SIGKILL);
+      ::kill(-pid_, SIGKILL);  // its own process group: helpers it started (ssh...) too
       while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
       }
       break;
@@ -201,11 +201,14 @@ void RcloneProcess::ReapLocked(int timeout_ms, bool kill) {
 std::optional<std::string> RcloneProcess::Failure() {
   MutexLock l(mu_);
   if (spawn_error_) return spawn_error_;
-  if (pid_ <= 0) return "rclone: `" + command_ + "` was not started (the connection to it failed)";
-  ReapLocked(1000, /*kill=*/false);
+  // Messages name the program only: its arguments may hold secrets (-o rclone.args,
+  // on-the-fly remotes with keys).
+  if (pid_ <= 0) return "rclone: " + argv_[0] + " was not started (the connection to it failed)";
+  ReapLocked(1000, /*kill=*/false);  // a child that just saw EOF gets a second to end
   if (exit_text_)
-    return "rclone: `" + command_ + "` " + *exit_text_ + " (its messages, if any, are above)";
-  return "rclone: the connection to `" + command_ + "` broke (rclone still runs; its messages, if any, are above)";
+    return "rclone: " + argv_[0] + " (pid " + std::to_string(pid_) + ") " + *exit_text_ +
+           " (its messages, if any, are above)";
+  return std::nullopt;  // still running: the request's own error stands
 }
 
 }  // namespace haven

@@ -17,8 +17,9 @@
 // variables and the rest of the environment are passed on.
 //
 // Failure(): after a failed transfer, why the transport is gone: the program could not be
-// started, the child exited (its exit status, waiting up to a second for it to end), or the
-// connection broke. The destructor (after the HTTP client closed its connection: rclone exits
+// started, or the child exited (its exit status, waiting up to a second for it to end);
+// nullopt while it still runs (the request's own error stands). Messages name the program
+// and pid, never its arguments (they may hold secrets). The destructor (after the HTTP client closed its connection: rclone exits
 // on EOF) waits up to 5 s, then kills the child; it is always reaped.
 #pragma once
 

@@ -55,15 +55,21 @@ TEST(RestLocation, Parses) {
 TEST(RestLocation, RefusesOtherFormsWithoutRepeatingThePassword) {
   for (const char* bad : {"rest:", "rest:ftp://h/", "rest:host:8000/", "rest:http://", "rest:http:///x",
                           "rest:http://u:hunter2@/x", "rest:http://u:hunter2%zz@h/",
-                          "rest:http://h/a b", "rest:http://h/x?y"}) {
+                          "rest:http://h/a b", "rest:http://h/x?y",
+                          // a '/' in the password ends the authority early
+                          "rest:http://u:hunt/er2@h:8000/r/", "rest:http://u:hunter2/x@h/r/",
+                          "rest:http://u:1234/hunter2@h:8000/r/"}) {
     try {
       ParseRestLocation(bad);
       ADD_FAILURE() << bad;
     } catch (const Error& e) {
       EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << bad;
       EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("er2"), std::string::npos) << e.what();
     }
   }
+  EXPECT_EQ(ParseRestLocation("rest:http://u:hunt%2Fer2@h:8000/r/").password, "hunt/er2");
+  EXPECT_EQ(ParseRestLocation("rest:http://[::1]:8000/r/").base_url, "http://[::1]:8000/r/");
 }
 
 TEST(RestBackend, LocationHidesThePasswordAndUrlsFollowResticsLayout) {
@@ -197,6 +203,35 @@ TEST(RestBackend, V1ListingFallsBackToHeadPerName) {
   // A listing error is never an empty listing.
   EXPECT_EQ(CatchError([&] { ListAll(be, FileType::kIndex); }).code(), ErrorCode::kIo);
   EXPECT_EQ(CatchError([&] { ListAll(be, FileType::kKey); }).code(), ErrorCode::kNotFound);
+}
+
+TEST(RestBackend, APartialReplyFromTheWrongOffsetOrTooLongIsRefused) {
+  const Handle h{FileType::kPack, std::string(64, 'c')};
+  {
+    testing_http::TestServer server([](const testing_http::SeenRequest&) {
+      return testing_http::Reply(206, "0123", "Content-Range: bytes 0-3/10\r\n");
+    });
+    RestBackend be(server.Url("/r/"), RestOptions{});
+    Error e = CatchError([&] { be.Load(h, 4, 4); });
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_TRUE(e.retryable());
+    EXPECT_TRUE(Contains(e.what(), "does not start at offset 4")) << e.what();
+  }
+  {  // 64 bytes asked, a megabyte sent: refused while it arrives
+    testing_http::TestServer server([](const testing_http::SeenRequest&) {
+      return testing_http::Reply(206, std::string(1 << 20, 'x'), "Content-Range: bytes 0-1048575/2000000\r\n");
+    });
+    RestBackend be(server.Url("/r/"), RestOptions{});
+    Error e = CatchError([&] { be.Load(h, 0, 64); });
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_TRUE(Contains(e.what(), "the server sent more than 64 bytes")) << e.what();
+  }
+  testing_http::TestServer server([](const testing_http::SeenRequest&) {
+    return testing_http::Reply(206, "4567", "Content-Range: bytes 4-7/10\r\n");
+  });
+  RestBackend be(server.Url("/r/"), RestOptions{});
+  Bytes got = be.Load(h, 4, 4);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
 }
 
 TEST(RestBackend, SendsBasicAuthAndNoCredentialsInTheUrl) {

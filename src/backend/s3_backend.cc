@@ -241,23 +241,15 @@ void S3Backend::Save(const Handle& h, ByteView data) {
 
 namespace {
 
-// A 206 must carry the bytes asked for: "Content-Range: bytes START-END/TOTAL" with START the
-// requested offset. Bytes from elsewhere in the object would fail their blob MAC later, far
-// from the cause; a wrong or missing header is a (retryable) server fault named here.
+// A 206 must carry the bytes asked for: Content-Range starting at the requested offset.
+// Bytes from elsewhere in the object would fail their blob MAC later, far from the cause; a
+// wrong or missing header is a (retryable) server fault named here.
 void CheckContentRangeStart(const HttpResponse& r, uint64_t offset, const std::string& what) {
-  auto cr = r.Header("content-range");
-  uint64_t start = 0;
-  bool ok = false;
-  if (cr && cr->rfind("bytes ", 0) == 0) {
-    const char* b = cr->data() + 6;
-    const char* e = cr->data() + cr->size();
-    auto [p, ec] = std::from_chars(b, e, start);
-    ok = ec == std::errc() && p != b && p < e && *p == '-';
-  }
-  if (!ok) Fail(ErrorCode::kIo, what + ": a partial reply without a valid Content-Range", true);
-  if (start != offset) {
-    Fail(ErrorCode::kIo, what + ": the server sent bytes from offset " + std::to_string(start) + ", not " +
-                             std::to_string(offset), true);
+  auto start = r.RangeStart();
+  if (!start) Fail(ErrorCode::kIo, what + ": a partial reply without a valid Content-Range", true);
+  if (*start != offset) {
+    Fail(ErrorCode::kIo, what + ": the server sent bytes from offset " + std::to_string(*start) +
+                             ", not " + std::to_string(offset), true);
   }
 }
 

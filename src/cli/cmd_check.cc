@@ -65,7 +65,7 @@ void RegisterCheck(CLI::App& app) {
     if (check_unused)
       Warn("Flag --check-unused has been deprecated, `--check-unused` is deprecated and will be "
            "ignored");
-    opts.jobs = Jobs();
+    opts.jobs = JobsOrAuto();
     opts.progress = [](const std::string& s) { Print(s); };
     auto start = std::chrono::steady_clock::now();
     CheckResult r = RunCheck(*repo, opts);

@@ -196,7 +196,7 @@ void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
   p.repack_uncompressed = o.repack_uncompressed;
   p.unreferenced_grace = ParseUnreferencedGrace(o.unreferenced_grace);
   p.dry_run = o.dry_run;
-  p.jobs = Jobs();
+  p.jobs = JobsOrAuto();
   p.progress = [](const std::string& s) { Print(s); };
   p.warn = [](const std::string& s) { Warn(s); };
   if (o.dry_run) p.ignore_snapshots = removed;

@@ -42,7 +42,7 @@ void RegisterPrune(CLI::App& app) {
     auto repo = OpenRepository();
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
     auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
-    opts.jobs = Jobs();
+    opts.jobs = JobsOrAuto();
     opts.write = GlobalWriteOptions();
     opts.progress = [](const std::string& s) { Print(s); };
     opts.warn = [](const std::string& s) { Warn(s); };

@@ -45,7 +45,7 @@ RestoreOptions OptionsFor(const RestoreCmd& o) {
   opts.excludes = PatternList(merged(o.excludes, o.iexcludes));
   opts.verify = o.verify;
   opts.overwrite = ParseOverwrite(o.overwrite);
-  opts.jobs = Jobs();
+  opts.jobs = JobsOrAuto();
   opts.warn = [](const std::string& w) { Warn("ignoring error for " + w); };
   opts.note = [](const std::string& w) { Warn(w); };
   return opts;

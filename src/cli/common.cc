@@ -47,6 +47,11 @@ std::string Env(const char* suffix) {
   return "";
 }
 
+int JobsOrAuto() {
+  const std::string& j = Globals().jobs;
+  return j.empty() || j == "auto" ? 0 : Jobs();
+}
+
 int Jobs() {
   const std::string& j = Globals().jobs;
   if (j.empty() || j == "auto") return ResolveJobs(0);

@@ -45,6 +45,9 @@ GlobalOptions& Globals();
 std::string Env(const char* suffix);
 
 int Jobs();  // resolved --jobs
+// --jobs as given: 0 for auto. Restore, check and prune then use at least as many workers
+// as the storage serves requests at once (S3: 5) for their loads; a number is taken as is.
+int JobsOrAuto();
 std::shared_ptr<Backend> MakeBackend(const std::string& location);
 // A network backend with the decorators every backend gets (kill hook, --limit-*) and
 // patient retries: 8 attempts, up to 8 s apart, each retry warned about (s3:, rest:, rclone:).

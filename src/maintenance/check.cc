@@ -465,16 +465,17 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   if (read_data) to_read = PacksToRead(packs, opts, read_stage);  // bad arguments fail early
 
   const int threads = std::max(1, ResolveJobs(opts.jobs));
+  // loads wait on storage: by default at least as many at once as it serves (S3: 5)
+  const int io = opts.jobs > 0 ? threads : std::max(threads, repo.backend().Connections());
   stage("check snapshots, trees and blobs");
   {
     ScopedTimer timer(Stage::kWalk);
-    TreeCheck(repo, threads).Run(snap_ids, res.errors);
+    TreeCheck(repo, io).Run(snap_ids, res.errors);
   }
 
   if (read_data) {
     stage(read_stage);
-    // pack reads wait on storage: as many at once as it serves (S3: 5), at least --jobs
-    ReadPacks(repo, packs, to_read, std::max(threads, repo.backend().Connections()), res);
+    ReadPacks(repo, packs, to_read, io, res);
   }
   return res;
 }

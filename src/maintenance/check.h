@@ -18,7 +18,7 @@ struct CheckOptions {
   // Subset of packs to read: "n/m" (group n of m), "x%" or a size ("50M": random packs
   // whose count is that share of the packs' total bytes); empty = all.
   std::string read_data_subset;
-  int jobs = 0;
+  int jobs = 0;  // 0: the CPUs, and loads at least the backend's Connections()
   std::function<void(const std::string&)> progress;  // stage messages
 };
 

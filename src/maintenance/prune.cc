@@ -179,7 +179,8 @@ UsedBlobs FindUsed(IndexedRepository& repo, const PruneOptions& opts) {
   Progress(opts, "finding data that is still in use for " + std::to_string(roots.size()) +
                      " snapshots");
   UsedBlobsOptions uo;
-  uo.threads = Threads(repo, opts);
+  // loads wait on storage: by default at least as many at once as it serves (S3: 5)
+  uo.threads = opts.jobs > 0 ? opts.jobs : std::max(Threads(repo, opts), repo.backend().Connections());
   ScopedTimer t(Stage::kWalk);
   return FindUsedBlobs(repo, roots, uo);
 }

@@ -36,7 +36,7 @@ struct PruneOptions {
   bool repack_small = false;         // repack packs below 80 % of the target size
   bool repack_uncompressed = false;  // v2: repack (and compress) uncompressed packs
   bool dry_run = false;
-  int jobs = 0;  // 0: repo.threads()
+  int jobs = 0;  // 0: repo.threads() (the used-blob walk: at least the backend's Connections())
   // Snapshots to plan without, as if they were gone (restic's ignoreSnapshots: `forget
   // --prune --dry-run` plans the prune after the snapshots it would remove).
   std::set<FileId> ignore_snapshots;

@@ -7,6 +7,8 @@
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -31,7 +33,7 @@ struct stat ToStat(const Attr& a) {
   st.st_nlink = a.nlink;
   st.st_uid = a.uid;
   st.st_gid = a.gid;
-  st.st_size = static_cast<off_t>(a.size);
+  st.st_size = static_cast<off_t>(std::min<uint64_t>(a.size, INT64_MAX));  // a crafted size
   st.st_blocks = static_cast<blkcnt_t>(a.blocks);
   st.st_blksize = a.blksize;
   st.st_atim = Ts(a.atime);

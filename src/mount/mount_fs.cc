@@ -11,6 +11,9 @@
 
 namespace haven::mount {
 
+// Reads of a crafted blob stay bounded.
+constexpr uint64_t kMaxDataBlob = uint64_t{32} << 20;  // restic's chunks are <= 8 MiB
+
 namespace {
 
 constexpr uint32_t kBlockSize = 512;  // restic's blockSize
@@ -340,6 +343,11 @@ std::shared_ptr<const OpenFile> MountFs::Open(uint64_t node) {
   for (const BlobId& id : in.node->content) {
     const auto size = src_.DataSize(id);
     if (!size) Fail(ErrorCode::kNotFound, "id " + id.Hex() + " not found in repository");
+    // A chunk is at most 8 MiB: a larger blob comes from a crafted repository, and every
+    // read of it would decompress and hash all of it again (the cache keeps <= 64 MiB).
+    if (*size > kMaxDataBlob)
+      Fail(ErrorCode::kCorrupt, "data blob " + id.Hex() + " claims " + std::to_string(*size) +
+                                    " bytes, more than any chunk holds");
     f->cumsize.push_back(f->cumsize.back() + *size);
   }
   return f;

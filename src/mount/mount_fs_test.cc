@@ -135,6 +135,32 @@ TEST(SnapshotDirs, ResticsLayoutWithDuplicateTimesAndLatest) {
   EXPECT_EQ(d.Find("/nope"), nullptr);
 }
 
+// A crafted host name is one file name: "../snapshots" must not land in snapshots/ and hide
+// the victim's snapshot of the same time; a host of 100,000 "a/" is one (long) name.
+TEST(SnapshotDirs, HostileHostNamesStayInsideHosts) {
+  const BlobId tree;
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "a/";
+  SnapshotDirs::SnapshotList snaps = {
+      {Id(1), Snap(100, tree, "victim")},
+      {Id(2), Snap(100, tree, "../snapshots")},
+      {Id(3), Snap(50, tree, deep)},
+      {Id(4), Snap(60, tree, std::string("nul\0byte", 8))},
+  };
+  SnapshotDirs d(snaps, DefaultPathTemplates(), kRfc3339);
+  const std::string t100 = "1970-01-01T00:01:40Z";
+  EXPECT_EQ(d.Find("/snapshots/" + t100)->snapshot, 0);  // the victim's, first
+  EXPECT_EQ(d.Find("/snapshots/" + t100 + "-1")->snapshot, 1);
+  EXPECT_EQ(d.Find("/snapshots/latest")->link, t100 + "-1");
+  for (const std::string& h : d.Find("/hosts")->names) {
+    EXPECT_EQ(h.find('/'), std::string::npos) << h;
+    EXPECT_EQ(h.find('\0'), std::string::npos) << h;
+    EXPECT_NE(h, "..");
+  }
+  EXPECT_TRUE(d.Find("/hosts/.._snapshots/" + t100));
+  EXPECT_EQ(d.Find("/hosts")->names.size(), 4u);
+}
+
 TEST(SnapshotDirs, PathTemplates) {
   Snapshot s = Snap(100, BlobId(), "h", {"", "..", "t"});
   s.username = "u";

@@ -64,7 +64,7 @@ std::string FilenameFromTag(std::string_view tag) {
   if (tag == "..") return "__";
   std::string out(tag);
   for (char& c : out)
-    if (c == '/') c = '_';
+    if (c == '/' || c == '\0') c = '_';
   return out;
 }
 
@@ -98,8 +98,11 @@ std::pair<std::vector<std::string>, std::string> PathsFromSnapshot(
       }
       case 'i': repl = id.Short(); break;
       case 'I': repl = id.Hex(); break;
-      case 'u': repl = sn.username; break;
-      case 'h': repl = sn.hostname; break;
+      // Host and user names come from the repository: one file name each, never a path
+      // ("../snapshots" as a host name would otherwise land in snapshots/ and hide the
+      // snapshot of that time; a NUL would make a name readdir shows but lookup misses).
+      case 'u': repl = FilenameFromTag(sn.username); break;
+      case 'h': repl = FilenameFromTag(sn.hostname); break;
       default: repl = std::string(1, c);
     }
     for (auto& o : out) o += repl;
@@ -116,8 +119,14 @@ void SnapshotDirs::Mount(const std::string& path, int snapshot, const std::strin
   } else if (!child.empty()) {
     e.names.insert(child);
   }
-  const size_t slash = path.rfind('/');
-  if (slash != std::string::npos) Mount(path.substr(0, slash), -1, "", path.substr(slash + 1));
+  // Each parent gets the last component as a name: a loop, not one call per component (a
+  // path with 100,000 components must not exhaust the stack).
+  for (std::string p = path; ;) {
+    const size_t slash = p.rfind('/');
+    if (slash == std::string::npos) break;
+    entries_[p.substr(0, slash)].names.insert(p.substr(slash + 1));
+    p.resize(slash);
+  }
 }
 
 SnapshotDirs::SnapshotDirs(const SnapshotList& snapshots,

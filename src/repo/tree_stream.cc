@@ -90,11 +90,13 @@ class TreeDecoder {
   PaddedBuffer padded_, scratch_;
 };
 
-// Loaders wait on storage more than they compute: at least as many as the backend serves
-// requests in parallel (restic's connections; 2 for a local disk, 5 for S3 by default), so a
-// remote walk keeps every connection busy while the CPUs decode.
+// Loaders wait on storage more than they compute: by default at least as many as the
+// backend serves requests in parallel (restic's connections; 2 for a local disk, 5 for S3),
+// so a remote walk keeps every connection busy while the CPUs decode. A count the caller
+// gives is taken as it is (tests ask for one worker to fix the order).
 int ResolveThreads(const IndexedRepository& repo, int threads) {
-  return std::max({1, threads > 0 ? threads : repo.threads(), repo.backend().Connections()});
+  if (threads > 0) return threads;
+  return std::max({1, repo.threads(), repo.backend().Connections()});
 }
 
 // ---- unordered ------------------------------------------------------------------------------

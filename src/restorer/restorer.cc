@@ -155,10 +155,11 @@ class Restore {
     if (opts_.no_permissions) umask_ = CurrentUmask();
   }
 
-  // Pack loaders wait on storage: at least as many as its connections (restic's restorer
-  // uses exactly that many), at least --jobs for the CPU work of decrypting and writing.
+  // Pack loaders wait on storage: by default at least as many as its connections (restic's
+  // restorer uses exactly that many) and the CPUs; a --jobs number is taken as it is.
   static int Workers(const IndexedRepository& repo, const RestoreOptions& opts) {
-    return std::max(ResolveJobs(opts.jobs), repo.backend().Connections());
+    if (opts.jobs > 0) return opts.jobs;
+    return std::max(ResolveJobs(0), repo.backend().Connections());
   }
 
   static constexpr int kMaxDepth = 4096;
@@ -171,7 +172,7 @@ class Restore {
     RaiseOpenFileLimit();
     {
       ScopedTimer t(Stage::kWalk);
-      OrderedTreeStream stream(repo_, ResolveJobs(opts_.jobs));
+      OrderedTreeStream stream(repo_, Workers(repo_, opts_));
       stream_ = &stream;
       std::string rel;
       // One recursion per directory level, up to kMaxDepth: on a stack sized for that.

@@ -37,7 +37,7 @@ struct RestoreOptions {
   // `box extract --no-permissions`: no owner is set and the snapshot's modes are not
   // applied; files and directories get the defaults (0666 / 0777 minus the umask).
   bool no_permissions = false;
-  int jobs = 0;
+  int jobs = 0;  // workers; 0: the CPUs, at least the backend's Connections()
   std::function<void(const std::string&)> warn;  // errors (each counted in `errors`)
   // Conflicts resolved as the snapshot says, e.g. a file or symlink in the target where the
   // snapshot has a directory, replaced by that directory.
