@@ -163,6 +163,7 @@ class Restore {
   }
 
   static constexpr int kMaxDepth = 4096;
+  static constexpr size_t kMaxOpenPerPack = 256;  // descriptors one pack's worker holds
 
   RestoreResult Run(const BlobId& tree) {
     MkdirAll(opts_.target);
@@ -549,6 +550,13 @@ class Restore {
           if (f.no_space) continue;  // rewritten whole by RetryOutOfSpace
           auto it = fds.find(uses[q].file);
           if (it == fds.end()) {
+            // A pack of thousands of small files must not hold thousands of descriptors
+            // (times the workers: over S3 a /usr/share restore hit EMFILE at 20,000):
+            // the files opened so far are closed; Finish reopens the ones it needs.
+            if (fds.size() >= kMaxOpenPerPack) {
+              for (auto& [file, fd] : fds) close(fd);
+              fds.clear();
+            }
             int fd = Open(f);
             if (fd < 0) continue;
             it = fds.emplace(uses[q].file, fd).first;
