@@ -737,6 +737,14 @@ void StoreCached(const std::string& dir, const std::string& file, hs_database_t*
 }  // namespace
 
 Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>()) {
+  // libstdc++ builds the regex class-name table (\\b, \\w) on first use: done here, before
+  // any scanning thread, so that threads only read it (ThreadSanitizer saw the first use
+  // race when two ScanPaths workers matched a word boundary at once).
+  {
+    static const std::regex kPrime("\\b\\w+\\b[[:alpha:]]*");
+    std::cmatch m;
+    std::regex_search("a b", m, kPrime);
+  }
   std::string file = cache_dir.empty() ? "" : CacheFile(cache_dir);
   if (file.empty() || !LoadCached(file, &impl_->text_db, &impl_->binary_db)) {
     impl_->text_db = Impl::Compile(false);
