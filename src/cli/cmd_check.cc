@@ -12,6 +12,12 @@ namespace {
 
 // A folder "haven-check-cache-XXXXXX" beside the cache folders (or in $TMPDIR when there is
 // no cache folder), removed with everything in it when check ends, however it ends.
+bool IsNetworkLocation(const std::string& loc) {
+  for (const char* scheme : {"s3:", "sftp:", "rest:", "rclone:"})
+    if (loc.rfind(scheme, 0) == 0) return true;
+  return false;
+}
+
 class TempCacheDir {
  public:
   explicit TempCacheDir(bool none) {
@@ -53,10 +59,12 @@ void RegisterCheck(CLI::App& app) {
                 "read index, snapshots and trees through the local cache (faster, but checks "
                 "the cached copies of those files)");
   cmd->callback([] {
-    // Without --with-cache, check reads the repository's own files, not cached copies: as
-    // restic does, through a new temporary cache (tree packs are then fetched once, whole,
-    // not one ranged read per tree), removed at the end.
-    TempCacheDir temp(with_cache || Globals().no_cache);
+    // Without --with-cache, check reads the repository's own files, not cached copies; on
+    // network storage through a new temporary cache as restic does (tree packs are then
+    // fetched once, whole, not one ranged read per tree), removed at the end.
+    // Only for network storage: on a local disk a ranged read costs no round trip, and
+    // copying the tree packs into a cache made check --read-data 15 % slower (B8).
+    TempCacheDir temp(with_cache || Globals().no_cache || !IsNetworkLocation(RepoLocation()));
     auto repo = OpenRepository({.use_cache = with_cache || !temp.path().empty(), .cache_base = temp.path()});
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
