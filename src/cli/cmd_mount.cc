@@ -131,6 +131,8 @@ void RunMount(const MountCmdOptions& o) {
             << "When finished, quit with Ctrl-c here or umount the mountpoint.\n"
             << std::flush;
   fuse.Loop();
+  Verbose("mount: " + std::to_string(fs.LiveNodes()) + " nodes held at unmount, at most " +
+          std::to_string(fs.PeakNodes()) + " at once");
 }
 
 }  // namespace

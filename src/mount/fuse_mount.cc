@@ -63,13 +63,28 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_entry_param e{};
     e.ino = *node;
     e.generation = 1;
-    e.attr = ToStat(Fs(req).GetAttr(*node));
+    try {
+      e.attr = ToStat(Fs(req).GetAttr(*node));
+    } catch (...) {
+      Fs(req).Forget(*node, 1);  // no reply with the node: no reference
+      throw;
+    }
     e.attr_timeout = e.entry_timeout = kTimeout;
-    fuse_reply_entry(req, &e);
+    // A reply the kernel did not take adds no reference.
+    if (fuse_reply_entry(req, &e) != 0) Fs(req).Forget(*node, 1);
   });
 }
 
-void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+// The kernel evicted the node: the model frees it (and its loaded tree) at zero references.
+void OpForget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup) {
+  Fs(req).Forget(ino, nlookup);
+  fuse_reply_none(req);
+}
+
+void OpForgetMulti(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  for (size_t i = 0; i < count; i++) Fs(req).Forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   Guard(req, "getattr", [&] {
@@ -164,6 +179,7 @@ const fuse_lowlevel_ops kOps = [] {
   fuse_lowlevel_ops ops{};
   ops.lookup = OpLookup;
   ops.forget = OpForget;
+  ops.forget_multi = OpForgetMulti;
   ops.getattr = OpGetattr;
   ops.readlink = OpReadlink;
   ops.open = OpOpen;

@@ -58,6 +58,8 @@ struct MountFs::Inode {
   enum class Kind { kMeta, kLatest, kDir, kFile, kSymlink, kOther };
   Kind kind = Kind::kMeta;
   uint64_t ino = 0, parent_ino = 0;
+  uint64_t parent_id = 0;            // the parent's node number (0 for the root)
+  std::string key;                   // this node's key in the parent's `children`
   std::string prefix;                // kMeta: its path in SnapshotDirs
   std::string link;                  // kLatest: the target name
   gojson::Timestamp time;            // kLatest: the snapshot's time
@@ -65,6 +67,10 @@ struct MountFs::Inode {
   Mutex mu;
   std::shared_ptr<const Items> items GUARDED_BY(mu);  // kDir: loaded on first use
   std::unordered_map<std::string, uint64_t> children GUARDED_BY(mu);
+  // References the kernel holds (successful lookups minus forgets). Read and written only
+  // under the parent's `mu` (which the analysis cannot name), so a lookup and a forget of
+  // one name never interleave.
+  uint64_t lookups = 0;
 };
 
 MountFs::MountFs(BlobSource& src, SnapshotList snapshots, MountConfig cfg, Reload reload)
@@ -76,7 +82,7 @@ MountFs::MountFs(BlobSource& src, SnapshotList snapshots, MountConfig cfg, Reloa
     snapshots_ = std::move(snaps);
     checked_ = std::chrono::steady_clock::now();
   }
-  auto root = std::make_unique<Inode>();
+  auto root = std::make_shared<Inode>();
   root->kind = Inode::Kind::kMeta;
   root->ino = root->parent_ino = 1;
   Add(std::move(root));
@@ -84,30 +90,73 @@ MountFs::MountFs(BlobSource& src, SnapshotList snapshots, MountConfig cfg, Reloa
 
 MountFs::~MountFs() = default;
 
-MountFs::Inode* MountFs::Get(uint64_t node) {
+std::shared_ptr<MountFs::Inode> MountFs::Get(uint64_t node) {
   ReaderLock l(table_mu_);
-  if (node < kRoot || node - kRoot >= nodes_.size()) throw FsError{ENOENT};
-  return nodes_[node - kRoot].get();
+  if (node < kRoot || node - kRoot >= nodes_.size() || !nodes_[node - kRoot])
+    throw FsError{ENOENT};
+  return nodes_[node - kRoot];
 }
 
-uint64_t MountFs::Add(std::unique_ptr<Inode> inode) {
+uint64_t MountFs::Add(std::shared_ptr<Inode> inode) {
   WriterLock l(table_mu_);
   nodes_.push_back(std::move(inode));
+  peak_ = std::max(peak_, ++live_);
   return kRoot + nodes_.size() - 1;
 }
 
-uint64_t MountFs::Child(Inode& parent, const std::string& key,
+size_t MountFs::LiveNodes() const {
+  ReaderLock l(table_mu_);
+  return live_;
+}
+
+size_t MountFs::PeakNodes() const {
+  ReaderLock l(table_mu_);
+  return peak_;
+}
+
+uint64_t MountFs::Child(Inode& parent, uint64_t parent_id, const std::string& key,
                         const std::function<std::unique_ptr<Inode>()>& make) {
+  // A found child is counted under parent.mu, where Forget takes references away.
+  auto counted = [&](uint64_t id) {
+    ReaderLock t(table_mu_);
+    nodes_[id - kRoot]->lookups++;
+    return id;
+  };
   {
     MutexLock l(parent.mu);
-    if (auto it = parent.children.find(key); it != parent.children.end()) return it->second;
+    if (auto it = parent.children.find(key); it != parent.children.end())
+      return counted(it->second);
   }
-  auto made = make();
+  std::shared_ptr<Inode> made = make();
+  made->parent_id = parent_id;
+  made->key = key;
+  made->lookups = 1;
   MutexLock l(parent.mu);
-  if (auto it = parent.children.find(key); it != parent.children.end()) return it->second;
+  if (auto it = parent.children.find(key); it != parent.children.end()) return counted(it->second);
   const uint64_t id = Add(std::move(made));
   parent.children.emplace(key, id);
   return id;
+}
+
+void MountFs::Forget(uint64_t node, uint64_t count) {
+  if (node == kRoot || count == 0) return;
+  std::shared_ptr<Inode> in, parent;
+  try {
+    in = Get(node);
+    parent = Get(in->parent_id);
+  } catch (const FsError&) {
+    return;  // unknown, or its parent already gone (the kernel forgets children first)
+  }
+  MutexLock l(parent->mu);
+  if (in->lookups > count) {
+    in->lookups -= count;
+    return;
+  }
+  in->lookups = 0;
+  parent->children.erase(in->key);
+  WriterLock t(table_mu_);
+  nodes_[node - kRoot].reset();
+  live_--;
 }
 
 void MountFs::ExpireSnapshots() {
@@ -155,7 +204,8 @@ std::shared_ptr<const MountFs::Items> MountFs::LoadItems(Inode& dir) {
   return dir.items;
 }
 
-std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name) {
+std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, uint64_t dir_id,
+                                           const std::string& name) {
   std::shared_ptr<const SnapshotList> snaps;
   const auto dirs = Dirs(&snaps);
   const MetaEntry* self = dirs->Find(dir.prefix);
@@ -165,7 +215,7 @@ std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name)
   if (!e) return std::nullopt;
   const uint64_t ino = DynamicInode(dir.ino, name);
   if (e->IsDir()) {
-    return Child(dir, "d/" + name, [&] {
+    return Child(dir, dir_id, "d/" + name, [&] {
       auto in = std::make_unique<Inode>();
       in->kind = Inode::Kind::kMeta;
       in->ino = ino;
@@ -177,7 +227,7 @@ std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name)
   const FileId& id = (*snaps)[e->snapshot].first;
   const Snapshot& sn = (*snaps)[e->snapshot].second;
   if (!e->link.empty()) {
-    return Child(dir, "l/" + name + "/" + e->link + "/" + id.Hex(), [&] {
+    return Child(dir, dir_id, "l/" + name + "/" + e->link + "/" + id.Hex(), [&] {
       auto in = std::make_unique<Inode>();
       in->kind = Inode::Kind::kLatest;
       in->ino = ino;
@@ -187,7 +237,7 @@ std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name)
       return in;
     });
   }
-  return Child(dir, "s/" + name + "/" + id.Hex(), [&] {
+  return Child(dir, dir_id, "s/" + name + "/" + id.Hex(), [&] {
     auto in = std::make_unique<Inode>();
     in->kind = Inode::Kind::kDir;
     in->ino = ino;
@@ -203,9 +253,10 @@ std::optional<uint64_t> MountFs::LookupMeta(Inode& dir, const std::string& name)
 }
 
 std::optional<uint64_t> MountFs::Lookup(uint64_t parent, std::string_view name_view) {
-  Inode& dir = *Get(parent);
+  const std::shared_ptr<Inode> held = Get(parent);
+  Inode& dir = *held;
   const std::string name(name_view);
-  if (dir.kind == Inode::Kind::kMeta) return LookupMeta(dir, name);
+  if (dir.kind == Inode::Kind::kMeta) return LookupMeta(dir, parent, name);
   if (dir.kind != Inode::Kind::kDir) throw FsError{ENOTDIR};
   const auto items = LoadItems(dir);
   auto it = items->find(name);
@@ -223,7 +274,7 @@ std::optional<uint64_t> MountFs::Lookup(uint64_t parent, std::string_view name_v
     default: return std::nullopt;  // restic: ENOENT for other types
   }
   if (kind == Inode::Kind::kDir && !n->subtree) return std::nullopt;
-  return Child(dir, name, [&] {
+  return Child(dir, parent, name, [&] {
     auto in = std::make_unique<Inode>();
     in->kind = kind;
     in->ino = DynamicInode(dir.ino, name);
@@ -258,7 +309,8 @@ Attr MountFs::TreeAttr(const Inode& in, const Node& n) {
 }
 
 Attr MountFs::GetAttr(uint64_t node) {
-  Inode& in = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& in = *held;
   Attr a;
   a.ino = in.ino;
   switch (in.kind) {
@@ -307,7 +359,8 @@ std::vector<DirEntry> MountFs::ReadMeta(Inode& dir) {
 }
 
 std::vector<DirEntry> MountFs::ReadDir(uint64_t node) {
-  Inode& dir = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& dir = *held;
   std::vector<DirEntry> out = {{".", dir.ino, S_IFDIR}, {"..", dir.parent_ino, S_IFDIR}};
   if (dir.kind == Inode::Kind::kMeta) {
     auto meta = ReadMeta(dir);
@@ -326,14 +379,16 @@ std::vector<DirEntry> MountFs::ReadDir(uint64_t node) {
 }
 
 std::string MountFs::ReadLink(uint64_t node) {
-  Inode& in = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& in = *held;
   if (in.kind == Inode::Kind::kLatest) return in.link;
   if (in.kind == Inode::Kind::kSymlink) return in.node->linktarget;
   throw FsError{EINVAL};
 }
 
 std::shared_ptr<const OpenFile> MountFs::Open(uint64_t node) {
-  Inode& in = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& in = *held;
   if (in.kind == Inode::Kind::kDir || in.kind == Inode::Kind::kMeta) throw FsError{EISDIR};
   if (in.kind != Inode::Kind::kFile) throw FsError{EINVAL};
   auto f = std::make_shared<OpenFile>();
@@ -375,7 +430,8 @@ size_t MountFs::Read(const OpenFile& f, uint64_t offset, size_t size, uint8_t* o
 
 // restic serves xattrs for directories and files only; the others answer EOPNOTSUPP.
 std::vector<std::string> MountFs::ListXattr(uint64_t node) {
-  Inode& in = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& in = *held;
   if (in.kind != Inode::Kind::kDir && in.kind != Inode::Kind::kFile) throw FsError{EOPNOTSUPP};
   std::vector<std::string> out;
   for (const Xattr& x : in.node->xattrs) out.push_back(x.name);
@@ -383,7 +439,8 @@ std::vector<std::string> MountFs::ListXattr(uint64_t node) {
 }
 
 std::string MountFs::GetXattr(uint64_t node, std::string_view name) {
-  Inode& in = *Get(node);
+  const std::shared_ptr<Inode> held = Get(node);
+  Inode& in = *held;
   if (in.kind != Inode::Kind::kDir && in.kind != Inode::Kind::kFile) throw FsError{EOPNOTSUPP};
   for (const Xattr& x : in.node->xattrs)
     if (x.name == name && x.value) return *x.value;

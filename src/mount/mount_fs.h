@@ -3,9 +3,13 @@
 // use, files read blob by blob through a BlobCache. fuse_mount.h translates kernel requests
 // into these calls; the unit tests call them directly.
 //
-// Nodes are numbered from kRoot on as they are looked up and keep their number (and their
-// st_ino) for the model's life. st_ino is restic's: bazil's GenerateDynamicInode(parent's
-// st_ino, name), the root 1, so `ls -i` shows what restic's mount shows.
+// Nodes are numbered from kRoot on as they are looked up. Each successful Lookup counts one
+// reference, as the kernel counts them; Forget drops references, and a node with none left
+// is freed with its loaded tree (the kernel forgets what it evicts, so the model holds what
+// the kernel's inode cache holds, not everything ever visited). A forgotten name looked up
+// again gets a new node number and the same st_ino: st_ino is restic's, bazil's
+// GenerateDynamicInode(parent's st_ino, name), the root 1, so `ls -i` shows what restic's
+// mount shows.
 //
 // Thread safety: every method may run on many threads at once.
 #pragma once
@@ -85,9 +89,15 @@ class MountFs {
   MountFs(const MountFs&) = delete;
   MountFs& operator=(const MountFs&) = delete;
 
-  // The child `name` of directory `parent`; nullopt when there is none. Throws FsError
-  // (ENOENT for an unknown node, ENOTDIR) or haven::Error.
+  // The child `name` of directory `parent`, with one more reference; nullopt when there is
+  // none. Throws FsError (ENOENT for an unknown node, ENOTDIR) or haven::Error.
   std::optional<uint64_t> Lookup(uint64_t parent, std::string_view name);
+  // Drops `count` references to `node` (FUSE's forget); the node is freed at zero. The root
+  // and unknown nodes are ignored.
+  void Forget(uint64_t node, uint64_t count);
+  // Nodes held now, the root included, and the most held at once.
+  size_t LiveNodes() const EXCLUDES(table_mu_);
+  size_t PeakNodes() const EXCLUDES(table_mu_);
   Attr GetAttr(uint64_t node);
   // ".", "..", then the entries by name.
   std::vector<DirEntry> ReadDir(uint64_t node);
@@ -105,15 +115,16 @@ class MountFs {
  private:
   struct Inode;
   using Items = std::map<std::string, std::shared_ptr<const Node>>;
-  Inode* Get(uint64_t node) EXCLUDES(table_mu_);
-  uint64_t Add(std::unique_ptr<Inode> inode) EXCLUDES(table_mu_);
-  // The child node for `key` under `parent`, made by `make` the first time.
-  uint64_t Child(Inode& parent, const std::string& key,
+  std::shared_ptr<Inode> Get(uint64_t node) EXCLUDES(table_mu_);
+  uint64_t Add(std::shared_ptr<Inode> inode) EXCLUDES(table_mu_);
+  // The child node for `key` under `parent`, made by `make` the first time; one more
+  // reference to it.
+  uint64_t Child(Inode& parent, uint64_t parent_id, const std::string& key,
                  const std::function<std::unique_ptr<Inode>()>& make);
   std::shared_ptr<const Items> LoadItems(Inode& dir);
   std::shared_ptr<const SnapshotDirs> Dirs(std::shared_ptr<const SnapshotList>* snaps = nullptr)
       EXCLUDES(dirs_mu_);
-  std::optional<uint64_t> LookupMeta(Inode& dir, const std::string& name);
+  std::optional<uint64_t> LookupMeta(Inode& dir, uint64_t dir_id, const std::string& name);
   std::vector<DirEntry> ReadMeta(Inode& dir);
   Attr TreeAttr(const Inode& in, const Node& n);
 
@@ -125,8 +136,11 @@ class MountFs {
   std::shared_ptr<const SnapshotList> snapshots_ GUARDED_BY(dirs_mu_);
   std::shared_ptr<const SnapshotDirs> dirs_ GUARDED_BY(dirs_mu_);
   std::chrono::steady_clock::time_point checked_ GUARDED_BY(dirs_mu_);
-  SharedMutex table_mu_;
-  std::vector<std::unique_ptr<Inode>> nodes_ GUARDED_BY(table_mu_);
+  mutable SharedMutex table_mu_;
+  // Indexed by node number - kRoot; a forgotten node's slot is empty (8 bytes each).
+  std::vector<std::shared_ptr<Inode>> nodes_ GUARDED_BY(table_mu_);
+  size_t live_ GUARDED_BY(table_mu_) = 0;
+  size_t peak_ GUARDED_BY(table_mu_) = 0;
 };
 
 }  // namespace haven::mount

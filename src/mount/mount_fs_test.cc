@@ -25,6 +25,7 @@ class FakeSource : public BlobSource {
     return id;
   }
   std::vector<Node> LoadTree(const BlobId& id) override {
+    tree_loads++;
     auto it = trees_.find(id);
     if (it == trees_.end()) Fail(ErrorCode::kNotFound, "tree " + id.Hex() + " not found");
     return it->second;
@@ -41,6 +42,7 @@ class FakeSource : public BlobSource {
     return it->second.size();
   }
   std::atomic<int> loads{0};
+  std::atomic<int> tree_loads{0};
 
  private:
   std::map<BlobId, std::vector<Node>> trees_;
@@ -337,6 +339,67 @@ TEST_F(MountFsTest, ReloadsSnapshotsWhenAsked) {
   EXPECT_EQ(Names(fs.ReadDir(hosts)), (std::vector<std::string>{".", "..", "host", "other"}));
   EXPECT_EQ(calls, 1);
   EXPECT_TRUE(fs.Lookup(hosts, "other"));
+}
+
+// The kernel forgets what it evicts: the model frees those nodes and their trees, so a
+// mount that walked a whole snapshot holds only what the kernel still caches.
+TEST_F(MountFsTest, ForgottenNodesAreFreedAndComeBackWithTheirInodeNumbers) {
+  auto fs = Make();
+  const size_t root_only = fs->LiveNodes();
+  EXPECT_EQ(root_only, 1u);
+  const uint64_t d = Walk(*fs, {"snapshots", t_, "d"});
+  const uint64_t inner = *fs->Lookup(d, "inner");
+  const uint64_t ino = fs->GetAttr(inner).ino;
+  const uint64_t snap = *fs->Lookup(*fs->Lookup(MountFs::kRoot, "snapshots"), t_);
+  EXPECT_EQ(fs->LiveNodes(), 5u);  // root, snapshots, the snapshot, d, inner
+  const int trees = src_.tree_loads;
+  // Two lookups of `inner` were counted once each; one forget leaves it in place.
+  EXPECT_EQ(*fs->Lookup(d, "inner"), inner);
+  fs->Forget(inner, 1);
+  EXPECT_EQ(fs->GetAttr(inner).ino, ino);
+  fs->Forget(inner, 1);
+  EXPECT_THROW(fs->GetAttr(inner), FsError);
+  EXPECT_EQ(fs->LiveNodes(), 4u);
+  // `d` and its loaded tree go with its last reference; looked up again, the same st_ino
+  // under a new node number, and its tree is loaded again.
+  fs->Forget(d, 1);
+  EXPECT_EQ(fs->LiveNodes(), 3u);
+  const uint64_t d2 = *fs->Lookup(snap, "d");
+  EXPECT_NE(d2, d);
+  const uint64_t inner2 = *fs->Lookup(d2, "inner");
+  EXPECT_EQ(fs->GetAttr(inner2).ino, ino);
+  EXPECT_GT(src_.tree_loads, trees);
+  // The root, unknown nodes and zero counts are ignored.
+  fs->Forget(MountFs::kRoot, 5);
+  fs->Forget(9999, 1);
+  fs->Forget(inner2, 0);
+  EXPECT_EQ(fs->GetAttr(inner2).ino, ino);
+  EXPECT_EQ(fs->GetAttr(MountFs::kRoot).ino, 1u);
+}
+
+// Lookups and forgets of one name from many threads, the node freed and made again many
+// times: each lookup's node stays valid until its own forget, and nothing is left behind.
+TEST_F(MountFsTest, ConcurrentLookupsAndForgetsKeepCountsExact) {
+  auto fs = Make();
+  const uint64_t snap = Walk(*fs, {"snapshots", t_});
+  const uint64_t d = *fs->Lookup(snap, "d");
+  const uint64_t first = *fs->Lookup(d, "inner");
+  const uint64_t ino = fs->GetAttr(first).ino;
+  fs->Forget(first, 1);
+  const size_t live = fs->LiveNodes();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; i++) {
+        const auto n = fs->Lookup(d, "inner");
+        ASSERT_TRUE(n);
+        EXPECT_EQ(fs->GetAttr(*n).ino, ino);
+        fs->Forget(*n, 1);
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(fs->LiveNodes(), live);
+  EXPECT_EQ(fs->GetAttr(*fs->Lookup(d, "inner")).ino, ino);
 }
 
 TEST(BlobCache, EvictsLeastRecentlyUsedAndLoadsOnce) {

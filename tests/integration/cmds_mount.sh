@@ -6,7 +6,8 @@
 # there: compared by content); the layout (snapshots/ with a duplicate time's "-1" and
 # latest, ids/, hosts/, tags/) and every stat field, symlink target and xattr equal what
 # restic's mount shows; --path-template/--time-template and --host; SIGINT unmounts and
-# removes the lock; a missing mountpoint fails as in restic.
+# removes the lock; a missing mountpoint fails as in restic; nodes the kernel forgets (after
+# drop_caches) are freed.
 # Needs /dev/fuse and root: without /dev/fuse the test fails, unless HAVEN_ALLOW_NO_FUSE=1
 # (then it says why and passes without mounting).
 set -euo pipefail
@@ -145,6 +146,26 @@ rc=0; wait "$PID_hv2" || rc=$?
 [ "$rc" = 0 ] || fail "mount exited $rc after umount"
 fusermount -u "$W/rmnt2"
 wait "$PID_rs2" || true
+
+check "memory: nodes the kernel forgets are freed"
+# Every entry walked with ls -lR is looked up and held; once the kernel drops its caches it
+# sends forget for each, and the mount frees them (the line -v prints at unmount). Without
+# the forgets (before) every node stayed until the end: held == most.
+[ -w /proc/sys/vm/drop_caches ] || fail "/proc/sys/vm/drop_caches is not writable: run as root"
+start_mount hv5 "$W/mnt5" "$HAVEN" -v --cache-dir "$HAVEN_CACHE_DIR" -r "$REPO" mount "$W/mnt5"
+walked=$(ls -lRa "$W/mnt5/snapshots/latest/" | wc -l)
+sync
+echo 2 >/proc/sys/vm/drop_caches
+sleep 1
+umount "$W/mnt5"
+rc=0; wait "$PID_hv5" || rc=$?
+[ "$rc" = 0 ] || fail "mount exited $rc after umount"
+line=$(grep -E '^mount: [0-9]+ nodes held at unmount, at most [0-9]+ at once$' "$W/hv5.out") ||
+  fail "no node count at unmount: $(cat "$W/hv5.out")"
+held=$(sed -E 's/^mount: ([0-9]+) .*/\1/' <<<"$line")
+most=$(sed -E 's/.* at most ([0-9]+) at once$/\1/' <<<"$line")
+[ "$most" -ge 40 ] || fail "only $most nodes at once after walking $walked lines: $line"
+[ "$held" -le $((most / 4)) ] || fail "forgotten nodes were kept: $line"
 
 check "bad input: as restic"
 expect_exit 1 hv -r "$REPO" mount "$W/does-not-exist"
