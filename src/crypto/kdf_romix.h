@@ -24,6 +24,17 @@ namespace haven::crypto::detail {
 
 inline constexpr size_t kRoMixMaxGroup = 2;
 
+// scrypt's words are little-endian, whatever the machine's order.
+inline uint32_t LoadLe32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline void StoreLe32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+  p[2] = uint8_t(v >> 16);
+  p[3] = uint8_t(v >> 24);
+}
+
 // Bytes of scratch (besides V) a group of up to kRoMixMaxGroup lanes needs for r.
 inline size_t RoMixScratchBytes(size_t r) { return 5 * kRoMixMaxGroup * 128 * r; }
 

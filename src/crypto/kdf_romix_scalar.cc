@@ -8,16 +8,6 @@
 namespace haven::crypto::detail {
 namespace {
 
-uint32_t LoadLe32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-void StoreLe32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v);
-  p[1] = uint8_t(v >> 8);
-  p[2] = uint8_t(v >> 16);
-  p[3] = uint8_t(v >> 24);
-}
-
 // The hot loop only stays in registers if everything below is inlined into RoMixScalar.
 #define HAVEN_INLINE inline __attribute__((always_inline))
 

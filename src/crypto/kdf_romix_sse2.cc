@@ -113,16 +113,6 @@ HAVEN_INLINE void BlockMix(const __m128i* const (&in)[K], const __m128i* const (
   }
 }
 
-uint32_t LoadLe32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-void StoreLe32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v);
-  p[1] = uint8_t(v >> 8);
-  p[2] = uint8_t(v >> 16);
-  p[3] = uint8_t(v >> 24);
-}
-
 // `blocks` 64-byte blocks from little-endian words to diagonal order, and back.
 void ToDiagonal(const uint8_t* in, size_t blocks, __m128i* out) {
   uint8_t* o = reinterpret_cast<uint8_t*>(out);
