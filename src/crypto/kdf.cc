@@ -7,7 +7,6 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
-#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -17,6 +16,7 @@
 
 #include "core/error.h"
 #include "core/huge_buffer.h"
+#include "crypto/kdf_romix.h"
 
 namespace haven::crypto {
 namespace {
@@ -43,97 +43,6 @@ class ScratchBuffer {
   HugeBuffer buf_;
   size_t size_;
 };
-
-uint32_t LoadLe32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-void StoreLe32(uint8_t* p, uint32_t v) {
-  p[0] = uint8_t(v);
-  p[1] = uint8_t(v >> 8);
-  p[2] = uint8_t(v >> 16);
-  p[3] = uint8_t(v >> 24);
-}
-
-// The hot loop only stays in registers if everything below is inlined into RoMix.
-#define HAVEN_INLINE inline __attribute__((always_inline))
-
-// A 64-byte block as 16 little-endian words.
-struct Block {
-  uint32_t w[16];
-};
-
-HAVEN_INLINE uint32_t Rotl(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
-
-// b += Salsa20/8 rounds of b. Plain 32-bit code: the four quarter-rounds of each half-round
-// are independent, and scalar add/rotate/xor on four ALUs beats SSE2 (no vector rotate)
-// for a single lane.
-HAVEN_INLINE void Salsa8(uint32_t b[16]) {
-  uint32_t x0 = b[0], x1 = b[1], x2 = b[2], x3 = b[3], x4 = b[4], x5 = b[5], x6 = b[6], x7 = b[7],
-           x8 = b[8], x9 = b[9], x10 = b[10], x11 = b[11], x12 = b[12], x13 = b[13], x14 = b[14],
-           x15 = b[15];
-  for (int i = 0; i < 4; ++i) {
-    // Columns.
-    x4 ^= Rotl(x0 + x12, 7), x9 ^= Rotl(x5 + x1, 7), x14 ^= Rotl(x10 + x6, 7);
-    x3 ^= Rotl(x15 + x11, 7);
-    x8 ^= Rotl(x4 + x0, 9), x13 ^= Rotl(x9 + x5, 9), x2 ^= Rotl(x14 + x10, 9);
-    x7 ^= Rotl(x3 + x15, 9);
-    x12 ^= Rotl(x8 + x4, 13), x1 ^= Rotl(x13 + x9, 13), x6 ^= Rotl(x2 + x14, 13);
-    x11 ^= Rotl(x7 + x3, 13);
-    x0 ^= Rotl(x12 + x8, 18), x5 ^= Rotl(x1 + x13, 18), x10 ^= Rotl(x6 + x2, 18);
-    x15 ^= Rotl(x11 + x7, 18);
-    // Rows.
-    x1 ^= Rotl(x0 + x3, 7), x6 ^= Rotl(x5 + x4, 7), x11 ^= Rotl(x10 + x9, 7);
-    x12 ^= Rotl(x15 + x14, 7);
-    x2 ^= Rotl(x1 + x0, 9), x7 ^= Rotl(x6 + x5, 9), x8 ^= Rotl(x11 + x10, 9);
-    x13 ^= Rotl(x12 + x15, 9);
-    x3 ^= Rotl(x2 + x1, 13), x4 ^= Rotl(x7 + x6, 13), x9 ^= Rotl(x8 + x11, 13);
-    x14 ^= Rotl(x13 + x12, 13);
-    x0 ^= Rotl(x3 + x2, 18), x5 ^= Rotl(x4 + x7, 18), x10 ^= Rotl(x9 + x8, 18);
-    x15 ^= Rotl(x14 + x13, 18);
-  }
-  b[0] += x0, b[1] += x1, b[2] += x2, b[3] += x3, b[4] += x4, b[5] += x5, b[6] += x6;
-  b[7] += x7, b[8] += x8, b[9] += x9, b[10] += x10, b[11] += x11, b[12] += x12;
-  b[13] += x13, b[14] += x14, b[15] += x15;
-}
-
-// out = BlockMix(in), or BlockMix(in ^ in2) when kXor; 2r blocks each. The even-indexed
-// outputs go to the first half of out, the odd ones to the second half (RFC 7914 §4).
-template <bool kXor>
-HAVEN_INLINE void BlockMix(const Block* in, const Block* in2, Block* out, size_t r) {
-  Block x = in[2 * r - 1];
-  if constexpr (kXor) {
-    for (int k = 0; k < 16; ++k) x.w[k] ^= in2[2 * r - 1].w[k];
-  }
-  for (size_t i = 0; i < 2 * r; ++i) {
-    for (int k = 0; k < 16; ++k) x.w[k] ^= in[i].w[k];
-    if constexpr (kXor) {
-      for (int k = 0; k < 16; ++k) x.w[k] ^= in2[i].w[k];
-    }
-    Salsa8(x.w);
-    out[(i & 1) ? r + i / 2 : i / 2] = x;
-  }
-}
-
-// One scrypt lane: b (128*r bytes) = ROMix_r(b, n). v holds n*2r blocks, xy 4r blocks.
-void RoMix(uint8_t* b, uint64_t n, size_t r, Block* v, Block* xy) {
-  const size_t lane_blocks = 2 * r;
-  Block* x = xy;
-  Block* y = xy + lane_blocks;
-  for (size_t i = 0; i < lane_blocks * 16; ++i) x[i / 16].w[i % 16] = LoadLe32(b + 4 * i);
-  std::memcpy(v, x, lane_blocks * sizeof(Block));
-  for (uint64_t i = 0; i + 1 < n; ++i) {
-    BlockMix<false>(v + i * lane_blocks, nullptr, v + (i + 1) * lane_blocks, r);
-  }
-  BlockMix<false>(v + (n - 1) * lane_blocks, nullptr, x, r);
-  // Integerify: the first word of the last block; N <= 2^24 needs no more bits.
-  const uint64_t mask = n - 1;
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t j = x[lane_blocks - 1].w[0] & mask;
-    BlockMix<true>(x, v + j * lane_blocks, y, r);
-    std::swap(x, y);
-  }
-  for (size_t i = 0; i < lane_blocks * 16; ++i) StoreLe32(b + 4 * i, x[i / 16].w[i % 16]);
-}
 
 void Pbkdf2Sha256(std::string_view password, ByteView salt, uint8_t* out, size_t out_len) {
   static const uint8_t kEmpty = 0;
@@ -199,18 +108,27 @@ Bytes Scrypt(std::string_view password, ByteView salt, const ScryptParams& p, si
     ScratchBuffer b(b_bytes);
     Pbkdf2Sha256(password, salt, b.data(), b_bytes);
 
-    // Each worker takes the next unclaimed lane until none is left.
-    std::atomic<uint32_t> next_lane{0};
+    // The lanes are split into `workers` shares of consecutive lanes, as even as can be.
+    // Each worker takes the next unclaimed share until none is left, and computes it in
+    // groups that share one lane's memory (crypto/kdf_romix.h): p=6 on two threads is a
+    // pair and a single lane on each thread.
+    std::atomic<size_t> next_share{0};
     std::atomic<bool> failed{false};
     auto work = [&](std::exception_ptr* err) {
       try {
         ScratchBuffer v(lane_mem);
-        ScratchBuffer xy(2 * lane_bytes);
+        ScratchBuffer scratch(detail::RoMixScratchBytes(r));
         while (!failed.load(std::memory_order_relaxed)) {
-          const uint32_t lane = next_lane.fetch_add(1);
-          if (lane >= p.p) break;
-          RoMix(b.data() + size_t{lane} * lane_bytes, p.n, r, reinterpret_cast<Block*>(v.data()),
-                reinterpret_cast<Block*>(xy.data()));
+          const size_t share = next_share.fetch_add(1);
+          if (share >= workers) break;
+          const size_t end = (share + 1) * p.p / workers;
+          for (size_t lane = share * p.p / workers; lane < end;) {
+            const size_t lanes =
+                std::min<size_t>({detail::kRoMixMaxGroup, end - lane, static_cast<size_t>(p.n)});
+            detail::RoMixGroup(b.data() + lane * lane_bytes, lanes, p.n, r, v.data(),
+                               scratch.data());
+            lane += lanes;
+          }
         }
       } catch (...) {
         *err = std::current_exception();

@@ -9,7 +9,9 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/huge_buffer.h"
 #include "crypto/crypto_key.h"
+#include "crypto/kdf_romix.h"
 
 namespace haven::crypto {
 namespace {
@@ -96,6 +98,32 @@ TEST(ScryptTest, MatchesOpenSsl) {
       EXPECT_EQ(Scrypt("correct horse", salt, p, dk_len, 3), expected) << p.n << "," << p.r;
     }
   }
+}
+
+// The SSE2 ROMix (the one Scrypt uses on x86-64), alone and in pairs that keep half of each
+// lane's V table and recompute the rest, gives the portable ROMix's lanes, for single- and
+// multi-block r and N from the smallest (one stored entry per lane) to one where j wraps often.
+TEST(ScryptTest, RoMixGroupsMatchScalar) {
+  if (!detail::kHaveRoMixSse2) GTEST_SKIP() << "this build has no SSE2 ROMix";
+#if defined(__SSE2__)
+  for (uint64_t n : {2, 4, 16, 1024}) {
+    for (size_t r : {1, 2, 3, 8}) {
+      for (size_t lanes = 1; lanes <= detail::kRoMixMaxGroup; ++lanes) {
+        HugeBuffer v(n * 128 * r), scratch(detail::RoMixScratchBytes(r));
+        Bytes scalar(128 * r * lanes), group(128 * r * lanes);
+        for (size_t i = 0; i < scalar.size(); ++i)
+          scalar[i] = group[i] = static_cast<uint8_t>(i * 131 + n + r);
+        const Bytes input = scalar;
+        for (size_t l = 0; l < lanes; ++l)
+          detail::RoMixScalar(scalar.data() + l * 128 * r, n, r, v.data(), scratch.data());
+        detail::RoMixGroupSse2(group.data(), lanes, n, r, v.data(), scratch.data());
+        EXPECT_NE(scalar, input) << "n=" << n << " r=" << r;
+        EXPECT_EQ(HexEncode(group), HexEncode(scalar))
+            << "n=" << n << " r=" << r << " lanes=" << lanes;
+      }
+    }
+  }
+#endif
 }
 
 void ExpectRejectedQuickly(const ScryptParams& p, std::string_view mentions) {

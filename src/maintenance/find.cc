@@ -21,13 +21,49 @@ bool Before(const gojson::Timestamp& a, const gojson::Timestamp& b) {
   return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
 }
 
+// Trees as restic writes them are already in name order: only another tree is sorted (a
+// stable sort moves every node several times even when nothing is out of place).
 std::vector<Node> SortedByName(std::vector<Node> nodes) {
-  std::stable_sort(nodes.begin(), nodes.end(),
-                   [](const Node& a, const Node& b) { return a.name < b.name; });
+  auto by_name = [](const Node& a, const Node& b) { return a.name < b.name; };
+  if (!std::is_sorted(nodes.begin(), nodes.end(), by_name))
+    std::stable_sort(nodes.begin(), nodes.end(), by_name);
   return nodes;
 }
 
+// Recorded walks are kept up to about this much memory (a search for "*" records every node).
+constexpr size_t kMaxVisitBytes = size_t{64} << 20;
+
 }  // namespace
+
+// What the walk of one tree at one path did, in order: its hits and its directories with
+// what was decided for each, and whether it had nodes (restic's walk: an empty tree is not
+// "all ignored"). Enough to walk it again without the tree.
+struct Finder::Visit {
+  struct Item {
+    std::unique_ptr<const Node> hit;  // a node that matched (printed at `path`)
+    std::string path;                 // set with `hit`
+    bool dir = false;
+    BlobId sub;          // dir: its subtree
+    bool descend = false;  // dir: matched or a child may match
+    std::shared_ptr<const Visit> child;  // dir: its walk when it was descended into
+  };
+  std::vector<Item> items;
+  bool nonempty = false;
+
+  // About the memory the record holds.
+  size_t Bytes() const {
+    size_t b = sizeof(Visit) + items.capacity() * sizeof(Item);
+    for (const Item& it : items) {
+      if (!it.hit) continue;
+      const Node& n = *it.hit;
+      b += sizeof(Node) + it.path.size() + n.name.size() + n.user.size() + n.group.size() +
+           n.linktarget.size() + n.content.size() * sizeof(BlobId);
+      for (const Xattr& x : n.xattrs)
+        b += sizeof(Xattr) + x.name.size() + (x.value ? x.value->size() : 0);
+    }
+    return b;
+  }
+};
 
 // One snapshot's walk (restic's walker.walk with find's callbacks).
 class Finder::Walk {
@@ -35,6 +71,13 @@ class Finder::Walk {
   Walk(Finder& f, const FindCallbacks& cb) : f_(f), cb_(cb), stream_(f.repo_, f.threads_) {}
 
   void Run(const BlobId& root) {
+    if (!f_.id_mode_) {
+      auto seen = f_.visits_.find({root, "/"});
+      if (seen != f_.visits_.end()) {
+        Replay(*seen->second);
+        return;
+      }
+    }
     std::vector<Node> nodes;
     try {
       nodes = stream_.Take(root);
@@ -45,7 +88,8 @@ class Finder::Walk {
     if (f_.id_mode_) {
       IdTree("/", root, std::move(nodes));
     } else {
-      PatternTree("/", root, std::move(nodes));
+      std::shared_ptr<const Visit> unused;
+      PatternTree("/", root, std::move(nodes), &unused);
     }
   }
 
@@ -79,11 +123,15 @@ class Finder::Walk {
     return true;
   }
 
-  // restic's walk: true when every node was left out (an empty tree: false).
-  bool PatternTree(const std::string& prefix, const BlobId& id, std::vector<Node> unsorted) {
+  // restic's walk: true when every node was left out (an empty tree: false). *visit: the
+  // record of this walk, or null when a subtree could not be loaded in it (the record would
+  // not repeat that report).
+  bool PatternTree(const std::string& prefix, const BlobId& id, std::vector<Node> unsorted,
+                   std::shared_ptr<const Visit>* visit) {
     const std::vector<Node> nodes = SortedByName(std::move(unsorted));
     // What each node does: a directory descends when it matched (in time) or a child may
-    // match; the subtrees descended into are announced for loading ahead.
+    // match; the subtrees descended into are announced for loading ahead unless their walk
+    // at this path was recorded.
     std::vector<char> hit(nodes.size()), descend(nodes.size());
     std::vector<BlobId> ahead;
     for (size_t i = 0; i < nodes.size(); ++i) {
@@ -93,31 +141,89 @@ class Finder::Walk {
       if (n.type != NodeType::kDir) continue;
       descend[i] = hit[i] || ChildMayMatch(path);
       const BlobId& sub = Subtree(n, path);
-      if (descend[i] && !f_.ignore_trees_.contains(sub)) ahead.push_back(sub);
+      if (descend[i] && !f_.ignore_trees_.contains(sub) && !f_.visits_.contains({sub, path}))
+        ahead.push_back(sub);
     }
     stream_.Expect(ahead);
+    auto record = std::make_shared<Visit>();
+    record->nonempty = !nodes.empty();
+    bool complete = true;
     bool all_ignored = !nodes.empty();
     for (size_t i = 0; i < nodes.size(); ++i) {
       const Node& n = nodes[i];
-      const std::string path = JoinPath(prefix, n.name);
       if (n.type != NodeType::kDir) {
         if (hit[i]) {
-          cb_.match(path, n);
+          Visit::Item& item = record->items.emplace_back();
+          item.path = JoinPath(prefix, n.name);
+          item.hit = std::make_unique<const Node>(n);
+          cb_.match(item.path, n);
           all_ignored = false;
         }
         continue;
       }
+      Visit::Item& item = record->items.emplace_back();
+      item.dir = true;
+      item.sub = *n.subtree;
+      item.descend = descend[i];
       const BlobId& sub = *n.subtree;
       if (f_.ignore_trees_.contains(sub)) continue;
       if (!descend[i]) {  // restic: ignored and skipped, remembered
         f_.ignore_trees_.insert(sub);
         continue;
       }
+      const std::string path = JoinPath(prefix, n.name);
+      auto seen = f_.visits_.find({sub, path});
       std::vector<Node> children;
-      if (!Load(id, sub, &children)) continue;
-      if (hit[i]) cb_.match(path, n);
+      if (seen == f_.visits_.end() && !Load(id, sub, &children)) {
+        complete = false;
+        continue;
+      }
+      if (hit[i]) {
+        item.path = path;
+        item.hit = std::make_unique<const Node>(n);
+        cb_.match(path, n);
+      }
       all_ignored = false;
-      if (PatternTree(path, sub, std::move(children))) f_.ignore_trees_.insert(sub);
+      bool sub_ignored;
+      if (seen != f_.visits_.end()) {
+        item.child = seen->second;
+        sub_ignored = Replay(*item.child);
+      } else {
+        sub_ignored = PatternTree(path, sub, std::move(children), &item.child);
+        if (!item.child) complete = false;
+      }
+      if (sub_ignored) f_.ignore_trees_.insert(sub);
+    }
+    const size_t bytes = complete ? record->Bytes() : 0;
+    if (complete && f_.visit_bytes_ + bytes <= kMaxVisitBytes) {
+      f_.visit_bytes_ += bytes;
+      f_.visits_.emplace(Finder::VisitKey{id, prefix}, record);
+      *visit = std::move(record);
+    } else {
+      *visit = nullptr;  // not kept, and so neither are the walks around it
+    }
+    return all_ignored;
+  }
+
+  // PatternTree again from its record: the same hits in the same order, restic's ignoreTrees
+  // decisions taken with the set as it is now (it only grows, so whatever was skipped when
+  // recorded is skipped again, and a recorded subtree may be skipped now).
+  bool Replay(const Visit& v) {
+    bool all_ignored = v.nonempty;
+    for (const Visit::Item& item : v.items) {
+      if (!item.dir) {
+        cb_.match(item.path, *item.hit);
+        all_ignored = false;
+        continue;
+      }
+      if (f_.ignore_trees_.contains(item.sub)) continue;
+      if (!item.descend) {
+        f_.ignore_trees_.insert(item.sub);
+        continue;
+      }
+      if (item.hit) cb_.match(item.path, *item.hit);
+      all_ignored = false;
+      if (Replay(*item.child)) f_.ignore_trees_.insert(item.sub);
     }
     return all_ignored;
   }

@@ -13,7 +13,11 @@
 //    blob ids. With only tree ids, a snapshot's walk ends once as many trees were found as
 //    ids were given (counted over all snapshots, as restic).
 // Trees are read through an OrderedTreeStream (the subtrees a directory descends into are
-// loaded ahead on the workers).
+// loaded ahead on the workers). In pattern mode the walk of each subtree at each path is
+// recorded (its directories, what was descended into, the hits); where the same subtree
+// appears at the same path again (a later snapshot of a mostly unchanged tree) the record is
+// walked instead, with restic's ignoreTrees decisions taken afresh, so the output is the same
+// without loading, decoding or matching the subtree again.
 #pragma once
 
 #include <functional>
@@ -21,7 +25,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/id.h"
@@ -77,6 +83,17 @@ class Finder {
   FindIds ids_;
   size_t trees_found_ = 0;
   std::unordered_set<BlobId, IdHash> ignore_trees_;
+  // Pattern mode: the recorded walks by (subtree, path), and about how much memory they hold
+  // (no more walks are recorded past a bound, to keep a huge repository's search in check).
+  struct Visit;
+  using VisitKey = std::pair<BlobId, std::string>;
+  struct VisitKeyHash {
+    size_t operator()(const VisitKey& k) const {
+      return IdHash{}(k.first) ^ std::hash<std::string>{}(k.second);
+    }
+  };
+  std::unordered_map<VisitKey, std::shared_ptr<const Visit>, VisitKeyHash> visits_;
+  size_t visit_bytes_ = 0;
 };
 
 // restic find's --oldest/--newest: "2006-01-02", "2006-01-02 15:04", "2006-01-02 15:04:05",

@@ -154,6 +154,56 @@ TEST_F(FindTest, AnUnloadableTreeIsReportedWithItsParent) {
   EXPECT_EQ(hits_, (std::vector<std::string>{"unloadable " + root.Short(), "/z"}));
 }
 
+// A subtree walked before at the same path (a later snapshot of an unchanged tree) is walked
+// from its record: the same hits in the same order without loading it again (here every pack
+// is gone before the second search).
+TEST_F(FindTest, ASubtreeSeenAtTheSamePathIsNotLoadedAgain) {
+  TreeBuilder& tb = *tb_;
+  const BlobId sub = tb.Tree({tb.File("a.png", "1"), tb.File("b.txt", "2")});
+  const BlobId deep = tb.Tree({TreeBuilder::Dir("img", sub), tb.File("z.png", "3")});
+  const BlobId root = tb.Tree({tb.File("c.png", "4"), TreeBuilder::Dir("d", deep)});
+  IndexedRepository& repo = Reopen();
+  FindPatterns p;
+  p.patterns = {"*.png", "img"};
+  Finder f(repo, p, 2);
+  auto cb = Collect();
+  f.Search(root, cb);
+  const std::vector<std::string> want = {"/c.png", "/d/img", "/d/img/a.png", "/d/img/b.txt",
+                                         "/d/z.png"};
+  EXPECT_EQ(hits_, want);
+  std::vector<std::string> packs;
+  mem_->List(FileType::kPack, [&](const FileInfo& fi) { packs.push_back(fi.name); });
+  ASSERT_FALSE(packs.empty());
+  for (const std::string& name : packs) mem_->Remove({FileType::kPack, name});
+  hits_.clear();
+  f.Search(root, cb);
+  EXPECT_EQ(hits_, want);
+}
+
+// The record is walked with restic's ignoreTrees decisions taken afresh: in the second
+// snapshot /p1's tree T is walked again, its only directory is skipped now (remembered in
+// the first), so T itself is remembered, and T is skipped at /p2 although "p2" matches there.
+TEST_F(FindTest, ARecordedWalkRemembersSubtreesAsResticsWalkAgainDoes) {
+  TreeBuilder& tb = *tb_;
+  const BlobId leaf = tb.Tree({tb.File("x", "1")});
+  const BlobId t = tb.Tree({TreeBuilder::Dir("d", leaf)});
+  const BlobId first = tb.Tree({TreeBuilder::Dir("p1", t)});
+  const BlobId second = tb.Tree({TreeBuilder::Dir("p1", t), TreeBuilder::Dir("p2", t)});
+  IndexedRepository& repo = Reopen();
+  FindPatterns p;
+  p.patterns = {"p2"};
+  Finder f(repo, p, 2);
+  auto cb = Collect();
+  f.Search(first, cb);
+  f.Search(second, cb);
+  EXPECT_TRUE(hits_.empty());  // restic 0.14 prints nothing either
+  // A finder that saw only the second snapshot walks T at /p2 (its directory d is skipped:
+  // the leaf tree was remembered at /p1/d).
+  Finder g(repo, p, 2);
+  g.Search(second, cb);
+  EXPECT_EQ(hits_, (std::vector<std::string>{"/p2"}));
+}
+
 TEST(ParseFindTime, ResticsLayouts) {
   const char* old_tz = std::getenv("TZ");
   const std::string saved = old_tz ? old_tz : "";

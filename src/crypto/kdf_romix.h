@@ -1,0 +1,66 @@
+// scrypt's ROMix (RFC 7914 §5), the inner loop of Scrypt (crypto/kdf.h), on a group of up to
+// kRoMixMaxGroup lanes that share the memory of one lane.
+//
+// One lane is a chain of Salsa20/8 calls, each waiting for the one before: a single lane runs
+// at the latency of that chain and leaves most of the core idle. A group of k lanes is
+// computed in lock step, k independent chains interleaved, in about the time of one. To keep
+// the memory of one lane (n*128*r bytes), each lane of a group stores only every k-th entry
+// of its V table (n/k entries) and recomputes the others from the stored one before it
+// (time-memory trade-off): a pair of lanes does 2.75*n BlockMix steps (n for V, n for the
+// second loop, and the recomputation that either lane needs in 3 of 4 steps of it) where two
+// single lanes do 4*n. Groups of three measured slower per lane than a pair plus a single
+// lane (their recomputation grows to 1.67*n, and twelve state vectors do not fit SSE2's
+// sixteen registers with their temporaries). The result is bit for bit scrypt's.
+//
+// Two implementations give the same bytes: SSE2 (x86-64), which keeps each 64-byte block as
+// four vectors in the "diagonal" word order so a Salsa20/8 half-round is four vector steps
+// without leaving registers, and a portable scalar one (one lane at a time, full V table).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace haven::crypto::detail {
+
+inline constexpr size_t kRoMixMaxGroup = 2;
+
+// scrypt's words are little-endian, whatever the machine's order.
+inline uint32_t LoadLe32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+inline void StoreLe32(uint8_t* p, uint32_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+  p[2] = uint8_t(v >> 16);
+  p[3] = uint8_t(v >> 24);
+}
+
+// Bytes of scratch (besides V) a group of up to kRoMixMaxGroup lanes needs for r.
+inline size_t RoMixScratchBytes(size_t r) { return 5 * kRoMixMaxGroup * 128 * r; }
+
+// b (128*r bytes, little-endian words) = ROMix_r(b, n). v: scratch of n*128*r bytes, xy:
+// scratch of 256*r bytes, both 64-byte aligned; their contents on entry do not matter.
+void RoMixScalar(uint8_t* b, uint64_t n, size_t r, uint8_t* v, uint8_t* xy);
+
+#if defined(__SSE2__)
+inline constexpr bool kHaveRoMixSse2 = true;
+// The `lanes` lanes at b, b + 128*r, ... (1 <= lanes <= min(kRoMixMaxGroup, n)) each replaced
+// by its ROMix_r(., n), computed together. v: n*128*r bytes, scratch: RoMixScratchBytes(r)
+// bytes, both 16-byte aligned.
+void RoMixGroupSse2(uint8_t* b, size_t lanes, uint64_t n, size_t r, uint8_t* v,
+                    uint8_t* scratch);
+#else
+inline constexpr bool kHaveRoMixSse2 = false;
+#endif
+
+// The lanes at b, b + 128*r, ... (as above) with the fastest implementation of this build.
+inline void RoMixGroup(uint8_t* b, size_t lanes, uint64_t n, size_t r, uint8_t* v,
+                       uint8_t* scratch) {
+#if defined(__SSE2__)
+  RoMixGroupSse2(b, lanes, n, r, v, scratch);
+#else
+  for (size_t k = 0; k < lanes; ++k) RoMixScalar(b + k * 128 * r, n, r, v, scratch);
+#endif
+}
+
+}  // namespace haven::crypto::detail
