@@ -67,6 +67,14 @@ std::string AbsoluteTargetPath(const std::string& p) {
   return out.empty() ? "/" : out;
 }
 
+std::shared_ptr<const LoadedTree> LoadParentTree(IndexedRepository& repo, const BlobId& id) {
+  auto t = std::make_shared<LoadedTree>();
+  t->id = id;
+  t->raw = repo.LoadBlob(BlobType::kTree, id);
+  t->nodes = DecodeTree(AsChars(t->raw), id.Hex());
+  return t;
+}
+
 ExcludeRules ExcludeRulesOf(const BackupOptions& opts) {
   ExcludeRules r;
   r.excludes = opts.excludes;
@@ -104,12 +112,14 @@ struct Pending {
   bool had_parent = false;
 };
 
-// A directory of the parent snapshot: its nodes, and the tree blob they were decoded
-// from (verified against its id when loaded).
+// A directory of the parent snapshot (null when there is none): its nodes, and the tree
+// blob they were decoded from.
 struct ParentDir {
-  std::vector<Node> nodes;
-  Bytes raw;
-  std::optional<BlobId> id;
+  std::shared_ptr<const LoadedTree> tree;
+  const std::vector<Node>& nodes() const {
+    static const std::vector<Node> kNone;
+    return tree ? tree->nodes : kNone;
+  }
 };
 
 struct VirtualDir {
@@ -128,7 +138,7 @@ struct ChildWalk {
 
   // The parent snapshot's node of the same name, or nullptr.
   const Node* ParentNode(const std::string& name) const {
-    const std::vector<Node>& nodes = parent.nodes;
+    const std::vector<Node>& nodes = parent.nodes();
     auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
                                [](const Node& n, const std::string& s) { return n.name < s; });
     return (it != nodes.end() && it->name == name) ? &*it : nullptr;
@@ -285,9 +295,9 @@ BlobId Backup::SaveTree(std::vector<Node> nodes, const ParentDir* parent, uint64
   // compressed and sealed (peak memory of a wide directory).
   std::vector<Node>().swap(nodes);
   // Same bytes, same id: the parent's bytes hashed to its id when they were loaded.
-  if (parent && parent->id && parent->raw.size() == bytes.size() &&
-      std::memcmp(parent->raw.data(), bytes.data(), bytes.size()) == 0)
-    return *parent->id;
+  if (parent && parent->tree && parent->tree->raw.size() == bytes.size() &&
+      std::memcmp(parent->tree->raw.data(), bytes.data(), bytes.size()) == 0)
+    return parent->tree->id;
   BlobId id(Sha256(AsBytes(bytes)));
   if (session_.SaveBlob(BlobType::kTree, id, AsBytes(bytes)) && added) *added = bytes.size();
   return id;
@@ -297,9 +307,8 @@ ParentDir Backup::ParentChildren(const Node* parent) {
   ParentDir d;
   if (!parent || parent->type != NodeType::kDir || !parent->subtree) return d;
   try {
-    d.raw = repo_.LoadBlob(BlobType::kTree, *parent->subtree);
-    d.nodes = DecodeTree(AsChars(d.raw), parent->subtree->Hex());
-    d.id = parent->subtree;
+    if (opts_.parent_tree) d.tree = opts_.parent_tree(*parent->subtree);
+    if (!d.tree) d.tree = LoadParentTree(repo_, *parent->subtree);
   } catch (const Error& e) {
     Warn("", std::string("cannot load parent tree, files are re-read: ") + e.what());
     return {};

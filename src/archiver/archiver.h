@@ -33,6 +33,17 @@ struct BackupItem {
   uint64_t tree_added;   // plain bytes of the tree blob it added (directories)
 };
 
+// A tree blob of the parent snapshot as a backup uses it: its id, its bytes (verified
+// against the id when loaded) and its nodes decoded from them.
+struct LoadedTree {
+  BlobId id;
+  Bytes raw;
+  std::vector<Node> nodes;
+};
+
+// Loads and decodes the tree blob `id`; throws a haven::Error when it cannot.
+std::shared_ptr<const LoadedTree> LoadParentTree(IndexedRepository& repo, const BlobId& id);
+
 struct BackupOptions {
   std::vector<std::string> targets;
   // ---- What is left out (restic's reject functions; see exclude.h) ----
@@ -96,6 +107,10 @@ struct BackupOptions {
   // file whose fstat differs is left out with a warning (incomplete snapshot): the bytes
   // stored are the bytes that were scanned.
   std::function<const struct stat*(const std::string& path)> expected_stat;
+  // The parent snapshot's tree `id` as the caller loaded it already (a capture's planning
+  // walk decoded the same trees), or nullptr: the archiver loads it. It must be the tree
+  // blob of that id (LoadParentTree's result), and may be handed to several threads.
+  std::function<std::shared_ptr<const LoadedTree>(const BlobId& id)> parent_tree;
   // In-memory files added to the root tree, as {relative path, bytes}, e.g.
   // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
   // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.

@@ -28,7 +28,8 @@ namespace haven::capture {
 
 namespace {
 
-// Parent snapshot nodes by absolute path; trees are loaded on demand and kept.
+// Parent snapshot nodes by absolute path; trees are loaded on demand and kept, also for
+// the archiver (BackupOptions::parent_tree): each parent tree is read and decoded once.
 class ParentTree {
  public:
   ParentTree(IndexedRepository& repo, std::optional<BlobId> root) : repo_(repo) {
@@ -44,28 +45,36 @@ class ParentTree {
                                [](const Node& n, const std::string& s) { return n.name < s; });
     return it != nodes->end() && it->name == name ? &*it : nullptr;
   }
+  // The tree `id` if Find loaded it, else nullptr. Read-only: safe on many threads once
+  // the planning (every Find) is over.
+  std::shared_ptr<const LoadedTree> Loaded(const BlobId& id) const {
+    auto it = by_id_.find(id);
+    return it == by_id_.end() ? nullptr : it->second;
+  }
 
  private:
   const std::vector<Node>* Dir(const std::string& dir) {
     auto it = dirs_.find(dir);
-    if (it != dirs_.end()) return it->second ? &*it->second : nullptr;
-    std::optional<std::vector<Node>> nodes;
+    if (it != dirs_.end()) return it->second ? &it->second->nodes : nullptr;
+    std::shared_ptr<const LoadedTree> tree;
     if (dir != "/") {
       const Node* n = Find(dir);
-      if (n && n->type == NodeType::kDir && n->subtree) nodes = Load(*n->subtree);
+      if (n && n->type == NodeType::kDir && n->subtree) tree = Load(*n->subtree);
     }
-    auto& slot = dirs_[dir] = std::move(nodes);
-    return slot ? &*slot : nullptr;
+    auto& slot = dirs_[dir] = std::move(tree);
+    return slot ? &slot->nodes : nullptr;
   }
-  std::optional<std::vector<Node>> Load(const BlobId& id) {
+  std::shared_ptr<const LoadedTree> Load(const BlobId& id) {
+    if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
     try {
-      return repo_.LoadTree(id);
+      return by_id_[id] = LoadParentTree(repo_, id);
     } catch (const Error&) {
-      return std::nullopt;  // unreadable parent tree: its files are re-read
+      return nullptr;  // unreadable parent tree: its files are re-read
     }
   }
   IndexedRepository& repo_;
-  std::unordered_map<std::string, std::optional<std::vector<Node>>> dirs_;
+  std::unordered_map<std::string, std::shared_ptr<const LoadedTree>> dirs_;
+  std::unordered_map<BlobId, std::shared_ptr<const LoadedTree>, IdHash> by_id_;
 };
 
 struct Planned {
@@ -327,6 +336,7 @@ class CaptureRun {
       return it == scanned_.end() ? nullptr : &it->second.st;
     };
     bo.extra_files = [this] { return PackageFiles(); };
+    bo.parent_tree = [this](const BlobId& id) { return parent_tree_->Loaded(id); };
     return bo;
   }
 
@@ -374,8 +384,13 @@ class CaptureRun {
       res_.home_tree = root;
       return;
     }
+    // The trees above an unchanged home are the parent's, which the planning loaded.
+    auto load = [this](const BlobId& id) {
+      if (auto t = parent_tree_->Loaded(id)) return t->nodes;
+      return repo_.LoadTree(id);
+    };
     try {  // (a dry run has no trees to read back: no home_tree then)
-      res_.home_tree = FindTreePath(repo_, *root, components).DirTree();
+      res_.home_tree = FindTreePath(load, *root, components).DirTree();
     } catch (const Error&) {
       res_.home_tree.reset();
     }

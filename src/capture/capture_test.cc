@@ -14,8 +14,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
+#include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "capture/apply.h"
 #include "capture/package_diff.h"
@@ -23,6 +25,7 @@
 #include "capture/profile.h"
 #include "core/error.h"
 #include "core/fd.h"
+#include "core/mutex.h"
 #include "repo/test_repository.h"
 #include "repo/test_tree_builder.h"
 
@@ -188,6 +191,79 @@ TEST_F(CaptureTest, ScanVersionGatesReuse) {
   WriteFile(home_ / ".config" / "app0" / "f3", "changed\n");
   auto one = Capture(p, 2);
   EXPECT_EQ(one.files_read, 1u);
+}
+
+// Counts reads of pack ranges (each a blob), by pack, offset and length.
+class CountingBackend : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+    Note(h, offset, length);
+    return inner_->Load(h, offset, length);
+  }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    Note(h, offset, out.size());
+    inner_->LoadInto(h, offset, out);
+  }
+  // The most times one blob of a pack was read.
+  int MaxReadsOfOneBlob() {
+    MutexLock lock(mu_);
+    int most = 0;
+    for (const auto& [key, n] : reads_) most = std::max(most, n);
+    return most;
+  }
+  size_t BlobsRead() {
+    MutexLock lock(mu_);
+    return reads_.size();
+  }
+
+ private:
+  void Note(const Handle& h, uint64_t offset, uint64_t length) {
+    if (h.type != FileType::kPack) return;
+    MutexLock lock(mu_);
+    reads_[h.name + "@" + std::to_string(offset) + "+" + std::to_string(length)]++;
+  }
+  Mutex mu_;
+  std::map<std::string, int> reads_ GUARDED_BY(mu_);
+};
+
+// The archiver takes the parent trees the planning walk loaded: each is read (and
+// decoded) once per capture, and a changed file is still found, scanned and stored, with
+// the tree a capture without a trusted parent makes.
+TEST_F(CaptureTest, ParentTreesAreReadOnceAndChangesStillFound) {
+  MakeTree(20);
+  auto p = MakeProfile();
+  Capture(p, 2);
+  auto counting = std::make_shared<CountingBackend>(be_);
+  auto repo = haven::testing::TestRepository::Open(counting, "pw", 2);
+  repo->LoadIndex();
+  auto capture = [&](const std::string& tag = "") {
+    CaptureOptions o;
+    o.profile = p;
+    o.home = home_.string();
+    o.host = "testhost";
+    o.jobs = 2;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    o.scan_tag_override = tag;
+    return RunCapture(*repo, scanner(), o);
+  };
+  auto same = capture();
+  EXPECT_TRUE(same.parent_trusted);
+  EXPECT_EQ(same.files_read, 0u);
+  EXPECT_GE(counting->BlobsRead(), 4u) << "the parent's trees down to the tracked files";
+  EXPECT_EQ(counting->MaxReadsOfOneBlob(), 1) << "a parent tree was read twice";
+
+  WriteFile(home_ / ".config" / "app1" / "f7", "a longer, changed f7\n");
+  auto changed = capture();
+  EXPECT_TRUE(changed.parent_trusted);
+  EXPECT_EQ(changed.files_scanned, 1u);
+  EXPECT_EQ(changed.files_read, 1u);
+  ASSERT_TRUE(changed.home_tree && same.home_tree);
+  EXPECT_NE(*changed.home_tree, *same.home_tree);
+  auto untrusted = capture("haven-scan:0/00000000");
+  EXPECT_FALSE(untrusted.parent_trusted);
+  ASSERT_TRUE(untrusted.home_tree);
+  EXPECT_EQ(*untrusted.home_tree, *changed.home_tree);
 }
 
 TEST_F(CaptureTest, UnrelatedChangesBesideTheTrackedSetKeepTheTree) {

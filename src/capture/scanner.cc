@@ -19,7 +19,6 @@
 #include <unordered_map>
 
 #include "capture/fs.h"
-#include "repo/tree_path.h"
 #include "capture/rules.h"
 #include "core/bytes.h"
 #include "core/error.h"
@@ -59,14 +58,38 @@ std::string_view Basename(std::string_view p) {
   return s == std::string_view::npos ? p : p.substr(s + 1);
 }
 
-// The glob's components match the path's last components.
-bool TailMatches(std::string_view glob, std::string_view path) {
-  auto g = SplitTreePath(glob), p = SplitTreePath(path);
-  if (g.empty() || g.size() > p.size()) return false;
-  size_t off = p.size() - g.size();
-  for (size_t i = 0; i < g.size(); ++i)
-    if (fnmatch(g[i].c_str(), p[off + i].c_str(), 0) != 0) return false;
+// The last non-empty component of s[0, end) ('/' separates); `end` moves before it.
+// False when there is none.
+bool PrevComponent(std::string_view s, size_t& end, std::string_view* out) {
+  while (end > 0 && s[end - 1] == '/') --end;
+  if (end == 0) return false;
+  size_t start = s.rfind('/', end - 1);
+  start = start == std::string_view::npos ? 0 : start + 1;
+  *out = s.substr(start, end - start);
+  end = start;
   return true;
+}
+
+// The glob's components match the path's last components. Compared from the end without
+// splitting either into strings: this runs for every path rule on every scanned file,
+// and a glob component without wildcards (most) is a plain comparison.
+bool TailMatches(std::string_view glob, std::string_view path) {
+  size_t g_end = glob.size(), p_end = path.size();
+  std::string_view g, p;
+  std::string g_z, p_z;  // NUL-terminated copies for fnmatch
+  bool any = false;
+  while (PrevComponent(glob, g_end, &g)) {
+    any = true;
+    if (!PrevComponent(path, p_end, &p)) return false;
+    if (g.find_first_of("*?[\\") == std::string_view::npos) {
+      if (g != p) return false;
+      continue;
+    }
+    g_z.assign(g);
+    p_z.assign(p);
+    if (fnmatch(g_z.c_str(), p_z.c_str(), 0) != 0) return false;
+  }
+  return any;
 }
 
 bool ContainsCaseless(std::string_view hay, std::string_view needle) {
