@@ -223,6 +223,17 @@ void ExpectHealthy(TestRepo& t, bool allow_hints, const std::string& ctx = "") {
   EXPECT_NO_THROW(LoadAllSnapshotData(*repo)) << ctx;
 }
 
+// Flushes and saves a snapshot of `root` (path /x, host h).
+void SaveSnapshotOf(haven::testing::TestRepository& repo, const BlobId& root) {
+  repo.Flush();
+  Snapshot s;
+  s.time.sec = 1600000000;
+  s.tree = root;
+  s.paths = {"/x"};
+  s.hostname = "h";
+  repo.SaveJson(FileType::kSnapshot, s.ToJson());
+}
+
 PruneOptions Quiet() {
   PruneOptions o;
   o.jobs = 2;
@@ -598,13 +609,7 @@ TEST(Prune, MaxUnusedAndMaxRepackSize) {
     BlobId u = t.Data(*repo, used);
     t.Data(*repo, unused);
     BlobId root = t.Tree(*repo, {FileNode("f", {u}, used.size())});
-    repo->Flush();
-    Snapshot s;
-    s.time.sec = 1600000000;
-    s.tree = root;
-    s.paths = {"/x"};
-    s.hostname = "h";
-    repo->SaveJson(FileType::kSnapshot, s.ToJson());
+    SaveSnapshotOf(*repo, root);
   };
   {
     TestRepo t;
@@ -671,13 +676,7 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
     std::sort(files.begin(), files.end(),
               [](const Node& a, const Node& b) { return a.name < b.name; });
     BlobId root = t.Tree(*repo, files);
-    repo->Flush();
-    Snapshot s;
-    s.time.sec = 1600000000;
-    s.tree = root;
-    s.paths = {"/x"};
-    s.hostname = "h";
-    repo->SaveJson(FileType::kSnapshot, s.ToJson());
+    SaveSnapshotOf(*repo, root);
   }
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
   auto repo = TestRepo::OpenOn(traced, 1);
