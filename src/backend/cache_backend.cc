@@ -322,7 +322,20 @@ bool CacheBackend::IsCached(const Handle& h) {
 CacheBackend::CachedRead CacheBackend::ReadCached(const std::string& path, const Handle& h,
                                                   uint64_t offset, uint64_t length) {
   CachedRead r;
+  if (h.type == FileType::kPack) {
+    if (std::shared_ptr<const OpenFileCache::File> open = open_packs_.Get(path)) {
+      uint64_t want;
+      if (RangeFits(open->size, offset, length, &want)) {
+        r = ReadOpenPack(*open, h, offset, want);
+        if (r.status == CachedRead::kHit) return r;
+      }
+      // Reopened and checked again below (a damaged file is found and removed there).
+      open_packs_.Drop(path);
+      r = CachedRead();
+    }
+  }
   Fd fd(OpenNoIntr(path, O_RDONLY));
+  files_opened_.fetch_add(1, std::memory_order_relaxed);
   if (fd.get() < 0) {
     int err = errno;
     if (err == ENOENT || err == ENOTDIR) return r;  // not cached
@@ -363,7 +376,8 @@ CacheBackend::CachedRead CacheBackend::ReadCached(const std::string& path, const
     return r;
   }
 
-  // Packs: the trailer must describe a header that fits, and the range must fit.
+  // Packs: the trailer must describe a header that fits, and the range must fit. The
+  // descriptor is kept open (open_packs_) for the next range of the same pack.
   uint64_t want;
   if (size < 4 + 32) return bad("too small for a pack (" + std::to_string(size) + " bytes)");
   if (!RangeFits(size, offset, length, &want))
@@ -372,15 +386,42 @@ CacheBackend::CachedRead CacheBackend::ReadCached(const std::string& path, const
   if (int err = ReadAt(fd.get(), trailer, 4, size - 4)) return bad(read_err(err));
   uint64_t header_len = GetU32Le(trailer);
   if (header_len < 32 || header_len + 4 > size) return bad("invalid pack trailer");
+  auto file = std::make_shared<OpenFileCache::File>();
+  file->fd = std::move(fd);
+  file->size = size;
+  file->dev = st.st_dev;
+  file->ino = st.st_ino;
+  r = ReadOpenPack(*file, h, offset, want);
+  if (r.status == CachedRead::kHit) open_packs_.Put(path, std::move(file));
+  return r;
+}
+
+CacheBackend::CachedRead CacheBackend::ReadOpenPack(const OpenFileCache::File& file,
+                                                    const Handle& h, uint64_t offset,
+                                                    uint64_t want) {
+  CachedRead r;
+  r.have_id = true;
+  r.dev = file.dev;
+  r.ino = file.ino;
   r.data.resize(want);
-  if (int err = ReadAt(fd.get(), r.data.data(), want, offset)) return bad(read_err(err));
-  if (want == size && Sha256(r.data).Hex() != h.name)
-    return bad("content does not match its name");
+  if (int err = ReadAt(file.fd.get(), r.data.data(), want, offset)) {
+    r.status = CachedRead::kBad;
+    r.why = err < 0 ? std::string("file shrank while reading") : "read: " + ErrnoText(err);
+    r.data.clear();
+    return r;
+  }
+  if (want == file.size && Sha256(r.data).Hex() != h.name) {
+    r.status = CachedRead::kBad;
+    r.why = "content does not match its name";
+    r.data.clear();
+    return r;
+  }
   r.status = CachedRead::kHit;
   return r;
 }
 
 void CacheBackend::RemoveBadFile(const std::string& path, const CachedRead& bad) {
+  open_packs_.Drop(path);
   if (bad.have_id) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) return;  // already gone
@@ -399,6 +440,7 @@ void CacheBackend::WriteCacheFile(const std::string& path, const Handle& h, Byte
     err = MakeDir(DirOf(dir));
     if (!err) err = MakeDir(dir);
   }
+  open_packs_.Drop(path);  // replaced below
   if (!err) err = WriteFileAtomic(path, data, kFileMode, true);
   if (err) Warn("cache: cannot store " + h.ToString() + " in " + path + ": " + ErrnoText(err));
 }
@@ -459,6 +501,7 @@ void CacheBackend::Forget(const Handle& h) {
   const std::string path = CachePath(h);
   if (path.empty()) return;
   InFlightLock guard(this, path);
+  open_packs_.Drop(path);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT)
     Warn("cache: cannot remove " + path + ": " + ErrnoText(errno));
 }
@@ -513,6 +556,7 @@ void CacheBackend::CleanType(const std::string& repo_dir, FileType t,
   for (const std::string& name : remove) {
     const std::string path = PathIn(repo_dir, Handle{t, name});
     InFlightLock guard(this, path);
+    open_packs_.Drop(path);
     if (::unlink(path.c_str()) != 0 && errno != ENOENT)
       Warn("cache: cannot remove " + path + ": " + ErrnoText(errno));
   }

@@ -22,6 +22,9 @@
 //  * packs for which the tree-pack predicate returns true (or that were announced with
 //    NoteTreePack before their Save). Load of any range fetches the WHOLE pack once,
 //    stores it (only if its SHA-256 equals its name) and serves ranges from the copy.
+//    A cached pack file stays open for the next range (OpenFileCache: at most 2,048
+//    descriptors, fewer under a low RLIMIT_NOFILE), so a tree walk opens each pack once,
+//    not once per tree; Remove, Forget and a damaged or replaced copy close it.
 //    A cached pack too short for a requested range, or any read error, deletes the copy
 //    and falls back to the inner backend.
 //  * nothing else (config, keys, locks, data packs): always forwarded.
@@ -39,6 +42,7 @@
 // Thread safety: every method may be called concurrently, including the setters.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -47,6 +51,7 @@
 #include <string>
 
 #include "backend/backend.h"
+#include "backend/open_file_cache.h"
 #include "core/mutex.h"
 
 namespace haven {
@@ -81,6 +86,10 @@ class CacheBackend : public Backend {
   std::string RepoDir() const;
   // Path of the cached copy of h ("" before SetRepositoryId or for uncached types).
   std::string CachePath(const Handle& h) const;
+  // How many times a cached file was opened (a pack stays open between its ranges), and
+  // how many pack descriptors are kept open now.
+  uint64_t files_opened() const { return files_opened_.load(std::memory_order_relaxed); }
+  size_t packs_kept_open() const { return open_packs_.size(); }
 
   std::string Location() const override { return inner_->Location(); }
   bool Exists() override { return inner_->Exists(); }
@@ -113,6 +122,10 @@ class CacheBackend : public Backend {
   // Reads [offset, offset+length) of the cached copy at `path`.
   CachedRead ReadCached(const std::string& path, const Handle& h, uint64_t offset,
                         uint64_t length);
+  // Reads `want` bytes at `offset` of an open, checked pack file (verified against its
+  // name when that is the whole file).
+  static CachedRead ReadOpenPack(const OpenFileCache::File& file, const Handle& h,
+                                 uint64_t offset, uint64_t want);
   // Removes `path` if it is still the file (dev, ino) found to be bad.
   void RemoveBadFile(const std::string& path, const CachedRead& bad);
   Bytes LoadThroughCache(const std::string& path, const Handle& h, uint64_t offset,
@@ -136,6 +149,10 @@ class CacheBackend : public Backend {
 
   Mutex inflight_mu_;
   std::map<std::string, std::shared_ptr<InFlight>> inflight_ GUARDED_BY(inflight_mu_);
+
+  // Cached packs kept open between ranges (a tree walk reads many trees of one pack).
+  OpenFileCache open_packs_;
+  std::atomic<uint64_t> files_opened_{0};
 };
 
 }  // namespace haven

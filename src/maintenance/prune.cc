@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backend/range_reader.h"
 #include "core/error.h"
 #include "core/timings.h"
 #include "maintenance/forget_policy.h"
@@ -600,27 +601,26 @@ struct RepackClaims {
   }
 };
 
-// The blobs of pack `pi` still to copy, and the byte range that holds them.
+// The blobs of pack `pi` still to copy, by offset.
 std::vector<const PackedBlob*> BlobsToRepack(const std::vector<PackedBlob>& blobs,
-                                             const BlobSets& keep, RepackClaims& claims,
-                                             uint64_t& lo, uint64_t& hi) {
+                                             const BlobSets& keep, RepackClaims& claims) {
   std::vector<const PackedBlob*> want;
-  lo = std::numeric_limits<uint64_t>::max();
-  hi = 0;
   for (const PackedBlob& b : blobs) {
     size_t pos = keep.Of(b.type).Find(b.id);
     if (pos == SortedBlobSet::npos || claims.claimed[TypeIndex(b.type)][pos].load()) continue;
     want.push_back(&b);
-    lo = std::min<uint64_t>(lo, b.offset);
-    hi = std::max<uint64_t>(hi, uint64_t(b.offset) + b.length);
   }
+  std::sort(want.begin(), want.end(),
+            [](const PackedBlob* a, const PackedBlob* b) { return a->offset < b->offset; });
   return want;
 }
 
-// Copies one blob of pack `name` (its bytes in `buf` from offset lo, unless load_error)
-// into a new pack; a copy damaged here is taken from another pack when there is one.
-void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& name, const Bytes& buf,
-              uint64_t lo, const std::string& load_error, std::atomic<bool>& claimed) {
+// Copies one blob of pack `name` (its bytes in `range`, read from offset `lo`, unless
+// load_error) into a new pack; a copy damaged here is taken from another pack when there
+// is one.
+void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& name,
+              ByteView range, uint64_t lo, const std::string& load_error,
+              std::atomic<bool>& claimed) {
   if (claimed.load()) return;
   IndexedRepository& repo = session.repo();
   Bytes plain;
@@ -628,7 +628,7 @@ void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& nam
   uint32_t ulen = 0;
   std::string err = load_error;
   if (err.empty()) {
-    ByteView slice(buf.data() + (b.offset - lo), b.length);
+    ByteView slice = range.subspan(b.offset - lo, b.length);
     try {
       plain = repo.DecodeBlob(b.id, slice, b.uncompressed_length, name);
       sealed = slice;
@@ -649,37 +649,41 @@ void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& nam
   session.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
 }
 
-// Copies the still-wanted blobs of one pack, reading the range that holds them once.
-void RepackPack(WriteSession& session, const PackTable& packs, const PackId& pid,
-                const BlobSets& keep, RepackClaims& claims) {
+// Copies the still-wanted blobs of one pack: one ranged read per run of them with holes
+// up to 4 MiB (kMaxRangeHole) between, the runs of one pack read in parallel.
+void RepackPack(WriteSession& session, RangeReader& reader, const PackTable& packs,
+                const PackId& pid, const BlobSets& keep, RepackClaims& claims) {
   long pi = packs.Find(pid);
   if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
-  uint64_t lo = 0, hi = 0;
-  const std::vector<const PackedBlob*> want = BlobsToRepack(packs.blobs(pi), keep, claims, lo, hi);
+  const std::vector<const PackedBlob*> want = BlobsToRepack(packs.blobs(pi), keep, claims);
   if (want.empty()) return;
   const std::string name = pid.Hex();
-  Bytes buf;
-  std::string load_error;
-  try {
-    buf = session.repo().backend().Load({FileType::kPack, name}, lo, hi - lo);
-  } catch (const Error& e) {
-    if (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound) throw;
-    load_error = e.what();
-  }
-  for (const PackedBlob* b : want)
-    CopyBlob(session, *b, name, buf, lo, load_error, claims.Of(keep, *b));
+  const std::vector<ByteRange> ranges = CoalesceExtents(
+      want.size(), [&](size_t k) { return ByteRange{want[k]->offset, want[k]->length}; });
+  reader.Read({FileType::kPack, name}, ranges,
+              [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
+                if (error && error->code() != ErrorCode::kCorrupt &&
+                    error->code() != ErrorCode::kNotFound)
+                  throw *error;
+                const std::string load_error = error ? error->what() : "";
+                for (size_t k = ranges[r].first; k < ranges[r].last; k++)
+                  CopyBlob(session, *want[k], name, bytes, ranges[r].offset, load_error,
+                           claims.Of(keep, *want[k]));
+              });
 }
 
 // (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack
-// and an index file for all new packs. Returns the number of packs written.
+// and an index file for all new packs. Returns the number of packs written. `readers`:
+// packs read at once (each pack's ranges in parallel on top).
 uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptions& write,
-                int threads) {
+                int readers) {
   const size_t packs_before = repo.index().PackCount();
   PackTable packs = PackTable::FromIndex(repo.index());
   WriteSession session(repo, write);
   RepackClaims claims(plan.keep);
-  ParallelForEach(plan.repack.size(), threads, [&](size_t k) {
-    RepackPack(session, packs, plan.repack[k], plan.keep, claims);
+  RangeReader reader(repo.backend(), repo.backend().Connections());
+  ParallelForEach(plan.repack.size(), readers, [&](size_t k) {
+    RepackPack(session, reader, packs, plan.repack[k], plan.keep, claims);
   });
   session.Flush();
   const uint64_t written = repo.index().PackCount() - packs_before;
@@ -737,7 +741,10 @@ PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOpt
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
     ScopedTimer t(Stage::kRepack);
-    res.packs_written = Repack(repo, plan, opts.write, threads);
+    // Pack reads wait on storage: as many at once as its connections, at least (an
+    // explicit --jobs is taken as it is).
+    const int readers = opts.jobs > 0 ? threads : std::max(threads, repo.backend().Connections());
+    res.packs_written = Repack(repo, plan, opts.write, readers);
   }
   RewriteIndex(repo, plan, opts, threads, res);
   // (e) Packs that no index lists any more.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <map>
 #include <random>
@@ -11,6 +13,7 @@
 
 #include "backend/fault_backend.h"
 #include "backend/mem_backend.h"
+#include "backend/test_load_trace.h"
 #include "core/error.h"
 #include "crypto/seal.h"
 #include "maintenance/check.h"
@@ -218,6 +221,17 @@ void ExpectHealthy(TestRepo& t, bool allow_hints, const std::string& ctx = "") {
     EXPECT_TRUE(r.hints.empty()) << ctx << "\n" << Join(r.hints);
   }
   EXPECT_NO_THROW(LoadAllSnapshotData(*repo)) << ctx;
+}
+
+// Flushes and saves a snapshot of `root` (path /x, host h).
+void SaveSnapshotOf(haven::testing::TestRepository& repo, const BlobId& root) {
+  repo.Flush();
+  Snapshot s;
+  s.time.sec = 1600000000;
+  s.tree = root;
+  s.paths = {"/x"};
+  s.hostname = "h";
+  repo.SaveJson(FileType::kSnapshot, s.ToJson());
 }
 
 PruneOptions Quiet() {
@@ -595,13 +609,7 @@ TEST(Prune, MaxUnusedAndMaxRepackSize) {
     BlobId u = t.Data(*repo, used);
     t.Data(*repo, unused);
     BlobId root = t.Tree(*repo, {FileNode("f", {u}, used.size())});
-    repo->Flush();
-    Snapshot s;
-    s.time.sec = 1600000000;
-    s.tree = root;
-    s.paths = {"/x"};
-    s.hostname = "h";
-    repo->SaveJson(FileType::kSnapshot, s.ToJson());
+    SaveSnapshotOf(*repo, root);
   };
   {
     TestRepo t;
@@ -634,6 +642,61 @@ TEST(Prune, MaxUnusedAndMaxRepackSize) {
     EXPECT_EQ(r.plan.stats.blobs.repackrm, 1u);
     ExpectHealthy(t, false);
   }
+}
+
+// Over a slow link (issue 16): repack reads the wanted blobs of a pack with one ranged
+// request per run whose holes are at most 4 MiB, the runs of one pack in parallel, and
+// (without --jobs) as many packs at once as the storage has connections.
+TEST(Prune, RepackReadsCoalescedRangesInParallel) {
+  TestRepo t;
+  std::vector<Node> files;
+  BlobId first;
+  {
+    auto repo = t.Open(1);
+    repo->LoadIndex();
+    repo->set_pack_size(64 << 20);
+    repo->set_compression(Compression::kOff);
+    // One large pack: used, 3 MiB unused, used, 6 MiB unused, used.
+    int seed = 1;
+    for (size_t size : {1 << 20, 3 << 20, 1 << 20, 6 << 20, 1 << 20}) {
+      Bytes b = RandomBytes(seed, size);
+      BlobId id = t.Data(*repo, b);
+      if (seed % 2) files.push_back(FileNode("big" + std::to_string(seed), {id}, b.size()));
+      if (seed == 1) first = id;
+      seed++;
+    }
+    repo->Flush();
+    // Six small packs, each with a used and an unused blob.
+    for (int i = 0; i < 6; ++i) {
+      Bytes used = RandomBytes(100 + i, 5000);
+      files.push_back(FileNode("small" + std::to_string(i), {t.Data(*repo, used)}, used.size()));
+      t.Data(*repo, RandomBytes(200 + i, 5000));
+      repo->Flush();
+    }
+    std::sort(files.begin(), files.end(),
+              [](const Node& a, const Node& b) { return a.name < b.name; });
+    BlobId root = t.Tree(*repo, files);
+    SaveSnapshotOf(*repo, root);
+  }
+  auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
+  auto repo = TestRepo::OpenOn(traced, 1);
+  repo->LoadIndex();
+  const std::string big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();
+  traced->Reset();
+  PruneOptions o;
+  o.max_unused = "0%";
+  PruneResult r = RunPrune(*repo, o);
+  EXPECT_EQ(r.plan.repack.size(), 7u);
+  std::vector<testing::LoadTraceBackend::Record> loads;
+  for (const auto& l : traced->Loads(FileType::kPack))
+    if (l.h.name == big) loads.push_back(l);
+  ASSERT_EQ(loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
+  uint64_t bytes = 0;
+  for (const auto& l : loads) bytes += l.length;
+  EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the wanted blobs span
+  EXPECT_EQ(traced->PeakFor(big), 2);
+  EXPECT_GE(traced->PeakOfType(FileType::kPack), 3);
+  ExpectHealthy(t, false);
 }
 
 TEST(Prune, RepackUncompressedCompressesData) {

@@ -18,6 +18,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "backend/range_reader.h"
 #include "core/deep_stack.h"
 #include "core/error.h"
 #include "core/fd.h"
@@ -151,7 +152,10 @@ const char* TypeName(mode_t m) {
 class Restore {
  public:
   Restore(IndexedRepository& repo, const RestoreOptions& opts)
-      : repo_(repo), opts_(opts), pool_(Workers(repo, opts), Workers(repo, opts) * 2) {
+      : repo_(repo),
+        opts_(opts),
+        pool_(Workers(repo, opts), Workers(repo, opts) * 2),
+        reader_(repo.backend(), repo.backend().Connections()) {
     if (opts_.no_permissions) umask_ = CurrentUmask();
   }
 
@@ -483,6 +487,12 @@ class Restore {
     return repo_.DecodeBlobInPlace(u.id, sealed, u.uncompressed_length, pack.id.Hex(), out);
   }
 
+  // Per pack worker: the files it holds open and the blob writes it did, per file.
+  struct PackWrites {
+    std::map<uint32_t, int> fds;        // file -> open fd, for this pack
+    std::map<uint32_t, uint32_t> done;  // file -> blob writes done in this pack
+  };
+
   void RestorePack(Pack& pack) {
     std::vector<Use>& uses = pack.uses;
     // Blobs an existing file already holds (VerifyExisting) are neither read nor written.
@@ -494,97 +504,96 @@ class Restore {
     std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
       return a.offset != b.offset ? a.offset < b.offset : a.file < b.file;
     });
-    std::map<uint32_t, int> fds;  // file -> open fd, for this pack
-    std::map<uint32_t, uint32_t> done;  // file -> blob writes done in this pack
-    constexpr uint64_t kMaxGap = 1 << 20, kMaxRange = 16 << 20;
-    size_t i = 0;
-    while (i < uses.size()) {
-      // One read covering blobs separated by small gaps.
-      size_t j = i + 1;
-      uint64_t begin = uses[i].offset, end = begin + uses[i].length;
-      while (j < uses.size() && uses[j].offset <= end + kMaxGap &&
-             uses[j].offset + uint64_t{uses[j].length} - begin <= kMaxRange) {
-        end = std::max<uint64_t>(end, uses[j].offset + uint64_t{uses[j].length});
-        j++;
-      }
-      // Per-thread buffers that only grow: no zero-fill and no page faults per range (a
-      // fresh 16 MiB buffer per read cost more than the read; box extract profile).
-      thread_local Bytes range_buf, decode_buf;
-      if (range_buf.size() < end - begin) range_buf.resize(end - begin);
-      std::span<uint8_t> range(range_buf.data(), end - begin);
-      std::string read_error;
-      try {
-        ScopedTimer t(Stage::kLoad);
-        repo_.backend().LoadInto({FileType::kPack, pack.id.Hex()}, begin, range);
-      } catch (const Error& e) {
-        read_error = e.what();
-      }
-      for (size_t k = i; k < j;) {
-        // Every use of the same blob (same offset) shares one decode.
-        size_t m = k + 1;
-        while (m < j && uses[m].offset == uses[k].offset) m++;
-        const Use& u = uses[k];
-        ByteView plain;
-        Bytes fallback;
-        std::string error;
-        try {
-          if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
-          ScopedTimer t(Stage::kDecode);
-          plain = DecodeInRange(u, range.subspan(u.offset - begin, u.length), pack, decode_buf);
-        } catch (const Error& e) {
-          // Another copy elsewhere may be intact.
-          try {
-            fallback = repo_.LoadBlob(BlobType::kData, u.id);
-            plain = fallback;
-          } catch (const Error& e2) {
-            error = e2.what();
-          }
-        }
-        for (size_t q = k; q < m; q++) {
-          File& f = *files_[uses[q].file];
-          done[uses[q].file]++;
-          if (!error.empty()) {
-            FailFile(f, error);
-            continue;
-          }
-          if (f.no_space) continue;  // rewritten whole by RetryOutOfSpace
-          auto it = fds.find(uses[q].file);
-          if (it == fds.end()) {
-            // A pack of thousands of small files must not hold thousands of descriptors
-            // (times the workers: over S3 a /usr/share restore hit EMFILE at 20,000):
-            // the files opened so far are closed; Finish reopens the ones it needs.
-            if (fds.size() >= kMaxOpenPerPack) {
-              for (auto& [file, fd] : fds) close(fd);
-              fds.clear();
-            }
-            int fd = Open(f);
-            if (fd < 0) continue;
-            it = fds.emplace(uses[q].file, fd).first;
-          }
-          try {
-            ScopedTimer t(Stage::kWrite);
-            WriteBlobAt(it->second, plain, uses[q].file_offset, !f.in_place);
-            if (opts_.progress) opts_.progress->AddBytes(plain.size());
-          } catch (const Error& e) {
-            if (!e.retryable()) {
-              FailFile(f, e.what());
-            } else if (!f.no_space.exchange(true)) {
-              // Give back what the file holds at once, so that the files that fit do.
-              if (ftruncate(it->second, 0) != 0) FailFile(f, e.what());
-            }
-          }
-        }
-        k = m;
-      }
-      i = j;
+    // One ranged read per run of blobs with holes up to 4 MiB between them; the runs of
+    // one pack are read in parallel (RangeReader), each handed over in order.
+    const std::vector<ByteRange> ranges = CoalesceExtents(uses.size(), [&](size_t k) {
+      return ByteRange{uses[k].offset, uses[k].length};
+    });
+    PackWrites w;
+    try {
+      reader_.Read({FileType::kPack, pack.id.Hex()}, ranges,
+                   [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
+                     WriteRange(pack, ranges[r], bytes, error ? error->what() : "", w);
+                   });
+    } catch (...) {
+      for (auto& [file, fd] : w.fds) close(fd);
+      throw;
     }
-    for (auto& [file, n] : done) {
+    for (auto& [file, n] : w.done) {
       File& f = *files_[file];
       if (f.pending.fetch_sub(n) != n) continue;
-      auto it = fds.find(file);
-      Finish(f, it == fds.end() ? -1 : it->second);
+      auto it = w.fds.find(file);
+      Finish(f, it == w.fds.end() ? -1 : it->second);
     }
-    for (auto& [file, fd] : fds) close(fd);
+    for (auto& [file, fd] : w.fds) close(fd);
+  }
+
+  // Decodes the blobs of one range of a pack (its bytes in `range`, or the read's error)
+  // and writes each to every file and offset that uses it.
+  void WriteRange(Pack& pack, const ByteRange& r, std::span<uint8_t> range,
+                  const std::string& read_error, PackWrites& w) {
+    thread_local Bytes decode_buf;
+    const std::vector<Use>& uses = pack.uses;
+    for (size_t k = r.first; k < r.last;) {
+      // Every use of the same blob (same offset) shares one decode.
+      size_t m = k + 1;
+      while (m < r.last && uses[m].offset == uses[k].offset) m++;
+      const Use& u = uses[k];
+      ByteView plain;
+      Bytes fallback;
+      std::string error;
+      try {
+        if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
+        ScopedTimer t(Stage::kDecode);
+        plain = DecodeInRange(u, range.subspan(u.offset - r.offset, u.length), pack, decode_buf);
+      } catch (const Error& e) {
+        // Another copy elsewhere may be intact.
+        try {
+          fallback = repo_.LoadBlob(BlobType::kData, u.id);
+          plain = fallback;
+        } catch (const Error& e2) {
+          error = e2.what();
+        }
+      }
+      for (size_t q = k; q < m; q++) WriteUse(uses[q], plain, error, w);
+      k = m;
+    }
+  }
+
+  // Writes one use of a decoded blob (or fails its file with `error`).
+  void WriteUse(const Use& use, ByteView plain, const std::string& error, PackWrites& w) {
+    File& f = *files_[use.file];
+    w.done[use.file]++;
+    if (!error.empty()) {
+      FailFile(f, error);
+      return;
+    }
+    if (f.no_space) return;  // rewritten whole by RetryOutOfSpace
+    auto it = w.fds.find(use.file);
+    if (it == w.fds.end()) {
+      // A pack of thousands of small files must not hold thousands of descriptors
+      // (times the workers: over S3 a /usr/share restore hit EMFILE at 20,000):
+      // the files opened so far are closed; Finish reopens the ones it needs.
+      if (w.fds.size() >= kMaxOpenPerPack) {
+        for (auto& [file, fd] : w.fds) close(fd);
+        w.fds.clear();
+      }
+      int fd = Open(f);
+      if (fd < 0) return;
+      it = w.fds.emplace(use.file, fd).first;
+    }
+    try {
+      ScopedTimer t(Stage::kWrite);
+      WriteBlobAt(it->second, plain, use.file_offset, !f.in_place);
+      if (opts_.progress) opts_.progress->AddBytes(plain.size());
+    } catch (const Error& e) {
+      if (!e.retryable()) {
+        FailFile(f, e.what());
+      } else if (!f.no_space.exchange(true)) {
+        // Give back what the file holds at once, so that the files that fit do.
+        if (ftruncate(it->second, 0) != 0) FailFile(f, e.what());
+      }
+    }
   }
 
   // Files whose writes ran out of space were truncated to nothing as it happened, so a
@@ -865,6 +874,7 @@ class Restore {
   Fd target_;
   OrderedTreeStream* stream_ = nullptr;  // during the walk: the trees, loaded ahead
   ThreadPool pool_;
+  RangeReader reader_;  // the pack workers' range reads (I/O threads of its own)
   mode_t umask_ = 022;  // with no_permissions: the defaults' mask
   std::vector<std::unique_ptr<File>> files_;
   std::vector<uint32_t> empty_;

@@ -10,9 +10,11 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "archiver/archiver.h"
 #include "backend/mem_backend.h"
+#include "backend/test_load_trace.h"
 #include "core/error.h"
 #include "core/fd.h"
 #include "crypto/kdf.h"
@@ -259,6 +261,62 @@ TEST_F(RestoreTest, LostPackFailsOnlyItsFiles) {
     if (lost_files.count("/" + name)) continue;
     EXPECT_EQ(ReadFile(out / name), data) << name;
   }
+}
+
+// Over a slow link (issue 16): the wanted blobs of a pack are read with one ranged
+// request per run whose holes are at most 4 MiB, and the runs of one pack in parallel.
+TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
+  const fs::path root = fs::temp_directory_path() / ("haven-restore-ranges-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  BlobId tree;
+  std::map<std::string, std::string> files;
+  {
+    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
+    repo->LoadIndex();
+    repo->set_pack_size(64 << 20);
+    repo->set_compression(Compression::kOff);
+    testing::TreeBuilder trees(*repo);
+    // One data pack, in this order: a, a 3 MiB hole, b, a 6 MiB hole, c (the holes are
+    // blobs of files that are not restored).
+    std::vector<Node> nodes;
+    for (const auto& [name, size, seed] : std::vector<std::tuple<std::string, size_t, int>>{
+             {"a", 1 << 20, 1}, {"hole1", 3 << 20, 2}, {"b", 1 << 20, 3},
+             {"hole2", 6 << 20, 4}, {"c", 1 << 20, 5}}) {
+      std::string data = Random(seed, size);
+      Node n = trees.File(name, data);
+      if (name.rfind("hole", 0) == 0) continue;
+      files[name] = data;
+      nodes.push_back(n);
+    }
+    tree = trees.Tree(nodes);
+    repo->Flush();
+  }
+  auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(100), 4);
+  auto repo = haven::testing::TestRepository::Open(traced, kPassword, 2);
+  repo->LoadIndex();
+  const PackId data_pack = repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0].pack;
+  traced->Reset();
+  RestoreOptions opts;
+  opts.target = (root / "out").string();
+  opts.jobs = 2;
+  std::vector<std::string> warnings;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  RestoreResult r = RunRestore(*repo, tree, opts);
+  EXPECT_EQ(r.errors, 0u) << (warnings.empty() ? "" : warnings[0]);
+  for (const auto& [name, data] : files) EXPECT_EQ(ReadFile(root / "out" / name), data) << name;
+  std::vector<testing::LoadTraceBackend::Record> loads;
+  for (const auto& l : traced->Loads(FileType::kPack))
+    if (l.h.name == data_pack.Hex()) loads.push_back(l);
+  // a and b in one range (through the 3 MiB hole), c in another (past the 6 MiB hole)...
+  ASSERT_EQ(loads.size(), 2u);
+  uint64_t bytes = 0;
+  for (const auto& l : loads) bytes += l.length;
+  EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the blobs span
+  // ...both in flight at once.
+  EXPECT_EQ(traced->PeakFor(data_pack.Hex()), 2);
+  fs::remove_all(root);
 }
 
 // Trees made by hand, as a hostile repository would hold them (repeated names, links to
