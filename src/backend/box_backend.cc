@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -655,6 +656,44 @@ void BoxBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> o
   });
 }
 
+// The rows of type t, read twice: through the table and through the (type, name) index
+// that Find uses. In a damaged or crafted file the two can disagree (a row the index does
+// not know, two rows of one name, an index entry pointing at another row); then the box
+// is corrupt, rather than listing names that Stat and Load do not find or find with
+// another size.
+std::vector<FileInfo> BoxBackend::ListRows(FileType t) {
+  auto read = [&](const char* sql) {
+    std::vector<FileInfo> rows;
+    Stmt s(db_, sql);
+    s.Bind(1, TypeText(t));
+    int rc;
+    while ((rc = s.Step()) == SQLITE_ROW) {
+      std::string name = s.Text(0);
+      int64_t size = s.Int(1);
+      bool valid = t == FileType::kConfig ? name == "config" : IsValidObjectName(name);
+      if (valid && size >= 0) rows.push_back(FileInfo{std::move(name), uint64_t(size)});
+    }
+    if (rc != SQLITE_DONE) FailDb(rc, std::string("list ") + FileTypeDir(t));
+    return rows;
+  };
+  std::vector<FileInfo> scan = read("SELECT name, size FROM files NOT INDEXED WHERE type=?1");
+  const std::vector<FileInfo> by_index = read(
+      "SELECT name, size FROM files INDEXED BY sqlite_autoindex_files_1 WHERE type=?1 "
+      "ORDER BY name");
+  auto key = [](const FileInfo& f) { return std::tie(f.name, f.size); };
+  std::sort(scan.begin(), scan.end(),
+            [&](const FileInfo& a, const FileInfo& b) { return key(a) < key(b); });
+  const bool same =
+      std::equal(scan.begin(), scan.end(), by_index.begin(), by_index.end(),
+                 [&](const FileInfo& a, const FileInfo& b) { return key(a) == key(b); });
+  if (!same)
+    Fail(ErrorCode::kCorrupt, "box " + path_ + " is damaged: its table of " + FileTypeDir(t) +
+                                  " rows and the index of their names disagree (" +
+                                  std::to_string(scan.size()) + " rows, " +
+                                  std::to_string(by_index.size()) + " in the index)");
+  return scan;
+}
+
 std::optional<uint64_t> BoxBackend::Stat(const Handle& h) {
   CheckHandle(h);
   MutexLock lock(mu_);
@@ -680,16 +719,7 @@ void BoxBackend::List(FileType t, const std::function<void(const FileInfo&)>& fn
     } else if (db_ != nullptr || FileExists(path_)) {
       OpenDb(false);
       BeginRead();
-      Stmt s(db_, "SELECT name, size FROM files WHERE type=?1");
-      s.Bind(1, TypeText(t));
-      int rc;
-      while ((rc = s.Step()) == SQLITE_ROW) {
-        std::string name = s.Text(0);
-        int64_t size = s.Int(1);
-        bool valid = t == FileType::kConfig ? name == "config" : IsValidObjectName(name);
-        if (valid && size >= 0) all.push_back(FileInfo{std::move(name), uint64_t(size)});
-      }
-      if (rc != SQLITE_DONE) FailDb(rc, std::string("list ") + FileTypeDir(t));
+      all = ListRows(t);
     } else {
       Fail(ErrorCode::kNotFound, "box " + path_ + " does not exist");
     }

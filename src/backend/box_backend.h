@@ -124,6 +124,7 @@ class BoxBackend : public Backend {
   sqlite3* OpenReader(int64_t generation) const;
   static void CloseReader(sqlite3* db);
 
+  std::vector<FileInfo> ListRows(FileType t) REQUIRES(mu_);
   void Exec(const char* sql) REQUIRES(mu_);
   [[noreturn]] void FailDb(int rc, const std::string& what) REQUIRES(mu_);
 
