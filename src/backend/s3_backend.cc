@@ -229,14 +229,26 @@ void S3Backend::Create() {
 
 void S3Backend::Save(const Handle& h, ByteView data) {
   CheckHandle(h);
-  if (auto size = Stat(h)) {
-    if (*size == data.size()) return;  // a retried upload: files are immutable
-    Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
-                                std::to_string(*size) + " bytes, not " + std::to_string(data.size()));
-  }
+  // One round trip: the PUT is conditional (If-None-Match: *, S3's "create only"), so an
+  // existing object is never replaced and no HEAD goes first. 412: the name exists (a
+  // retried upload whose first reply was lost, or another client's copy of the same
+  // content); 409: AWS's answer to a concurrent conditional PUT of the same name. Only
+  // then is the object stat'ed, to accept an equal size as files are content-addressed.
+  const std::string what = "save " + h.ToString();
   Call c{.method = "PUT", .key = KeyOf(h), .body = data};
+  c.headers.emplace_back("If-None-Match", "*");
   if (!options_.storage_class.empty()) c.headers.emplace_back("x-amz-storage-class", options_.storage_class);
-  CheckStatus(Send(c, "save " + h.ToString()), "save " + h.ToString());
+  HttpResponse r = Send(c, what);
+  if (r.status != 412 && r.status != 409) {
+    CheckStatus(r, what);
+    return;
+  }
+  auto size = Stat(h);
+  if (size && *size == data.size()) return;  // a retried upload: files are immutable
+  if (!size) Fail(ErrorCode::kIo, what + ": a conflicting upload of the same name (status " +
+                                      std::to_string(r.status) + ")", true);
+  Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
+                              std::to_string(*size) + " bytes, not " + std::to_string(data.size()));
 }
 
 namespace {
@@ -347,7 +359,9 @@ void S3Backend::List(FileType t, const std::function<void(const FileInfo&)>& fn)
 
 void S3Backend::Remove(const Handle& h) {
   CheckHandle(h);
-  if (!Stat(h)) Fail(ErrorCode::kNotFound, "remove " + h.ToString() + ": not found");
+  // One DELETE: S3 answers 204 whether or not the object existed, so removing a missing
+  // object succeeds here (backend.h allows it for storage that cannot tell); a HEAD first
+  // would cost a round trip per removal (prune, lock refreshes) to tell it.
   const std::string what = "remove " + h.ToString();
   CheckStatus(Send(Call{.method = "DELETE", .key = KeyOf(h)}, what), what);
 }

@@ -9,9 +9,10 @@
 //
 // Requests: signed with SigV4 (sigv4.h; the payload's SHA-256 is signed, so the server
 // checks every upload's bytes), sent by HttpClient over at most `connections` reused
-// connections. Save stats first: an existing object of the same size is accepted (a
-// retried upload), another size is kFatal. Remove stats first, so a missing object is
-// kNotFound (S3's DELETE does not tell). List uses ListObjectsV2 pages (1,000 keys) and
+// connections. Save is one conditional PUT (If-None-Match: *): it never replaces an
+// object; only when the name exists is it stat'ed (the same size is accepted as a retried
+// upload, another size is kFatal). Remove is one DELETE, and succeeds for a missing object
+// (S3's DELETE does not tell; backend.h allows it). List uses ListObjectsV2 pages (1,000 keys) and
 // delivers a page only once it has been read and parsed whole; any error throws.
 //
 // Region: a reply that names the bucket's region in x-amz-bucket-region (AWS answers a

@@ -188,14 +188,63 @@ TEST(S3Fake, RequestsAreSignedAndCarryTheStorageClass) {
   });
   S3Backend be = FakeS3(server, "STANDARD_IA");
   be.Save(Handle{FileType::kKey, Name('d')}, AsBytes("payload"));
-  ASSERT_EQ(heads.size(), 2u);  // HEAD (exists?), then PUT
-  const std::string& put = heads[1];
+  ASSERT_EQ(heads.size(), 1u);  // one conditional PUT, no HEAD first
+  const std::string& put = heads[0];
   EXPECT_EQ(put.rfind("PUT /bucket/pre/keys/" + Name('d') + " ", 0), 0u) << put;
   EXPECT_NE(put.find("Authorization: AWS4-HMAC-SHA256 Credential=AKFAKE/"), std::string::npos) << put;
   EXPECT_NE(put.find("/us-east-1/s3/aws4_request"), std::string::npos) << put;
   EXPECT_NE(put.find("x-amz-storage-class: STANDARD_IA"), std::string::npos) << put;
   EXPECT_NE(put.find("x-amz-content-sha256: " + HexSha256(AsBytes("payload"))), std::string::npos);
   EXPECT_EQ(put.find("fake-secret-key"), std::string::npos);
+}
+
+// Item 1 of issue 16's seed: a save and a removal are one round trip each (they were a
+// HEAD and then the PUT or DELETE); the PUT is conditional, so nothing is ever replaced.
+TEST(S3Fake, SaveAndRemoveAreOneRequestEach) {
+  std::vector<std::string> lines;
+  std::map<std::string, size_t> stored;  // path -> size
+  TestServer server([&](const SeenRequest& r) {
+    const std::string line = r.head.substr(0, r.head.find("\r\n"));
+    lines.push_back(line.substr(0, line.find(' ')));
+    const std::string path = line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
+    if (line.rfind("PUT", 0) == 0) {
+      if (r.head.find("If-None-Match: *\r\n") == std::string::npos) return Reply(500, "unconditional");
+      if (stored.count(path)) return Reply(412, "<Error><Code>PreconditionFailed</Code></Error>");
+      stored[path] = r.body.size();
+      return Reply(200, "");
+    }
+    if (line.rfind("HEAD", 0) == 0) {
+      if (!stored.count(path)) return Reply(404, "");
+      return "HTTP/1.1 200 X\r\nContent-Length: " + std::to_string(stored[path]) + "\r\n\r\n";
+    }
+    if (line.rfind("DELETE", 0) == 0) {
+      stored.erase(path);
+      return Reply(204, "");
+    }
+    return Reply(400, "");
+  });
+  S3Backend be = FakeS3(server);
+  const Handle h{FileType::kLock, Name('9')};
+  be.Save(h, AsBytes("lock-v1"));
+  EXPECT_EQ(lines, (std::vector<std::string>{"PUT"}));
+  lines.clear();
+  be.Save(h, AsBytes("lock-v2"));  // exists with the same size: a retried upload, accepted
+  EXPECT_EQ(lines, (std::vector<std::string>{"PUT", "HEAD"}));
+  lines.clear();
+  try {
+    be.Save(h, AsBytes("longer lock"));  // another size: refused, the object is kept
+    ADD_FAILURE() << "an existing object of another size was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kFatal);
+    EXPECT_NE(std::string(e.what()).find("exists already with 7 bytes"), std::string::npos) << e.what();
+  }
+  lines.clear();
+  be.Remove(h);
+  EXPECT_EQ(lines, (std::vector<std::string>{"DELETE"}));
+  EXPECT_TRUE(stored.empty());
+  lines.clear();
+  be.Remove(h);  // missing: S3 cannot tell, and no HEAD is spent to find out
+  EXPECT_EQ(lines, (std::vector<std::string>{"DELETE"}));
 }
 
 TEST(S3Fake, AnIgnoredRangeAndA416AreReported) {

@@ -437,6 +437,8 @@ std::unique_ptr<Repository> OpenFromRepository(const FromOptions& o, const std::
 std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   std::string loc = RepoLocation();
   auto be = MakeBackend(loc);
+  // restic's check (a HEAD on S3), before the password is asked for: Repository::Open
+  // does not repeat it.
   if (!be->Exists())
     Fail(ErrorCode::kNoRepository,
          "repository " + be->Location() + " does not exist: unable to open config file");

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <future>
 #include <limits>
 #include <optional>
 #include <unordered_map>
@@ -351,9 +352,19 @@ void ClassifyPack(const PackId& id, uint64_t size, const PackInfo& p, size_t i, 
   }
 }
 
+// Every pack file on storage, with its size.
+using ListedPacks = std::vector<std::pair<PackId, uint64_t>>;
+ListedPacks ListPacks(IndexedRepository& repo) {
+  ListedPacks listed;
+  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
+    if (auto id = PackId::FromHex(fi.name)) listed.emplace_back(*id, fi.size);
+  });
+  return listed;
+}
+
 // With a grace period, moves the unreferenced packs the storage got less than
 // `unreferenced_grace` seconds ago (or whose age it cannot tell) from remove_first to young.
-void KeepYoungUnreferenced(IndexedRepository& repo, const std::vector<std::pair<PackId, uint64_t>>& listed,
+void KeepYoungUnreferenced(IndexedRepository& repo, const ListedPacks& listed,
                            const PruneOptions& opts, PrunePlan& plan) {
   if (opts.unreferenced_grace <= 0 || plan.remove_first.empty()) return;
   const std::optional<int64_t> now = StorageNow(repo);
@@ -384,15 +395,12 @@ void KeepYoungUnreferenced(IndexedRepository& repo, const std::vector<std::pair<
 
 // Every pack file on storage: unreferenced ones go first; an indexed one whose size
 // differs from the index while it holds used blobs makes prune refuse.
-void ClassifyListedPacks(IndexedRepository& repo, const IndexPackView& packs,
-                         const std::vector<PackInfo>& info, const PruneOptions& opts,
-                         uint64_t target, PrunePlan& plan, PackDecisions& d) {
+void ClassifyListedPacks(IndexedRepository& repo, const ListedPacks& listed,
+                         const IndexPackView& packs, const std::vector<PackInfo>& info,
+                         const PruneOptions& opts, uint64_t target, PrunePlan& plan,
+                         PackDecisions& d) {
   std::string size_errors;
   uint64_t size_error_count = 0;
-  std::vector<std::pair<PackId, uint64_t>> listed;
-  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
-    if (auto id = PackId::FromHex(fi.name)) listed.emplace_back(*id, fi.size);
-  });
   const int version = repo.config().version;
   for (const auto& [id, size] : listed) {
     long i = packs.Find(id);
@@ -450,14 +458,14 @@ void ClassifyMissingPacks(const IndexPackView& packs, const std::vector<PackInfo
 }
 
 // Classifies every pack (keep / repack candidate / remove / unreferenced / ignore).
-PackDecisions ClassifyPacks(IndexedRepository& repo, const IndexPackView& packs,
-                            const std::vector<PackInfo>& info, const PruneOptions& opts,
-                            uint64_t target, PrunePlan& plan) {
+PackDecisions ClassifyPacks(IndexedRepository& repo, const ListedPacks& listed,
+                            const IndexPackView& packs, const std::vector<PackInfo>& info,
+                            const PruneOptions& opts, uint64_t target, PrunePlan& plan) {
   Progress(opts, "collecting packs for deletion and repacking");
   PackDecisions d;
   d.seen.assign(packs.size(), 0);
   d.excluded.assign(packs.size(), 0);
-  ClassifyListedPacks(repo, packs, info, opts, target, plan, d);
+  ClassifyListedPacks(repo, listed, packs, info, opts, target, plan, d);
   ClassifyMissingPacks(packs, info, opts, plan, d);
   if (d.small.size() < 10) {
     // too few small packs to be worth it; also avoids repacking a single small pack forever
@@ -558,6 +566,11 @@ void BlobsToCopy(const PruneIndex& px, const std::vector<char>& excluded, PruneP
 PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
   const PruneLimits limits = ParseLimits(repo, opts);
   PrunePlan plan;
+  // The pack listing (one request per 1,000 packs on S3) runs beside the snapshot loading
+  // and the used-blob walk, where it costs no wall time; the index is loaded already, so
+  // it never competes with the index reads.
+  std::future<ListedPacks> listing =
+      std::async(std::launch::async, [&repo] { return ListPacks(repo); });
   const UsedBlobs used = FindUsed(repo, opts);
   ScopedTimer plan_timer(Stage::kPlan);
 
@@ -570,7 +583,8 @@ PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
   std::vector<PackInfo> info = PackUsage(px);
   if (plan.stats.blobs.duplicate > 0) AssignDuplicates(px, info);
 
-  PackDecisions d = ClassifyPacks(repo, packs, info, opts, limits.target, plan);
+  const ListedPacks listed = listing.get();
+  PackDecisions d = ClassifyPacks(repo, listed, packs, info, opts, limits.target, plan);
   ChooseRepacks(packs, limits, plan, d);
   BlobsToCopy(px, d.excluded, plan);
   return plan;
@@ -715,7 +729,7 @@ void RewriteIndex(IndexedRepository& repo, const PrunePlan& plan, const PruneOpt
     if (!fresh_set.contains(f)) old.push_back(f);
   Progress(opts, "deleting obsolete index files");
   ScopedTimer t(Stage::kDelete);
-  RemoveFiles(repo, FileType::kIndex, old, threads, false,
+  RemoveFiles(repo, FileType::kIndex, old, std::max(threads, repo.backend().Connections()), false,
               [&](const std::string& s) { Warn(opts, s); });
   res.index_files_removed = old.size();
 }
@@ -725,6 +739,8 @@ void RewriteIndex(IndexedRepository& repo, const PrunePlan& plan, const PruneOpt
 PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOptions& opts) {
   PruneResult res;
   const int threads = Threads(repo, opts);
+  // A removal is one round trip and no CPU: as many at once as the storage serves (S3: 5).
+  const int removers = std::max(threads, repo.backend().Connections());
   auto warn = [&](const std::string& s) { Warn(opts, s); };
   if (opts.dry_run) {
     res.plan = std::move(plan);
@@ -736,7 +752,7 @@ PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOpt
     Progress(opts, "deleting unreferenced packs");
     ScopedTimer t(Stage::kDelete);
     res.remove_failures +=
-        RemoveFiles(repo, FileType::kPack, Raw(plan.remove_first), threads, true, warn);
+        RemoveFiles(repo, FileType::kPack, Raw(plan.remove_first), removers, true, warn);
   }
   if (!plan.repack.empty()) {
     Progress(opts, "repacking packs");
@@ -753,7 +769,7 @@ PruneResult ExecutePrune(IndexedRepository& repo, PrunePlan plan, const PruneOpt
   if (!doomed.empty()) {
     Progress(opts, "removing " + std::to_string(doomed.size()) + " old packs");
     ScopedTimer t(Stage::kDelete);
-    res.remove_failures += RemoveFiles(repo, FileType::kPack, doomed, threads, true, warn);
+    res.remove_failures += RemoveFiles(repo, FileType::kPack, doomed, removers, true, warn);
   }
   // (f) Temp files that a killed writer left (never listed, so never deleted above). A
   // day old at least: with the exclusive lock no writer of ours runs, but a writer that

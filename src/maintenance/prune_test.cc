@@ -3,15 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <thread>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "backend/fault_backend.h"
+#include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/test_load_trace.h"
 #include "core/error.h"
@@ -452,6 +457,104 @@ TEST(Prune, ForgetTwoOfThreeThenPrune) {
   PruneResult r2 = RunPrune(*again, Quiet());
   EXPECT_EQ(r2.plan.stats.blobs.remove + r2.plan.stats.blobs.repackrm, 0u);
   EXPECT_EQ(Listing(t.mem()), listing);
+}
+
+// Issue 16: the pack listing runs beside the used-blob walk (it starts before the walk's
+// first pack read and so costs no wall time on slow storage), and only once every index
+// file has been read (it never competes with the index reads).
+class WatchPackListing : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    Note(h.type, true);
+    ForwardingBackend::LoadInto(h, offset, out);
+    Note(h.type, false);
+  }
+  Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+    Note(h.type, true);
+    Bytes b = ForwardingBackend::Load(h, offset, length);
+    Note(h.type, false);
+    return b;
+  }
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
+    if (t == FileType::kPack) {
+      std::unique_lock<std::mutex> lock(mu_);
+      listing_started_ = true;
+      index_reads_at_listing_ = index_reads_;
+      index_in_flight_at_listing_ = index_in_flight_;
+      const int packs_before = pack_reads_;
+      cv_.notify_all();
+      // Overlapped: a pack read (the walk's) starts while the listing is under way.
+      overlapped_ = cv_.wait_for(lock, std::chrono::seconds(5), [&] { return pack_reads_ > packs_before; });
+    }
+    ForwardingBackend::List(t, fn);
+  }
+  // Removals take 30 ms (a round trip) and the storage serves 5 requests at once.
+  void Remove(const Handle& h) override {
+    int now = ++removing_;
+    int seen = max_removing_.load();
+    while (now > seen && !max_removing_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    --removing_;
+    ForwardingBackend::Remove(h);
+  }
+  int Connections() const override { return 5; }
+  int max_removing() const { return max_removing_.load(); }
+  bool overlapped() const { return overlapped_; }
+  int index_reads_at_listing() const { return index_reads_at_listing_; }
+  int index_in_flight_at_listing() const { return index_in_flight_at_listing_; }
+
+ private:
+  void Note(FileType t, bool start) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (t == FileType::kIndex) {
+      index_in_flight_ += start ? 1 : -1;
+      if (!start) ++index_reads_;
+    }
+    if (t == FileType::kPack && start) {
+      // The walk's first pack read gives the listing (started beside it) time to begin.
+      if (pack_reads_ == 0) cv_.wait_for(lock, std::chrono::seconds(2), [&] { return listing_started_; });
+      ++pack_reads_;
+      cv_.notify_all();
+    }
+  }
+  std::atomic<int> removing_{0}, max_removing_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool listing_started_ = false, overlapped_ = false;
+  int pack_reads_ = 0, index_reads_ = 0, index_in_flight_ = 0;
+  int index_reads_at_listing_ = -1, index_in_flight_at_listing_ = -1;
+};
+
+TEST(Prune, PackListingRunsBesideTheWalkAfterTheIndexReads) {
+  TestRepo t;
+  auto snaps = t.BackupMany(3);
+  t.Forget(snaps[0]);
+  const uint64_t index_files = CountType(t.mem(), FileType::kIndex);
+  auto watch = std::make_shared<WatchPackListing>(t.mem_ptr());
+  auto repo = TestRepo::OpenOn(watch);
+  PruneResult r = RunPrune(*repo, Quiet());
+  EXPECT_TRUE(watch->overlapped()) << "the pack listing ran after the walk";
+  EXPECT_EQ(watch->index_in_flight_at_listing(), 0);
+  EXPECT_EQ(watch->index_reads_at_listing(), static_cast<int>(index_files));
+  EXPECT_GT(r.plan.stats.blobs.remove + r.plan.stats.blobs.repackrm, 0u);
+  ExpectHealthy(t, false);
+}
+
+// Removals are round trips, not CPU: as many at once as the storage serves, not --jobs.
+TEST(Prune, RemovesAsManyFilesAtOnceAsTheStorageServes) {
+  TestRepo t;
+  auto snaps = t.BackupMany(6);
+  for (int i = 0; i < 5; ++i) t.Forget(snaps[i]);
+  auto watch = std::make_shared<WatchPackListing>(t.mem_ptr());
+  auto repo = TestRepo::OpenOn(watch, 1);
+  PruneOptions o = Quiet();
+  o.jobs = 1;
+  PruneResult r = RunPrune(*repo, o);
+  EXPECT_GE(r.plan.remove.size() + r.plan.repack.size(), 4u);
+  EXPECT_GE(watch->max_removing(), 4);
+  ExpectHealthy(t, false);
 }
 
 TEST(Prune, Version1Repository) {

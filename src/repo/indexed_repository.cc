@@ -4,35 +4,113 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "core/error.h"
 #include "crypto/seal.h"
 #include "repo/compress.h"
+#include "repo/read_concurrency.h"
 
 namespace haven {
 
 namespace {
 
-// Read buffers for the index loaders, one per loader thread, reused across files (each
-// grows only), so a load does not allocate and fault in a fresh buffer per file.
-class ReadBuffers {
+// Reads index files ahead of their parsers: up to `readers` loads in flight, in file
+// order, at most kFetchBudget bytes read and not yet parsed (a single larger file is read
+// alone). The parsers are the --jobs threads (decoding is CPU-bound); the reads are round
+// trips on remote storage, so they overlap many at once (read_concurrency.h). Buffers are
+// reused: each grows only, so a load does not fault in a fresh buffer per file.
+class IndexFetcher {
  public:
-  std::unique_ptr<Bytes> Get() {
-    MutexLock lock(mu_);
-    if (free_.empty()) return std::make_unique<Bytes>();
-    std::unique_ptr<Bytes> b = std::move(free_.back());
-    free_.pop_back();
-    return b;
+  static constexpr size_t kFetchBudget = size_t{32} << 20;
+
+  IndexFetcher(Backend& be, const std::vector<std::pair<FileId, uint64_t>>& files, int readers)
+      : be_(be), files_(files), slots_(files.size()) {
+    for (int r = 0; r < readers; ++r) threads_.emplace_back([this] { Run(); });
   }
-  void Put(std::unique_ptr<Bytes> b) {
+  ~IndexFetcher() {
+    {
+      MutexLock lock(mu_);
+      stop_ = true;
+    }
+    cv_.NotifyAll();
+    for (auto& t : threads_) t.join();
+  }
+  IndexFetcher(const IndexFetcher&) = delete;
+  IndexFetcher& operator=(const IndexFetcher&) = delete;
+
+  // File i's bytes, once read (rethrows its read error).
+  std::unique_ptr<Bytes> Take(size_t i) EXCLUDES(mu_) {
     MutexLock lock(mu_);
-    free_.push_back(std::move(b));
+    while (!slots_[i].done) cv_.Wait(mu_);
+    if (slots_[i].error) std::rethrow_exception(slots_[i].error);
+    return std::move(slots_[i].bytes);
+  }
+  // Hands file i's buffer back once parsed: its bytes leave the budget.
+  void Done(size_t i, std::unique_ptr<Bytes> buf) EXCLUDES(mu_) {
+    {
+      MutexLock lock(mu_);
+      used_ -= files_[i].second;
+      free_.push_back(std::move(buf));
+    }
+    cv_.NotifyAll();
   }
 
  private:
+  struct Slot {
+    bool done = false;
+    std::unique_ptr<Bytes> bytes;
+    std::exception_ptr error;
+  };
+  void Run() EXCLUDES(mu_) {
+    for (;;) {
+      size_t i;
+      std::unique_ptr<Bytes> buf;
+      {
+        MutexLock lock(mu_);
+        // In file order, so the parsers (which take files in order too) never wait for a
+        // file that the budget keeps out behind later ones.
+        while (!stop_ && next_ < files_.size() && used_ != 0 &&
+               used_ + files_[next_].second > kFetchBudget)
+          cv_.Wait(mu_);
+        if (stop_ || next_ >= files_.size()) return;
+        i = next_++;
+        used_ += files_[i].second;
+        if (!free_.empty()) {
+          buf = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      if (!buf) buf = std::make_unique<Bytes>();
+      std::exception_ptr error;
+      try {
+        buf->resize(files_[i].second);  // grows only
+        be_.LoadInto({FileType::kIndex, files_[i].first.Hex()}, 0, *buf);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        MutexLock lock(mu_);
+        slots_[i].done = true;
+        slots_[i].bytes = std::move(buf);
+        slots_[i].error = error;
+      }
+      cv_.NotifyAll();
+    }
+  }
+
+  Backend& be_;
+  const std::vector<std::pair<FileId, uint64_t>>& files_;
   Mutex mu_;
+  CondVar cv_;
+  std::vector<Slot> slots_ GUARDED_BY(mu_);
   std::vector<std::unique_ptr<Bytes>> free_ GUARDED_BY(mu_);
+  size_t next_ GUARDED_BY(mu_) = 0;
+  size_t used_ GUARDED_BY(mu_) = 0;
+  bool stop_ GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
 };
 
 // Every index file's id and listed size, sorted by id.
@@ -108,23 +186,25 @@ void IndexedRepository::LoadIndexFiles() {
   const std::vector<std::pair<FileId, uint64_t>> files = ListIndexFiles(backend());
   // Each file is decoded, parsed and added by one thread; the shards are sorted in
   // parallel at the end. Only the files in progress are held in memory at once (a decoded
-  // file and its parser take several times the file's JSON), so the loaders are the
-  // --jobs threads, not more: decoding is CPU-bound.
-  ReadBuffers buffers;
+  // file and its parser take several times the file's JSON), so the parsers are the
+  // --jobs threads, not more: decoding is CPU-bound. The reads run ahead of them, many at
+  // once when the files come from remote storage (IndexFetcher).
+  std::vector<FileId> ids;
+  for (const auto& f : files) ids.push_back(f.first);
   Index fresh;
-  fresh.LoadParallel(files.size(), threads(), [&](size_t i, const Index::ParseFn& parse) {
-    std::unique_ptr<Bytes> buf = buffers.Get();
-    const auto& [file_id, file_size] = files[i];
-    const std::string hex = file_id.Hex();
-    Bytes& raw = *buf;
-    raw.resize(file_size);  // the buffer is reused across files: grows only
-    backend().LoadInto({FileType::kIndex, hex}, 0, raw);
-    if (Sha256(raw) != static_cast<const RawId&>(file_id))
-      Fail(ErrorCode::kCorrupt,
-           "index " + hex + ": content does not match its id (invalid data returned)");
-    ParseIndexFile(*this, hex, raw, parse);
-    buffers.Put(std::move(buf));
-  });
+  {
+    IndexFetcher fetcher(backend(), files, ReadConcurrency(*this, FileType::kIndex, ids));
+    fresh.LoadParallel(files.size(), threads(), [&](size_t i, const Index::ParseFn& parse) {
+      std::unique_ptr<Bytes> buf = fetcher.Take(i);
+      const std::string hex = files[i].first.Hex();
+      Bytes& raw = *buf;
+      if (Sha256(raw) != static_cast<const RawId&>(files[i].first))
+        Fail(ErrorCode::kCorrupt,
+             "index " + hex + ": content does not match its id (invalid data returned)");
+      ParseIndexFile(*this, hex, raw, parse);
+      fetcher.Done(i, std::move(buf));
+    });
+  }
   {
     WriterLock lock(index_mu_);
     index_ = std::move(fresh);

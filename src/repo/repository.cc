@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
+#include <future>
 #include <optional>
 
 #include "chunker/polynomial.h"
@@ -12,6 +14,7 @@
 #include "repo/compress.h"
 #include "repo/key_file.h"
 #include "repo/node.h"
+#include "repo/read_concurrency.h"
 
 namespace haven {
 
@@ -42,14 +45,31 @@ void Repository::Init(Backend& be, std::string_view password, int version,
 std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
                                              std::string_view password, int threads,
                                              std::string_view key_hint) {
-  if (!be->Exists())
-    Fail(ErrorCode::kNoRepository,
-         "repository " + be->Location() + " does not exist (no config file found)");
+  // The config is read while the key files are listed: one round trip for both on remote
+  // storage, and no separate existence check (a missing config is "no repository").
+  std::future<Bytes> config_load = std::async(std::launch::async, [&be] {
+    return be->Load({FileType::kConfig, "config"});
+  });
+  std::vector<FileInfo> keys;
+  std::exception_ptr list_error;
+  try {
+    be->List(FileType::kKey, [&](const FileInfo& fi) { keys.push_back(fi); });
+  } catch (...) {
+    list_error = std::current_exception();
+  }
+  Bytes cfg_raw;
+  try {
+    cfg_raw = config_load.get();
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::kNotFound)
+      Fail(ErrorCode::kNoRepository,
+           "repository " + be->Location() + " does not exist: unable to open config file");
+    throw Error(e.code(), "repository " + be->Location() + ": " + e.what(), e.retryable());
+  }
+  if (list_error) std::rethrow_exception(list_error);
   std::unique_ptr<Repository> repo(new Repository());
   repo->backend_ = be;
   repo->threads_ = std::max(1, threads);
-  std::vector<FileInfo> keys;
-  be->List(FileType::kKey, [&](const FileInfo& fi) { keys.push_back(fi); });
   std::sort(keys.begin(), keys.end(),
             [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
   if (keys.empty())
@@ -95,7 +115,6 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
                   ? " (tried " + std::to_string(kMaxKeysTried) + " of its " +
                         std::to_string(keys.size()) + " key files; --key-hint names the key)"
                   : ""));
-  Bytes cfg_raw = be->Load({FileType::kConfig, "config"});
   auto cfg_plain = crypto::Open(repo->key_, cfg_raw);
   if (!cfg_plain) Fail(ErrorCode::kCorrupt, "config: ciphertext verification failed");
   repo->config_ = RepoConfig::Parse(AsChars(*cfg_plain));
@@ -160,7 +179,10 @@ std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
   std::vector<FileId> ids = ListIds(FileType::kSnapshot);
   std::vector<std::pair<FileId, Snapshot>> loaded(ids.size());
   std::vector<std::optional<SnapshotFailure>> failed(ids.size());
-  ParallelFor(ids.size(), std::max(threads_, 4), [&](size_t i) {
+  // Snapshot files are small: the time is the round trips, so many at once when they come
+  // from remote storage (read_concurrency.h).
+  const int readers = std::max(threads_, ReadConcurrency(*this, FileType::kSnapshot, ids));
+  ParallelFor(ids.size(), readers, [&](size_t i) {
     try {
       loaded[i] = {ids[i], Snapshot::Parse(LoadJson(FileType::kSnapshot, ids[i]), ids[i].Hex())};
     } catch (const Error& e) {

@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -128,6 +130,30 @@ TEST(Repository, NoKeysIsWrongPassword) {
   auto be = NewRepo(2);
   for (const auto& k : Names(*be, FileType::kKey)) be->Remove({FileType::kKey, k});
   EXPECT_EQ(CodeOf([&] { haven::testing::TestRepository::Open(be, "secret", 1); }), ErrorCode::kWrongPassword);
+}
+
+// Issue 16: opening costs no existence check (a HEAD of config on S3) and reads the config
+// while the key files are listed, so remote storage sees one round trip for both.
+TEST(Repository, OpenReadsTheConfigWhileListingKeysWithoutAnExistenceCheck) {
+  auto mem = NewRepo(2);
+  auto fault = std::make_shared<FaultBackend>(mem);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool config_started = false, overlapped = false;
+  fault->SetHook([&](FaultBackend::Op op, uint64_t) {
+    std::unique_lock<std::mutex> lock(mu);
+    if (op == FaultBackend::Op::kLoad && !config_started) {
+      config_started = true;  // the first load is the config's
+      cv.notify_all();
+    }
+    if (op == FaultBackend::Op::kList)  // the key listing waits for the config's load
+      overlapped = cv.wait_for(lock, std::chrono::seconds(5), [&] { return config_started; });
+  });
+  auto repo = haven::testing::TestRepository::Open(fault, "secret", 1);
+  EXPECT_TRUE(overlapped) << "the config was read only after the key listing";
+  EXPECT_EQ(fault->Count(FaultBackend::Op::kExists), 0u);
+  EXPECT_EQ(fault->Count(FaultBackend::Op::kStat), 0u);
+  EXPECT_EQ(fault->loads(), 2u);  // the config and one key
 }
 
 TEST(Repository, ConfigVersion3IsUnsupported) {

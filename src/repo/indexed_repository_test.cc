@@ -1,0 +1,136 @@
+// IndexedRepository::Load and Repository::LoadSnapshots over slow storage: how many reads
+// of index and snapshot files are in flight at once (issue 16: many when they come from
+// remote storage, few when the local cache holds them).
+#include "repo/indexed_repository.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "backend/cache_backend.h"
+#include "backend/forwarding_backend.h"
+#include "backend/mem_backend.h"
+#include "repo/read_concurrency.h"
+#include "repo/write_session.h"
+
+namespace haven {
+namespace {
+
+const crypto::ScryptParams kScrypt{1024, 8, 1};
+
+// Every read of an index or snapshot file takes 20 ms (a round trip); records the most
+// such reads in flight at once, per type.
+class SlowReads : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+    Track t(this, h.type);
+    return ForwardingBackend::Load(h, offset, length);
+  }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    Track t(this, h.type);
+    ForwardingBackend::LoadInto(h, offset, out);
+  }
+  int Connections() const override { return 8; }  // remote storage: 32 readers when cold
+  int max_in_flight(FileType t) const { return max_[Slot(t)].load(); }
+  void Reset() {
+    for (auto& m : max_) m = 0;
+  }
+
+ private:
+  static int Slot(FileType t) { return t == FileType::kIndex ? 0 : t == FileType::kSnapshot ? 1 : 2; }
+  struct Track {
+    Track(SlowReads* be, FileType t) : be_(be), slot_(Slot(t)) {
+      if (slot_ == 2) return;
+      int now = ++be_->cur_[slot_];
+      int seen = be_->max_[slot_].load();
+      while (now > seen && !be_->max_[slot_].compare_exchange_weak(seen, now)) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ~Track() {
+      if (slot_ != 2) --be_->cur_[slot_];
+    }
+    SlowReads* be_;
+    int slot_;
+  };
+  std::atomic<int> cur_[2] = {0, 0};
+  std::atomic<int> max_[3] = {0, 0, 0};
+};
+
+constexpr int kFiles = 40;
+
+// A repository with kFiles index files (one blob each) and kFiles snapshots.
+std::shared_ptr<MemBackend> RepoWithManyFiles() {
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, "pw", 2, kScrypt, 1);
+  auto opened = Repository::Open(mem, "pw", 1);
+  auto indexed = IndexedRepository::Load(*opened);
+  WriteSession session(*indexed);
+  for (int i = 0; i < kFiles; ++i) {
+    const std::string data = "blob " + std::to_string(i);
+    session.SaveBlob(BlobType::kData, BlobId(Sha256(AsBytes(data))), AsBytes(data));
+    session.Flush();  // one index file per flush
+    opened->SaveJson(FileType::kSnapshot,
+                     "{\"time\":\"2024-01-0" + std::to_string(1 + i % 9) + "T00:00:" +
+                         std::to_string(10 + i) + "Z\",\"tree\":\"" + std::string(64, 'a') +
+                         "\",\"paths\":[\"/x\"],\"hostname\":\"h\",\"username\":\"u\"}");
+  }
+  return mem;
+}
+
+TEST(IndexLoad, ManyReadsAtOnceFromRemoteStorage) {
+  auto slow = std::make_shared<SlowReads>(RepoWithManyFiles());
+  auto opened = Repository::Open(slow, "pw", 1);  // one parser thread
+  auto indexed = IndexedRepository::Load(*opened);
+  EXPECT_EQ(indexed->index_files().size(), size_t{kFiles});
+  EXPECT_EQ(indexed->index().BlobCount(), size_t{kFiles});
+  EXPECT_GE(slow->max_in_flight(FileType::kIndex), 16);
+  EXPECT_LE(slow->max_in_flight(FileType::kIndex), kColdReaders);
+  EXPECT_EQ(opened->LoadSnapshots().size(), size_t{kFiles});
+  EXPECT_GE(slow->max_in_flight(FileType::kSnapshot), 16);
+}
+
+TEST(IndexLoad, FewReadsAtOnceWhenTheLocalCacheHoldsTheFiles) {
+  char tmpl[] = "/tmp/haven_idxcache_XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  auto cache = std::make_shared<CacheBackend>(RepoWithManyFiles(), dir);
+  auto slow = std::make_shared<SlowReads>(cache);  // counts reads whether cached or not
+  auto opened = Repository::Open(slow, "pw", 2);
+  cache->SetRepositoryId(opened->config().id);
+  opened->set_cache(cache);
+  IndexedRepository::Load(*opened);  // cold: fills the cache
+  opened->LoadSnapshots();
+  EXPECT_GE(slow->max_in_flight(FileType::kIndex), 16);
+  slow->Reset();
+  auto indexed = IndexedRepository::Load(*opened);
+  EXPECT_EQ(indexed->index().BlobCount(), size_t{kFiles});
+  EXPECT_GE(slow->max_in_flight(FileType::kIndex), 1);
+  EXPECT_LE(slow->max_in_flight(FileType::kIndex), kWarmReaders);
+  EXPECT_EQ(opened->LoadSnapshots().size(), size_t{kFiles});
+  EXPECT_LE(slow->max_in_flight(FileType::kSnapshot), kWarmReaders);
+  std::filesystem::remove_all(dir);
+}
+
+// A failed read fails the load (and stops the readers) instead of hanging or being skipped.
+TEST(IndexLoad, AFailedReadFailsTheLoad) {
+  auto mem = RepoWithManyFiles();
+  auto opened = Repository::Open(mem, "pw", 2);
+  std::string victim;
+  mem->List(FileType::kIndex, [&](const FileInfo& fi) {
+    if (victim.empty()) victim = fi.name;
+  });
+  mem->Remove({FileType::kIndex, victim});
+  mem->Save({FileType::kIndex, victim}, AsBytes("short"));  // listed with a wrong size
+  EXPECT_THROW(IndexedRepository::Load(*opened), Error);
+}
+
+}  // namespace
+}  // namespace haven
