@@ -16,6 +16,7 @@
 #include "backend/cache_backend.h"
 #include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
+#include "core/error.h"
 #include "repo/read_concurrency.h"
 #include "repo/write_session.h"
 
