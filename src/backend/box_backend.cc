@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -656,15 +655,14 @@ void BoxBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> o
   });
 }
 
-// The rows of type t, read twice: through the table and through the (type, name) index
-// that Find uses. In a damaged or crafted file the two can disagree (a row the index does
-// not know, two rows of one name, an index entry pointing at another row); then the box
-// is corrupt, rather than listing names that Stat and Load do not find or find with
-// another size.
+// The rows of type t, each checked against the (type, name) index that Find uses. In a
+// damaged or crafted file the two can disagree (a row the index does not find, two rows
+// of one name, an index entry pointing at another row); then the box is corrupt, rather
+// than listing names that Stat and Load do not find or find with another size.
 std::vector<FileInfo> BoxBackend::ListRows(FileType t) {
-  auto read = [&](const char* sql) {
-    std::vector<FileInfo> rows;
-    Stmt s(db_, sql);
+  std::vector<FileInfo> rows;
+  {
+    Stmt s(db_, "SELECT name, size FROM files NOT INDEXED WHERE type=?1");
     s.Bind(1, TypeText(t));
     int rc;
     while ((rc = s.Step()) == SQLITE_ROW) {
@@ -674,24 +672,25 @@ std::vector<FileInfo> BoxBackend::ListRows(FileType t) {
       if (valid && size >= 0) rows.push_back(FileInfo{std::move(name), uint64_t(size)});
     }
     if (rc != SQLITE_DONE) FailDb(rc, std::string("list ") + FileTypeDir(t));
-    return rows;
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const FileInfo& a, const FileInfo& b) { return a.name < b.name; });
+  auto damaged = [&](const std::string& name, const std::string& why) {
+    Fail(ErrorCode::kCorrupt, "box " + path_ + " is damaged: " + FileTypeDir(t) + "/" + name +
+                                  " " + why + " (its table and the index of names disagree)");
   };
-  std::vector<FileInfo> scan = read("SELECT name, size FROM files NOT INDEXED WHERE type=?1");
-  const std::vector<FileInfo> by_index = read(
-      "SELECT name, size FROM files INDEXED BY sqlite_autoindex_files_1 WHERE type=?1 "
-      "ORDER BY name");
-  auto key = [](const FileInfo& f) { return std::tie(f.name, f.size); };
-  std::sort(scan.begin(), scan.end(),
-            [&](const FileInfo& a, const FileInfo& b) { return key(a) < key(b); });
-  const bool same =
-      std::equal(scan.begin(), scan.end(), by_index.begin(), by_index.end(),
-                 [&](const FileInfo& a, const FileInfo& b) { return key(a) == key(b); });
-  if (!same)
-    Fail(ErrorCode::kCorrupt, "box " + path_ + " is damaged: its table of " + FileTypeDir(t) +
-                                  " rows and the index of their names disagree (" +
-                                  std::to_string(scan.size()) + " rows, " +
-                                  std::to_string(by_index.size()) + " in the index)");
-  return scan;
+  Stmt seek(db_, "SELECT size FROM files WHERE type=?1 AND name=?2");
+  for (size_t i = 0; i < rows.size(); i++) {
+    if (i > 0 && rows[i].name == rows[i - 1].name) damaged(rows[i].name, "is stored twice");
+    seek.Bind(1, TypeText(t)).Bind(2, rows[i].name);
+    const int rc = seek.Step();
+    if (rc == SQLITE_DONE) damaged(rows[i].name, "is not found by its name");
+    if (rc != SQLITE_ROW) FailDb(rc, std::string("list ") + FileTypeDir(t));
+    if (seek.Int(0) != static_cast<int64_t>(rows[i].size))
+      damaged(rows[i].name, "has two sizes");
+    seek.Reset();
+  }
+  return rows;
 }
 
 std::optional<uint64_t> BoxBackend::Stat(const Handle& h) {
