@@ -235,20 +235,38 @@ void S3Backend::Save(const Handle& h, ByteView data) {
   // content); 409: AWS's answer to a concurrent conditional PUT of the same name. Only
   // then is the object stat'ed, to accept an equal size as files are content-addressed.
   const std::string what = "save " + h.ToString();
+  auto existing = [&]() {
+    auto size = Stat(h);
+    if (size && *size != data.size())
+      Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
+                                  std::to_string(*size) + " bytes, not " +
+                                  std::to_string(data.size()));
+    return size.has_value();
+  };
   Call c{.method = "PUT", .key = KeyOf(h), .body = data};
-  c.headers.emplace_back("If-None-Match", "*");
   if (!options_.storage_class.empty()) c.headers.emplace_back("x-amz-storage-class", options_.storage_class);
-  HttpResponse r = Send(c, what);
-  if (r.status != 412 && r.status != 409) {
-    CheckStatus(r, what);
-    return;
+  if (!plain_put_.load(std::memory_order_relaxed)) {
+    c.headers.emplace_back("If-None-Match", "*");
+    HttpResponse r = Send(c, what);
+    // A store that does not implement conditional writes: from now on HEAD, then a plain PUT.
+    const bool unsupported = r.status == 501 ||
+        AsChars(r.body).find("<Code>NotImplemented</Code>") != std::string_view::npos;
+    if (!unsupported) {
+      if (r.status != 412 && r.status != 409) {
+        CheckStatus(r, what);
+        return;
+      }
+      if (existing()) return;  // a retried upload: files are immutable
+      Fail(ErrorCode::kIo, what + ": a conflicting upload of the same name (status " +
+                               std::to_string(r.status) + ")", true);
+    }
+    plain_put_.store(true, std::memory_order_relaxed);
+    c.headers.pop_back();
   }
-  auto size = Stat(h);
-  if (size && *size == data.size()) return;  // a retried upload: files are immutable
-  if (!size) Fail(ErrorCode::kIo, what + ": a conflicting upload of the same name (status " +
-                                      std::to_string(r.status) + ")", true);
-  Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
-                              std::to_string(*size) + " bytes, not " + std::to_string(data.size()));
+  // The look and the write are two requests: content-addressed names make a race between
+  // two writers of one name harmless (the same bytes).
+  if (existing()) return;
+  CheckStatus(Send(c, what), what);
 }
 
 namespace {

@@ -27,6 +27,7 @@
 // signing region, behind region_mu_.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -117,6 +118,8 @@ class S3Backend : public Backend {
   std::unique_ptr<HttpClient> http_;
   // The signing region: options_.region until a reply names the bucket's real one.
   std::string Region() const EXCLUDES(region_mu_);
+  // The store answered a conditional PUT with NotImplemented: saves look first instead.
+  std::atomic<bool> plain_put_{false};
   mutable Mutex region_mu_;
   std::string region_ GUARDED_BY(region_mu_);
 };

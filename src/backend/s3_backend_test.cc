@@ -200,6 +200,41 @@ TEST(S3Fake, RequestsAreSignedAndCarryTheStorageClass) {
 
 // Item 1 of issue 16's seed: a save and a removal are one round trip each (they were a
 // HEAD and then the PUT or DELETE); the PUT is conditional, so nothing is ever replaced.
+// A store that does not implement conditional writes (501 NotImplemented on If-None-Match)
+// still takes saves: after its first refusal, a HEAD and a plain PUT, and never again the
+// conditional PUT; an existing object of another size is still refused.
+TEST(S3Fake, AStoreWithoutConditionalPutsGetsAHeadThenAPlainPut) {
+  std::vector<std::string> lines;
+  std::map<std::string, size_t> stored;  // path -> size
+  TestServer server([&](const SeenRequest& r) {
+    const std::string line = r.head.substr(0, r.head.find("\r\n"));
+    const bool conditional = r.head.find("If-None-Match: *\r\n") != std::string::npos;
+    lines.push_back(line.substr(0, line.find(' ')) + (conditional ? "?" : ""));
+    const std::string path = line.substr(line.find(' ') + 1, line.rfind(' ') - line.find(' ') - 1);
+    if (line.rfind("PUT", 0) == 0) {
+      if (conditional) return Reply(501, "<Error><Code>NotImplemented</Code></Error>");
+      stored[path] = r.body.size();
+      return Reply(200, "");
+    }
+    if (line.rfind("HEAD", 0) == 0) {
+      if (!stored.count(path)) return Reply(404, "");
+      return "HTTP/1.1 200 X\r\nContent-Length: " + std::to_string(stored[path]) + "\r\n\r\n";
+    }
+    return Reply(400, "");
+  });
+  S3Backend be = FakeS3(server);
+  be.Save({FileType::kLock, Name('1')}, AsBytes("lock-v1"));
+  EXPECT_EQ(lines, (std::vector<std::string>{"PUT?", "HEAD", "PUT"}));
+  lines.clear();
+  be.Save({FileType::kLock, Name('2')}, AsBytes("lock-v1"));
+  EXPECT_EQ(lines, (std::vector<std::string>{"HEAD", "PUT"}));
+  lines.clear();
+  be.Save({FileType::kLock, Name('2')}, AsBytes("lock-v2"));  // same size: a retried upload
+  EXPECT_EQ(lines, (std::vector<std::string>{"HEAD"}));
+  EXPECT_THROW(be.Save({FileType::kLock, Name('2')}, AsBytes("longer lock")), Error);
+  EXPECT_EQ(stored.size(), 2u);
+}
+
 TEST(S3Fake, SaveAndRemoveAreOneRequestEach) {
   std::vector<std::string> lines;
   std::map<std::string, size_t> stored;  // path -> size
