@@ -1,8 +1,8 @@
 // copy: restic 0.14's `copy --from-repo LOC [--from-password-file F | --from-password-command
 // C] [--from-key-hint K] [SNAPSHOT...]` (also the RESTIC_FROM_* / HAVEN_FROM_* variables):
 // snapshots of the source repository into -r's (maintenance/copy_snapshots), skipping those
-// already copied. Both repositories are locked (shared); the destination even with
-// --no-lock, as restic.
+// already copied; files re-chunked when the chunker parameters differ, unless --no-rechunk.
+// Both repositories are locked (shared); the destination even with --no-lock, as restic.
 #include "cli/common.h"
 #include "cli/more_commands.h"
 #include "cli/restic_format.h"
@@ -21,6 +21,7 @@ struct CopyCmdOptions {
   std::string from_repo, from_repository_file, from_password_file, from_password_command,
       from_key_hint;
   SnapshotFilter filter;
+  bool no_rechunk = false;
 };
 
 void RunCopy(const CopyCmdOptions& o) {
@@ -40,6 +41,7 @@ void RunCopy(const CopyCmdOptions& o) {
   WriteSession session(*dst_indexed, GlobalWriteOptions());
   CopySnapshotsOptions co;
   co.threads = Jobs();
+  co.rechunk = !o.no_rechunk;
   co.progress = [](const std::string& s) { Print(s); };
   co.begin = [](const FileId& id, const Snapshot& s) {
     std::string paths;
@@ -66,6 +68,8 @@ void RegisterCopy(CLI::App& app) {
   cmd->add_option("--from-password-command", o.from_password_command,
                   "command printing the source repository's password (env *_FROM_PASSWORD_COMMAND)");
   cmd->add_option("--from-key-hint", o.from_key_hint, "key id to try first in the source repository");
+  cmd->add_flag("--no-rechunk", o.no_rechunk,
+               "copy blobs as they are although the chunker parameters differ (restic's copy)");
   cmd->add_option("-H,--host", o.filter.hosts, "only consider snapshots for this host, when no snapshot id is given");
   cmd->add_option("--tag", o.filter.tags, "only consider snapshots which include this taglist");
   cmd->add_option("--path", o.filter.paths, "only consider snapshots which include this path");

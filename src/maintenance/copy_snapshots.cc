@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "maintenance/rechunk_tree.h"
 #include "maintenance/used_blobs.h"
 
 namespace haven {
@@ -90,7 +92,11 @@ std::vector<Wanted> MissingBlobs(IndexedRepository& src, WriteSession& dst, cons
 }  // namespace
 
 bool SimilarSnapshots(const Snapshot& a, const Snapshot& b) {
-  return SameInstant(a.time, b.time) && a.tree == b.tree && a.hostname == b.hostname &&
+  return a.tree == b.tree && SimilarExceptTree(a, b);
+}
+
+bool SimilarExceptTree(const Snapshot& a, const Snapshot& b) {
+  return SameInstant(a.time, b.time) && a.hostname == b.hostname &&
          a.username == b.username && a.uid == b.uid && a.gid == b.gid &&
          a.paths.size() == b.paths.size() && a.excludes == b.excludes &&
          a.tags.size() == b.tags.size() && HasAll(a.paths, b.paths) && HasAll(a.tags, b.tags);
@@ -109,13 +115,21 @@ CopySnapshotsResult CopySnapshots(IndexedRepository& src, WriteSession& dst,
     by_original[e.first].push_back(&e);
   }
   CopySnapshotsResult res;
+  res.rechunk = opts.rechunk &&
+                src.config().chunker_polynomial != dst.repo().config().chunker_polynomial;
+  std::optional<Rechunker> rechunker;
+  if (res.rechunk) {
+    rechunker.emplace(src, dst);
+    say("the chunker parameters of the two repositories differ: files are re-chunked for the "
+        "destination (--no-rechunk copies blobs as they are, as restic does)");
+  }
   for (const auto& [id, snap] : sources) {
     if (opts.begin) opts.begin(id, snap);
     const FileId original = snap.original ? *snap.original : id;
     const std::pair<FileId, Snapshot>* copy = nullptr;
     if (auto it = by_original.find(original); it != by_original.end())
       for (const auto* e : it->second)
-        if (SimilarSnapshots(e->second, snap)) {
+        if (res.rechunk ? SimilarExceptTree(e->second, snap) : SimilarSnapshots(e->second, snap)) {
           copy = e;
           break;
         }
@@ -126,9 +140,15 @@ CopySnapshotsResult CopySnapshots(IndexedRepository& src, WriteSession& dst,
       continue;
     }
     say("  copy started, this may take a while...");
-    CopyBlobs(src, dst, MissingBlobs(src, dst, snap.tree, opts.threads), res);
-    dst.Flush();  // blobs and index before the snapshot that needs them
     Snapshot fresh = snap;
+    if (rechunker) {
+      fresh.tree = rechunker->Tree("/", snap.tree);
+      res.blobs = rechunker->chunks();
+      res.bytes = rechunker->bytes();
+    } else {
+      CopyBlobs(src, dst, MissingBlobs(src, dst, snap.tree, opts.threads), res);
+    }
+    dst.Flush();  // blobs and index before the snapshot that needs them
     fresh.parent.reset();
     if (!fresh.original) fresh.original = id;
     dst.repo().CheckLock();

@@ -10,6 +10,10 @@
 #  * restic check --read-data passes on haven's destination (v2, and a v1 one: stored
 #    uncompressed), a file dumped from a copy equals the source's;
 #  * a partial copy by id and by --host, then the rest;
+#  * with different chunker parameters haven re-chunks: restic check --read-data passes,
+#    every copy restores like its source, a backup of the same tree into the destination
+#    then stores no data blob, the copies are recognised next time; --no-rechunk copies
+#    the blobs as they are (restic's copy);
 #  * bad input: the same repository (refused, exit 1), an unknown id (warned, skipped),
 #    a source that does not exist (exit 10).
 set -euo pipefail
@@ -53,9 +57,12 @@ for b in sorted(blocks): print("\n".join(b))
 PY
 }
 
+# The destinations take the source's chunker parameters, so that haven copies blobs as they
+# are, as restic does (with different ones haven re-chunks: the last checks below).
 for d in r-dst h-dst v1-dst; do
   v=2; [ "$d" = v1-dst ] && v=1
-  run_ok hv -r "$W/$d" init --scrypt 1024,8,1 --repository-version "$v"
+  run_ok hv -r "$W/$d" init --scrypt 1024,8,1 --repository-version "$v" \
+    --copy-chunker-params --from-repo "$SRC"
 done
 
 check "restic and haven copy everything: the same snapshots and lines"
@@ -107,6 +114,42 @@ run_ok hv -r "$W/v1-dst" copy --from-repo "$SRC"
 run_ok r -r "$W/v1-dst" check --read-data
 snapshot_state "$W/v1-dst" >"$W/state.v1"
 cmp -s "$W/state.h" "$W/state.v1" || { diff "$W/state.h" "$W/state.v1" >&2; fail "v1 copies differ"; }
+
+check "different chunker parameters: haven re-chunks the files for the destination"
+run_ok hv -r "$W/rc-dst" init --scrypt 1024,8,1
+run_ok hv -r "$W/rc-dst" copy --from-repo "$SRC"
+assert_grep 'files are re-chunked' "$OUT"
+[ "$(grep -c 'copy started' "$OUT")" = 5 ] || fail "expected 5 re-chunked copies"
+run_ok r -r "$W/rc-dst" check --read-data
+run_ok hv -r "$W/rc-dst" check --read-data
+# every copy restores (by restic) to what its source snapshot restores to
+for s in "${SNAPS[@]}"; do
+  c=$(r -r "$W/rc-dst" snapshots --json | python3 -c 'import json,sys; print([s["id"] for s in json.load(sys.stdin) if s["original"]==sys.argv[1]][0])' "$s")
+  run_ok r -r "$SRC" restore "$s" --target "$W/rs-src/$s"
+  run_ok r -r "$W/rc-dst" restore "$c" --target "$W/rs-copy/$s"
+  compare_trees "$W/rs-src/$s$W/src" "$W/rs-copy/$s$W/src"
+done
+# the same snapshot fields as a blob-for-blob copy, all but the tree
+snapshot_state "$W/rc-dst" | python3 -c 'import json,sys
+for l in sys.stdin: s=json.loads(l); s.pop("tree"); print(json.dumps(s, sort_keys=True))' >"$W/state.rc"
+python3 -c 'import json,sys
+for l in sys.stdin: s=json.loads(l); s.pop("tree"); print(json.dumps(s, sort_keys=True))' <"$W/state.h" >"$W/state.h-notree"
+cmp -s "$W/state.h-notree" "$W/state.rc" || { diff "$W/state.h-notree" "$W/state.rc" >&2; fail "re-chunked copies differ"; }
+# a backup of the same tree straight into the destination finds every data blob there
+run_ok hv -r "$W/rc-dst" backup --json "$W/src"
+added=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    m = json.loads(l)
+    if m.get("message_type") == "summary": print(m["data_blobs"])' "$OUT")
+[ "$added" = 0 ] || fail "a backup after the re-chunked copy stored $added new data blobs"
+# the copies are recognised next time, and --no-rechunk is restic's copy (the source's trees)
+run_ok hv -r "$W/rc-dst" copy --from-repo "$SRC"
+[ "$(grep -c '^skipping source snapshot' "$OUT")" = 5 ] || fail "re-chunked copies not recognised"
+run_ok hv -r "$W/nr-dst" init --scrypt 1024,8,1
+run_ok hv -r "$W/nr-dst" copy --no-rechunk --from-repo "$SRC"
+if grep -q 're-chunked' "$OUT"; then fail "--no-rechunk re-chunked"; fi
+snapshot_state "$W/nr-dst" >"$W/state.nr"
+cmp -s "$W/state.h" "$W/state.nr" || { diff "$W/state.h" "$W/state.nr" >&2; fail "--no-rechunk copies differ"; }
 
 check "bad input"
 expect_exit 1 hv -r "$SRC" copy --from-repo "$SRC"
