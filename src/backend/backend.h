@@ -94,6 +94,9 @@ class Backend {
 
   // How many requests this backend serves well in parallel.
   virtual int Connections() const { return 2; }
+  // True when every request costs a network round trip (S3, REST, rclone, SFTP): readers
+  // of many ranges of one object then ask for fewer, larger ones (check --read-data).
+  virtual bool RoundTrips() const { return false; }
 
   // Removes temp files that a killed writer left (`*-tmp-*` beside the objects) and that
   // are older than min_age_seconds; returns how many. Only for a caller holding the

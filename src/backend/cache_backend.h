@@ -101,6 +101,7 @@ class CacheBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return inner_->Connections(); }
+  bool RoundTrips() const override { return inner_->RoundTrips(); }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }

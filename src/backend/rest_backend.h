@@ -81,6 +81,7 @@ class RestBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return options_.connections; }
+  bool RoundTrips() const override { return true; }
 
   // URL of h: BASE + "config" or BASE + TYPE/NAME.
   std::string UrlOf(const Handle& h) const;

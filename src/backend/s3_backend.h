@@ -91,6 +91,7 @@ class S3Backend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return options_.connections; }
+  bool RoundTrips() const override { return true; }
 
   // Object key of h: PREFIX/ + h.ToString().
   std::string KeyOf(const Handle& h) const;

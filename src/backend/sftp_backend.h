@@ -57,6 +57,7 @@ class SftpBackend : public Backend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
   int Connections() const override { return options_.connections; }
+  bool RoundTrips() const override { return true; }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override;
   size_t CountStaleTempFiles(int64_t min_age_seconds) override;
   // The server's mtime (STAT), nullopt for a missing object or a server that sends none.

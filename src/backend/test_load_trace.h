@@ -36,6 +36,8 @@ class LoadTraceBackend : public ForwardingBackend {
     Traced(h, offset, out.size(), [&] { inner_->LoadInto(h, offset, out); });
   }
   int Connections() const override { return connections_; }
+  // With a delay it stands for a store where every request is a round trip.
+  bool RoundTrips() const override { return delay_.count() > 0; }
 
   // The loads of objects of type t, in the order they started.
   std::vector<Record> Loads(FileType t) const {

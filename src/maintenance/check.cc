@@ -403,12 +403,14 @@ void ReadPacks(IndexedRepository& repo, const PackState& st, const std::vector<P
   std::vector<std::vector<std::string>> per_pack(ids.size());
   std::atomic<size_t> next{0};
   const size_t workers = std::min<size_t>(std::max(1, threads), std::max<size_t>(1, todo.size()));
+  const uint64_t segment = repo.backend().RoundTrips() ? kRemoteCheckSegment : kCheckSegment;
   ParallelFor(workers, static_cast<int>(workers), [&](size_t) {
     PackCheckBuffers bufs;  // per thread, reused for all its packs
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
       const PackId& pid = ids[todo[k]];
       try {
-        per_pack[todo[k]] = CheckPackData(repo, pid, st.on_disk.at(pid), st.packs.at(pid), bufs);
+        per_pack[todo[k]] = CheckPackData(repo, pid, st.on_disk.at(pid), st.packs.at(pid), bufs,
+                                          segment);
       } catch (const std::exception& e) {
         per_pack[todo[k]].push_back("pack " + pid.Hex() + ": " + e.what());
       }

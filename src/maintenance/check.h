@@ -40,8 +40,13 @@ struct PackCheckBuffers {
   HugeBuffer scratch;  // a header longer than the last segment, a blob overlapping another
 };
 
-// Packs are read in segments of about this size, extended to end on a blob boundary.
+// Packs are read in segments of about this size, extended to end on a blob boundary
+// (a pack of up to twice the size is one read): from a disk, small enough that each blob
+// is still in the CPU cache when it is opened after the hash; from storage where every
+// request is a round trip (Backend::RoundTrips), large, so that a 16 MiB pack is one GET
+// (in 1 MiB segments the 16 round trips of a pack cost more than its transfer at 25 ms).
 inline constexpr uint64_t kCheckSegment = 1 << 20;
+inline constexpr uint64_t kRemoteCheckSegment = 8 << 20;
 
 // Reads one pack of `size` bytes (as listed) once and checks it against its index
 // entries: the SHA-256 of all bytes equals the pack id, the header parses and equals

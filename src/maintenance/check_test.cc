@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/mem_backend.h"
+#include "backend/test_load_trace.h"
 #include "core/error.h"
 #include "repo/test_repository.h"
 #include "repo/repository.h"
@@ -116,6 +117,46 @@ TEST_F(CheckTest, HealthyRepositoryWithAnySegmentSize) {
     for (const auto& [p, blobs] : packs) {
       auto errs = CheckPackData(*repo, p, sizes.at(p), blobs, bufs, seg);
       EXPECT_TRUE(errs.empty()) << "segment " << seg << "\n" << Join(errs);
+    }
+  }
+}
+
+// Over storage where each request is a round trip, --read-data reads a pack of up to
+// 2 x kRemoteCheckSegment in one request; from a disk, in segments of kCheckSegment.
+TEST_F(CheckTest, OneReadPerPackWhenRequestsAreRoundTrips) {
+  std::map<PackId, std::vector<PackedBlob>> packs;
+  std::map<PackId, uint64_t> sizes;
+  {
+    auto repo = Open();
+    repo->LoadIndex();
+    for (int i = 0; i < 4; ++i) {  // a pack of 4 MiB (stored: random bytes)
+      Bytes b = Random(100 + i, 1 << 20);
+      repo->SaveBlob(BlobType::kData, BlobId(Sha256(b)), b);
+    }
+    repo->Flush();
+    repo->LoadIndex();
+    Packs(*repo, &packs, &sizes);
+  }
+  PackId data = sizes.begin()->first;
+  for (const auto& [p, n] : sizes)
+    if (n > sizes.at(data)) data = p;
+  ASSERT_GT(sizes.at(data), 2 * kCheckSegment);
+  for (auto delay : {std::chrono::milliseconds(1), std::chrono::milliseconds(0)}) {
+    auto trace = std::make_shared<haven::testing::LoadTraceBackend>(mem_, delay, 5);
+    auto repo = haven::testing::TestRepository::Open(trace, kPassword, 2);
+    CheckOptions co;
+    co.read_data = true;
+    co.jobs = 2;
+    trace->Reset();
+    CheckResult r = RunCheck(*repo, co);
+    EXPECT_TRUE(r.ok()) << Join(r.errors);
+    size_t reads = 0;
+    for (const auto& l : trace->Loads(FileType::kPack))
+      if (l.h.name == data.Hex()) ++reads;
+    if (delay.count() > 0) {
+      EXPECT_EQ(reads, 1u);
+    } else {
+      EXPECT_GE(reads, sizes.at(data) / (2 * kCheckSegment) + 1);
     }
   }
 }
