@@ -43,10 +43,12 @@ struct PackCheckBuffers {
 // Packs are read in segments of about this size, extended to end on a blob boundary
 // (a pack of up to twice the size is one read): from a disk, small enough that each blob
 // is still in the CPU cache when it is opened after the hash; from storage where every
-// request is a round trip (Backend::RoundTrips), large, so that a 16 MiB pack is one GET
-// (in 1 MiB segments the 16 round trips of a pack cost more than its transfer at 25 ms).
+// request is a round trip (Backend::RoundTrips), 4 MiB: a 16 MiB pack in 4 GETs, not 16.
+// Measured over S3 with 25 ms each way (R4, bench/RESULTS.md 2026-12-02): 1 MiB 0.92 of
+// restic's time, 2 MiB 0.84, 4 MiB 0.74-0.76, 8 MiB (a pack in one GET) 0.82-0.86 with
+// peak RSS 147-152 MiB against 99-101 MiB at 4 MiB (each --jobs worker holds a segment).
 inline constexpr uint64_t kCheckSegment = 1 << 20;
-inline constexpr uint64_t kRemoteCheckSegment = 8 << 20;
+inline constexpr uint64_t kRemoteCheckSegment = 4 << 20;
 
 // Reads one pack of `size` bytes (as listed) once and checks it against its index
 // entries: the SHA-256 of all bytes equals the pack id, the header parses and equals

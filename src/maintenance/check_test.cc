@@ -122,7 +122,7 @@ TEST_F(CheckTest, HealthyRepositoryWithAnySegmentSize) {
 }
 
 // Over storage where each request is a round trip, --read-data reads a pack of up to
-// 2 x kRemoteCheckSegment in one request; from a disk, in segments of kCheckSegment.
+// 2 x kRemoteCheckSegment (8 MiB) in one request; from a disk, in segments of kCheckSegment.
 TEST_F(CheckTest, OneReadPerPackWhenRequestsAreRoundTrips) {
   std::map<PackId, std::vector<PackedBlob>> packs;
   std::map<PackId, uint64_t> sizes;
@@ -141,6 +141,7 @@ TEST_F(CheckTest, OneReadPerPackWhenRequestsAreRoundTrips) {
   for (const auto& [p, n] : sizes)
     if (n > sizes.at(data)) data = p;
   ASSERT_GT(sizes.at(data), 2 * kCheckSegment);
+  ASSERT_LE(sizes.at(data), 2 * kRemoteCheckSegment);
   for (auto delay : {std::chrono::milliseconds(1), std::chrono::milliseconds(0)}) {
     auto trace = std::make_shared<haven::testing::LoadTraceBackend>(mem_, delay, 5);
     auto repo = haven::testing::TestRepository::Open(trace, kPassword, 2);
