@@ -476,6 +476,13 @@ Bytes CacheBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   return LoadThroughCache(PathIn(repo_dir, h), h, offset, length);
 }
 
+void CacheBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
+  if (!IsCacheableType(h.type) || RepoDir().empty()) return inner_->LoadInto(h, offset, out);
+  CheckHandle(h);
+  if (!IsCached(h)) return inner_->LoadInto(h, offset, out);
+  Backend::LoadInto(h, offset, out);  // through Load: the cached file, or fetched whole
+}
+
 void CacheBackend::Save(const Handle& h, ByteView data) {
   bool noted = false;
   if (h.type == FileType::kPack) {

@@ -100,6 +100,13 @@ class CountingBackend : public Backend {
     }
     return inner_->Load(h, offset, length);
   }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    {
+      std::lock_guard lock(mu_);
+      load_intos_[h.ToString()]++;
+    }
+    inner_->LoadInto(h, offset, out);
+  }
   std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
     inner_->List(t, fn);
@@ -111,6 +118,11 @@ class CountingBackend : public Backend {
     auto it = loads_.find(h.ToString());
     return it == loads_.end() ? 0 : it->second;
   }
+  int LoadIntos(const Handle& h) {
+    std::lock_guard lock(mu_);
+    auto it = load_intos_.find(h.ToString());
+    return it == load_intos_.end() ? 0 : it->second;
+  }
   int TotalLoads() {
     std::lock_guard lock(mu_);
     return total_loads_;
@@ -119,7 +131,7 @@ class CountingBackend : public Backend {
  private:
   std::shared_ptr<Backend> inner_;
   std::mutex mu_;
-  std::map<std::string, int> loads_;
+  std::map<std::string, int> loads_, load_intos_;
   int total_loads_ = 0;
 };
 
@@ -434,6 +446,30 @@ TEST_F(CacheBackendTest, DataPacksAreNeverCached) {
   cache_->Save({FileType::kPack, NameOf(pack2)}, pack2);
   EXPECT_EQ(counting_->Loads(h), 4);
   EXPECT_TRUE(fs::is_empty(RepoDir() + "/data"));
+}
+
+// A range of a data pack goes to storage's LoadInto (straight into the caller's buffer);
+// a range of a tree pack is served by the cache, which fetches the pack whole once.
+TEST_F(CacheBackendTest, LoadIntoReadsDataPacksInPlaceAndTreePacksThroughTheCache) {
+  cache_->SetRepositoryId(kRepoId);
+  Bytes data = FakePack(10000, 12), tree = FakePack(10000, 13);
+  const Handle dh{FileType::kPack, Put(FileType::kPack, data)};
+  const Handle th{FileType::kPack, Put(FileType::kPack, tree)};
+  cache_->SetTreePackPredicate([&](const std::string& name) { return name == th.name; });
+  Bytes out(20);
+  for (int i = 0; i < 2; ++i) {
+    cache_->LoadInto(dh, 10, out);
+    EXPECT_EQ(out, Bytes(data.begin() + 10, data.begin() + 30));
+    cache_->LoadInto(th, 30, out);
+    EXPECT_EQ(out, Bytes(tree.begin() + 30, tree.begin() + 50));
+  }
+  EXPECT_EQ(counting_->LoadIntos(dh), 2);
+  EXPECT_EQ(counting_->Loads(dh), 0);
+  EXPECT_EQ(counting_->LoadIntos(th), 0);
+  EXPECT_EQ(counting_->Loads(th), 1);  // fetched whole once, then read from the cache file
+  EXPECT_TRUE(fs::exists(PathOf(FileType::kPack, th.name)));
+  out.resize(data.size() + 1);
+  EXPECT_THROW(cache_->LoadInto(dh, 0, out), Error);  // past the end: a short read
 }
 
 TEST_F(CacheBackendTest, NotedTreePackIsCachedOnSave) {
