@@ -47,13 +47,7 @@ std::vector<BlobId> Rechunker::Content(const std::vector<BlobId>& content) {
 BlobId Rechunker::Tree(const std::string& path, const BlobId& id) {
   if (auto it = trees_.find(id); it != trees_.end()) return it->second;
   std::vector<Node> nodes = src_.LoadTree(id);
-  std::string again;
-  try {
-    again = EncodeTree(nodes);
-  } catch (const Error&) {
-    again.clear();
-  }
-  if (again.empty() || BlobId(Sha256(AsBytes(again))) != id)
+  if (!EncodesBackTo(nodes, id))
     Fail(ErrorCode::kCorrupt, "cannot re-chunk the tree at \"" + path + "\" (" + id.Short() +
                                   "): it does not encode again without losing information");
   for (Node& n : nodes) {

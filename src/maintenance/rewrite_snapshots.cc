@@ -17,13 +17,7 @@ BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& 
                   const RewriteSnapshotsOptions& opts) {
   IndexedRepository& repo = session.repo();
   std::vector<Node> nodes = repo.LoadTree(id);
-  std::string bytes;
-  try {
-    bytes = EncodeTree(nodes);
-  } catch (const Error&) {
-    bytes.clear();
-  }
-  if (bytes.empty() || BlobId(Sha256(AsBytes(bytes))) != id)
+  if (!EncodesBackTo(nodes, id))
     Fail(ErrorCode::kCorrupt, "cannot encode tree at \"" + path + "\" without loosing information");
   bool changed = false;
   std::vector<Node> kept;

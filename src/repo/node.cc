@@ -180,6 +180,16 @@ std::string EncodeTree(const std::vector<Node>& nodes) {
   return out;
 }
 
+bool EncodesBackTo(const std::vector<Node>& nodes, const BlobId& id) {
+  std::string bytes;
+  try {
+    bytes = EncodeTree(nodes);
+  } catch (const Error&) {
+    return false;
+  }
+  return BlobId(Sha256(AsBytes(bytes))) == id;
+}
+
 namespace {
 
 // The node fields DecodeTree reads. One pass over a node object collects the first

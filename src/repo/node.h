@@ -58,6 +58,10 @@ void AppendNodeJson(std::string& out, const Node& n);
 // Tree bytes for nodes that are already sorted by name (checked; throws kFatal on
 // unsorted or duplicate names).
 std::string EncodeTree(const std::vector<Node>& nodes);
+// True when `nodes` (a decoded tree) encode back to exactly the bytes of tree `id`:
+// nothing the tree held is lost by writing a changed copy of it (rewrite, copy's re-chunk).
+// False also for nodes EncodeTree refuses (unsorted or repeated names).
+bool EncodesBackTo(const std::vector<Node>& nodes, const BlobId& id);
 // A node name that stays inside its directory when joined to a path: not empty, not "."
 // or "..", no '/' and no NUL (restore and apply refuse any other).
 bool SafeNodeName(std::string_view name);

@@ -254,6 +254,26 @@ TEST(NodeTree, UnsortedOrDuplicateRejected) {
   EXPECT_NO_THROW(EncodeTree(prefix));
 }
 
+// A decoded tree encodes back to its own id; with a field haven does not model (an
+// unknown key), with a different id, or with nodes EncodeTree refuses, it does not.
+TEST(NodeTree, EncodesBackTo) {
+  std::vector<Node> nodes = {BaseNode("a", NodeType::kFile, 0644),
+                             BaseNode("b", NodeType::kFile, 0644)};
+  const std::string bytes = EncodeTree(nodes);
+  const BlobId id(Sha256(AsBytes(bytes)));
+  EXPECT_TRUE(EncodesBackTo(DecodeTree(bytes, "tree"), id));
+  EXPECT_FALSE(EncodesBackTo(nodes, BlobId(Sha256(AsBytes(bytes + "\n")))));
+  std::string extra = bytes;
+  const size_t at = extra.find("{\"name\"");
+  ASSERT_NE(at, std::string::npos);
+  extra.insert(at + 1, "\"haven_unknown\":1,");
+  const std::vector<Node> decoded = DecodeTree(extra, "tree");
+  ASSERT_EQ(decoded.size(), 2u);
+  EXPECT_FALSE(EncodesBackTo(decoded, BlobId(Sha256(AsBytes(extra)))));
+  std::vector<Node> unsorted = {nodes[1], nodes[0]};
+  EXPECT_FALSE(EncodesBackTo(unsorted, id));
+}
+
 // ---- Mode conversion (docs/format.md §10.6) ----
 
 TEST(NodeMode, GoModeFromPosixTypes) {
