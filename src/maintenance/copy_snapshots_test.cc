@@ -4,6 +4,8 @@
 
 #include "backend/mem_backend.h"
 #include "chunker/chunker.h"
+#include "core/error.h"
+#include "maintenance/rechunk_tree.h"
 #include "repo/node.h"
 #include "repo/test_repository.h"
 #include "repo/test_tree_builder.h"
@@ -169,6 +171,36 @@ TEST(CopySnapshots, RechunksWhenThePolynomialsDiffer) {
   plain->LoadIndex();
   const Snapshot c2 = Snapshot::Parse(plain->LoadJson(FileType::kSnapshot, as_is.written[0]), "c");
   EXPECT_EQ(c2.tree, root);
+}
+
+// A hostile source nested deeper than Rechunker::kMaxDepth stops the copy with an error
+// naming the tree (one recursion per level: no stack overflow), and writes no snapshot.
+TEST(CopySnapshots, RechunkRefusesATreeNestedTooDeeply) {
+  auto src_be = std::make_shared<MemBackend>(), dst_be = std::make_shared<MemBackend>();
+  Repository::Init(*src_be, "s", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  Repository::Init(*dst_be, "d", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  auto src = testing::TestRepository::Open(src_be, "s", 2);
+  auto dst = testing::TestRepository::Open(dst_be, "d", 2);
+  ASSERT_NE(src->config().chunker_polynomial, dst->config().chunker_polynomial);
+  src->LoadIndex();
+  TreeBuilder tb(*src);
+  BlobId tree = tb.Tree({tb.File("f", "x")});
+  for (int i = 0; i < Rechunker::kMaxDepth; ++i) tree = tb.Tree({TreeBuilder::Dir("d", tree)});
+  src->session().Flush();
+  Snapshot snap;
+  snap.tree = tree;
+  snap.paths = {"/x"};
+  snap.hostname = "h";
+  const FileId sid = src->SaveJson(FileType::kSnapshot, snap.ToJson());
+  src->LoadIndex();
+  try {
+    CopySnapshots(src->indexed(), dst->session(), {{sid, snap}}, {}, {});
+    FAIL() << "copied a tree nested deeper than " << Rechunker::kMaxDepth;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 4096"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(dst->LoadSnapshots().empty());
 }
 
 }  // namespace

@@ -22,7 +22,6 @@ std::vector<BlobId> Rechunker::Content(const std::vector<BlobId>& content) {
   key.reserve(content.size() * 32);
   for (const BlobId& b : content) key.append(reinterpret_cast<const char*>(b.bytes.data()), 32);
   if (auto it = contents_.find(key); it != contents_.end()) return it->second;
-  files_++;
   chunker::Chunker cut(dst_.repo().chunker_tables());
   std::vector<BlobId> out;
   Bytes pending;  // the current chunk's bytes so far (at most chunker::kMaxSize)
@@ -44,15 +43,18 @@ std::vector<BlobId> Rechunker::Content(const std::vector<BlobId>& content) {
   return out;
 }
 
-BlobId Rechunker::Tree(const std::string& path, const BlobId& id) {
+BlobId Rechunker::TreeAt(const std::string& path, const BlobId& id, int depth) {
   if (auto it = trees_.find(id); it != trees_.end()) return it->second;
+  if (depth >= kMaxDepth)
+    Fail(ErrorCode::kCorrupt, "cannot re-chunk the tree at \"" + path + "\" (" + id.Short() +
+                                  "): nested deeper than " + std::to_string(kMaxDepth) + " levels");
   std::vector<Node> nodes = src_.LoadTree(id);
   if (!EncodesBackTo(nodes, id))
     Fail(ErrorCode::kCorrupt, "cannot re-chunk the tree at \"" + path + "\" (" + id.Short() +
                                   "): it does not encode again without losing information");
   for (Node& n : nodes) {
-    const std::string child = (path == "/" ? "/" : path + "/") + n.name;
-    if (n.subtree) n.subtree = Tree(child, *n.subtree);
+    if (n.subtree)
+      n.subtree = TreeAt((path == "/" ? "/" : path + "/") + n.name, *n.subtree, depth + 1);
     if (n.type == NodeType::kFile && !n.content.empty()) n.content = Content(n.content);
   }
   const std::string out = EncodeTree(nodes);

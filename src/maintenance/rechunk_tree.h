@@ -23,14 +23,16 @@ class Rechunker {
 
   // The destination tree for source tree `id` at `path` (for error messages). Throws
   // kCorrupt when a source tree cannot be re-encoded without losing information (a field
-  // haven does not model) and the source's errors for missing or damaged blobs.
-  BlobId Tree(const std::string& path, const BlobId& id);
+  // haven does not model) or is nested deeper than kMaxDepth (a hostile source: one
+  // recursion per level), and the source's errors for missing or damaged blobs.
+  BlobId Tree(const std::string& path, const BlobId& id) { return TreeAt(path, id, 0); }
 
-  uint64_t files() const { return files_; }    // file contents re-chunked
+  static constexpr int kMaxDepth = 4096;  // as restore's
   uint64_t chunks() const { return chunks_; }  // data blobs stored in the destination
   uint64_t bytes() const { return bytes_; }    // their plaintext bytes
 
  private:
+  BlobId TreeAt(const std::string& path, const BlobId& id, int depth);
   std::vector<BlobId> Content(const std::vector<BlobId>& content);
   BlobId StoreChunk(ByteView chunk);
 
@@ -38,7 +40,7 @@ class Rechunker {
   WriteSession& dst_;
   std::unordered_map<BlobId, BlobId, IdHash> trees_;                // source -> destination
   std::unordered_map<std::string, std::vector<BlobId>> contents_;  // raw source ids -> new
-  uint64_t files_ = 0, chunks_ = 0, bytes_ = 0;
+  uint64_t chunks_ = 0, bytes_ = 0;
 };
 
 }  // namespace haven
