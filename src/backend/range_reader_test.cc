@@ -65,6 +65,7 @@ TEST(RangeReader, RangesOfOneObjectLoadInParallelAndArriveInOrder) {
   const Handle h{FileType::kPack, std::string(64, 'a')};
   mem->Save(h, data);
   auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(50), 4);
+  traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
   RangeReader reader(*traced, 4, 1 << 20);
   std::vector<ByteRange> ranges;
   for (uint64_t i = 0; i < 8; i++) ranges.push_back({i * 100000, 5000 + i, 0, 0});
@@ -80,6 +81,7 @@ TEST(RangeReader, RangesOfOneObjectLoadInParallelAndArriveInOrder) {
   EXPECT_EQ(traced->PeakFor(h.name), 4);  // its I/O threads, all busy
   // A window of one range's bytes: one load at a time.
   traced->Reset();
+  traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(0));  // an upper bound
   RangeReader narrow(*traced, 4, 5000);
   narrow.Read(h, ranges, [&](size_t, std::span<uint8_t>, const Error*) {});
   EXPECT_EQ(traced->PeakFor(h.name), 1);

@@ -1,7 +1,15 @@
 // Tests only: a decorator that records every load (object, offset, length) and can hold
 // each one for a fixed delay, as a high-latency store would, to count the requests a
 // command makes and see which of them were in flight at once. Header-only; used by the
-// restore and prune tests.
+// restore, prune, check, range-reader and index-load tests.
+//
+// A fixed delay alone measures the machine as much as the code: loads a command issues
+// together overlap only if the threads that issue them start within the delay, and under
+// a sanitizer on two busy cores they may not (CI saw a peak of 1 where 2 were issued at
+// once). HoldUntilQuiet(t, quiet) makes the peak a property of the code: each load of type
+// t is held, after its delay, until no load of that type has started for `quiet`, so every
+// load issued together is in flight at once however late its thread runs, and serial code
+// still shows a peak of 1 (paying `quiet` per load).
 #pragma once
 
 #include <algorithm>
@@ -36,6 +44,10 @@ class LoadTraceBackend : public ForwardingBackend {
     Traced(h, offset, out.size(), [&] { inner_->LoadInto(h, offset, out); });
   }
   int Connections() const override { return connections_; }
+  void HoldUntilQuiet(FileType t, std::chrono::milliseconds quiet) {
+    MutexLock lock(mu_);
+    quiet_[t] = quiet;
+  }
   // With a delay it stands for a store where every request is a round trip.
   bool RoundTrips() const override { return delay_.count() > 0; }
 
@@ -71,6 +83,7 @@ class LoadTraceBackend : public ForwardingBackend {
     Begin(h, offset, length);
     try {
       std::this_thread::sleep_for(delay_);
+      WaitQuiet(h.type);
       fn();
     } catch (...) {
       End(h);
@@ -83,6 +96,20 @@ class LoadTraceBackend : public ForwardingBackend {
     loads_.push_back({h, offset, length});
     peak_by_name_[h.name] = std::max(peak_by_name_[h.name], ++now_by_name_[h.name]);
     peak_by_type_[h.type] = std::max(peak_by_type_[h.type], ++now_by_type_[h.type]);
+    last_start_[h.type] = std::chrono::steady_clock::now();
+  }
+  void WaitQuiet(FileType t) EXCLUDES(mu_) {
+    for (;;) {
+      std::chrono::steady_clock::duration left{};
+      {
+        MutexLock lock(mu_);
+        auto q = quiet_.find(t);
+        if (q == quiet_.end()) return;
+        left = q->second - (std::chrono::steady_clock::now() - last_start_[t]);
+      }
+      if (left <= std::chrono::steady_clock::duration::zero()) return;
+      std::this_thread::sleep_for(left);
+    }
   }
   void End(const Handle& h) EXCLUDES(mu_) {
     MutexLock lock(mu_);
@@ -96,6 +123,8 @@ class LoadTraceBackend : public ForwardingBackend {
   std::vector<Record> loads_ GUARDED_BY(mu_);
   std::map<std::string, int> now_by_name_ GUARDED_BY(mu_), peak_by_name_ GUARDED_BY(mu_);
   std::map<FileType, int> now_by_type_ GUARDED_BY(mu_), peak_by_type_ GUARDED_BY(mu_);
+  std::map<FileType, std::chrono::milliseconds> quiet_ GUARDED_BY(mu_);
+  std::map<FileType, std::chrono::steady_clock::time_point> last_start_ GUARDED_BY(mu_);
 };
 
 }  // namespace haven::testing

@@ -101,7 +101,7 @@ class Apply {
   }
 
   // Deeper trees are refused (a crafted snapshot must not exhaust the stack).
-  static constexpr int kMaxDepth = 4096;
+  static constexpr int kMaxDepth = kMaxTreeDepth;
 
   void Tree(const BlobId& id, const std::string& snap_dir, int depth = 0) {
     if (depth >= kMaxDepth) {

@@ -11,17 +11,19 @@ namespace haven::cli {
 namespace {
 
 // A folder "haven-check-cache-XXXXXX" beside the cache folders (or in $TMPDIR when there is
-// no cache folder), removed with everything in it when check ends, however it ends.
-bool IsNetworkLocation(const std::string& loc) {
-  for (const char* scheme : {"s3:", "sftp:", "rest:", "rclone:"})
-    if (loc.rfind(scheme, 0) == 0) return true;
-  return false;
-}
-
+// no cache folder), made by Make() and removed with everything in it when check ends,
+// however it ends.
 class TempCacheDir {
  public:
-  explicit TempCacheDir(bool none) {
-    if (none) return;
+  TempCacheDir() = default;
+  ~TempCacheDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempCacheDir(const TempCacheDir&) = delete;
+  TempCacheDir& operator=(const TempCacheDir&) = delete;
+  // The folder's path, or "" (with a warning) when it cannot be made.
+  std::string Make() {
     std::string base = CacheBaseDir();
     std::error_code ec;
     if (!base.empty()) std::filesystem::create_directories(base, ec);
@@ -29,15 +31,8 @@ class TempCacheDir {
     std::string tmpl = base + "/haven-check-cache-XXXXXX";
     if (::mkdtemp(tmpl.data())) path_ = tmpl;
     else Warn("cannot create a temporary cache folder in " + base + ": check reads without a cache");
+    return path_;
   }
-  ~TempCacheDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempCacheDir(const TempCacheDir&) = delete;
-  TempCacheDir& operator=(const TempCacheDir&) = delete;
-  // "" when there is none (--with-cache, --no-cache, or it could not be made).
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
@@ -64,8 +59,13 @@ void RegisterCheck(CLI::App& app) {
     // fetched once, whole, not one ranged read per tree), removed at the end.
     // Only for network storage: on a local disk a ranged read costs no round trip, and
     // copying the tree packs into a cache made check --read-data 15 % slower (B8).
-    TempCacheDir temp(with_cache || Globals().no_cache || !IsNetworkLocation(RepoLocation()));
-    auto repo = OpenRepository({.use_cache = with_cache || !temp.path().empty(), .cache_base = temp.path()});
+    // Decided from the backend itself (Backend::RoundTrips), so every remote kind, and any
+    // decorator over one, is treated alike.
+    TempCacheDir temp;
+    OpenOptions open;
+    if (!with_cache)
+      open.cache_base = [&temp](const Backend& be) { return be.RoundTrips() ? temp.Make() : std::string(); };
+    auto repo = OpenRepository(open);
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;
     opts.read_data = read_data;

@@ -444,9 +444,9 @@ std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
          "repository " + be->Location() + " does not exist: unable to open config file");
   std::shared_ptr<CacheBackend> cache;
   if (opts.use_cache && !Globals().no_cache) {
-    std::string dir = opts.cache_base.empty() ? CacheBaseDir() : opts.cache_base;
+    std::string dir = opts.cache_base ? opts.cache_base(*be) : CacheBaseDir();
     if (dir.empty()) {
-      Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
+      if (!opts.cache_base) Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
     } else {
       cache = std::make_shared<CacheBackend>(be, dir);
       be = cache;
@@ -458,7 +458,7 @@ std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   auto repo = Repository::Open(be, ReadPassword(), Jobs(), hint);
   repo->set_warn([](const std::string& w) { Warn(w); });
   if (cache) AttachCache(*repo, cache);
-  if (cache && opts.cache_base.empty() && Globals().cleanup_cache)
+  if (cache && !opts.cache_base && Globals().cleanup_cache)
     CleanupOldCaches(CacheBaseDir(), repo->config().id);
   // A bad --pack-size or --compression is refused here, by every command, as before the
   // write options moved to the commands that write.

@@ -78,8 +78,10 @@ struct OpenOptions {
   // Every write and removal is discarded (DryRunBackend), except lock files: the lock is
   // taken as for a real run (backup/capture --dry-run).
   bool dry_run = false;
-  // The cache's base folder instead of CacheBaseDir() (check: a temporary one).
-  std::string cache_base;
+  // Decides the cache's base folder from the storage itself, before the cache is put in
+  // front of it; "" for no cache. Unset: CacheBaseDir(). (check: a temporary folder when
+  // every request to the storage is a round trip, Backend::RoundTrips, none otherwise.)
+  std::function<std::string(const Backend&)> cache_base;
 };
 // Opens -r's repository. Commands that need the index turn it into an IndexedRepository
 // (IndexedRepository::Load) after taking the lock.

@@ -10,6 +10,10 @@
 
 namespace haven {
 
+// How deep a walk of an untrusted tree goes before it refuses a subtree (restore, apply,
+// copy's re-chunk, rewrite): one recursion per level, on RunOnDeepStack's stack.
+inline constexpr int kMaxTreeDepth = 4096;
+
 // The stack RunOnDeepStack gives: 1 GiB of address space (about 250 KiB per level at the
 // 4096-level limit, ample even under AddressSanitizer).
 inline constexpr size_t kDeepStackBytes = size_t{1} << 30;

@@ -782,6 +782,7 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
     SaveSnapshotOf(*repo, root);
   }
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
+  traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
   auto repo = TestRepo::OpenOn(traced, 1);
   repo->LoadIndex();
   const std::string big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();

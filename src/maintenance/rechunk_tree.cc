@@ -43,6 +43,12 @@ std::vector<BlobId> Rechunker::Content(const std::vector<BlobId>& content) {
   return out;
 }
 
+BlobId Rechunker::Tree(const std::string& path, const BlobId& id) {
+  BlobId out;
+  RunOnDeepStack([&] { out = TreeAt(path, id, 0); });
+  return out;
+}
+
 BlobId Rechunker::TreeAt(const std::string& path, const BlobId& id, int depth) {
   if (auto it = trees_.find(id); it != trees_.end()) return it->second;
   if (depth >= kMaxDepth)

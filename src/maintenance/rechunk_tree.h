@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/deep_stack.h"
 #include "repo/indexed_repository.h"
 #include "repo/write_session.h"
 
@@ -24,10 +25,11 @@ class Rechunker {
   // The destination tree for source tree `id` at `path` (for error messages). Throws
   // kCorrupt when a source tree cannot be re-encoded without losing information (a field
   // haven does not model) or is nested deeper than kMaxDepth (a hostile source: one
-  // recursion per level), and the source's errors for missing or damaged blobs.
-  BlobId Tree(const std::string& path, const BlobId& id) { return TreeAt(path, id, 0); }
+  // recursion per level, run on a stack sized for kMaxDepth levels), and the source's
+  // errors for missing or damaged blobs.
+  BlobId Tree(const std::string& path, const BlobId& id);
 
-  static constexpr int kMaxDepth = 4096;  // as restore's
+  static constexpr int kMaxDepth = kMaxTreeDepth;  // as restore's
   uint64_t chunks() const { return chunks_; }  // data blobs stored in the destination
   uint64_t bytes() const { return bytes_; }    // their plaintext bytes
 

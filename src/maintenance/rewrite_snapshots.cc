@@ -1,5 +1,6 @@
 #include "maintenance/rewrite_snapshots.h"
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/node.h"
 
@@ -11,10 +12,11 @@ void Say(const RewriteSnapshotsOptions& o, const std::string& s) {
   if (o.progress) o.progress(s);
 }
 
-}  // namespace
-
-BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& id,
-                  const RewriteSnapshotsOptions& opts) {
+BlobId FilterTreeAt(WriteSession& session, const std::string& path, const BlobId& id,
+                    const RewriteSnapshotsOptions& opts, int depth) {
+  if (depth >= kMaxTreeDepth)
+    Fail(ErrorCode::kCorrupt, "cannot rewrite the tree at \"" + path + "\" (" + id.Short() +
+                                  "): nested deeper than " + std::to_string(kMaxTreeDepth) + " levels");
   IndexedRepository& repo = session.repo();
   std::vector<Node> nodes = repo.LoadTree(id);
   if (!EncodesBackTo(nodes, id))
@@ -30,7 +32,7 @@ BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& 
       continue;
     }
     if (n.subtree) {
-      const BlobId sub = FilterTree(session, child, *n.subtree, opts);
+      const BlobId sub = FilterTreeAt(session, child, *n.subtree, opts, depth + 1);
       if (sub != *n.subtree) changed = true;
       n.subtree = sub;
     }
@@ -41,6 +43,15 @@ BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& 
   const BlobId nid(Sha256(AsBytes(out)));
   if (!opts.dry_run) session.SaveBlob(BlobType::kTree, nid, AsBytes(out));
   return nid;
+}
+
+}  // namespace
+
+BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& id,
+                  const RewriteSnapshotsOptions& opts) {
+  BlobId out;
+  RunOnDeepStack([&] { out = FilterTreeAt(session, path, id, opts, 0); });
+  return out;
 }
 
 RewriteSnapshotsResult RewriteSnapshots(WriteSession& session,

@@ -33,7 +33,9 @@ struct RewriteSnapshotsResult {
 };
 
 // The filtered id of tree `id` at `path` (the same id when nothing below it is excluded).
-// New trees go to `session` unless `dry_run`. Throws on an unloadable tree.
+// New trees go to `session` unless `dry_run`. Throws on an unloadable tree, and with
+// kCorrupt on one nested deeper than kMaxTreeDepth (a hostile repository: one recursion
+// per level, run on a stack sized for that).
 BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& id,
                   const RewriteSnapshotsOptions& opts);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backend/mem_backend.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/test_repository.h"
 #include "repo/test_tree_builder.h"
@@ -63,6 +64,25 @@ TEST_F(RewriteTest, RefusesATreeItCannotReencode) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("without loosing information"), std::string::npos);
+  }
+}
+
+// A hostile repository nested deeper than kMaxTreeDepth is refused with an error naming
+// the tree (one recursion per level: no stack overflow); nothing is excluded, so without
+// the bound the walk would return the root unchanged.
+TEST_F(RewriteTest, RefusesATreeNestedTooDeeply) {
+  TreeBuilder tb(*repo_);
+  BlobId tree = tb.Tree({tb.File("f", "x")});
+  for (int i = 0; i < kMaxTreeDepth; ++i) tree = tb.Tree({TreeBuilder::Dir("d", tree)});
+  repo_->Flush();
+  RewriteSnapshotsOptions o;
+  o.exclude = [](const std::string&) { return false; };
+  try {
+    FilterTree(repo_->session(), "/", tree, o);
+    FAIL() << "walked a tree nested deeper than " << kMaxTreeDepth;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 4096"), std::string::npos) << e.what();
   }
 }
 

@@ -166,7 +166,7 @@ class Restore {
     return std::max(ResolveJobs(0), repo.backend().Connections());
   }
 
-  static constexpr int kMaxDepth = 4096;
+  static constexpr int kMaxDepth = kMaxTreeDepth;
   static constexpr size_t kMaxOpenPerPack = 256;  // descriptors one pack's worker holds
 
   RestoreResult Run(const BlobId& tree) {

@@ -294,6 +294,7 @@ TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
     repo->Flush();
   }
   auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(100), 4);
+  traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
   auto repo = haven::testing::TestRepository::Open(traced, kPassword, 2);
   repo->LoadIndex();
   const PackId data_pack = repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0].pack;
