@@ -222,7 +222,7 @@ namespace {
 
 // A box made elsewhere is untrusted: names that would fake paths in the listing are left
 // out, and so is anything nested deeper than restore goes (the same limit).
-constexpr int kMaxListDepth = 4096;
+constexpr int kMaxListDepth = kMaxTreeDepth;
 
 void Walk(IndexedRepository& repo, const BlobId& tree, const std::string& prefix,
           std::vector<Entry>& out, int depth = 0) {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <locale>
 #include <mutex>
 #include <regex>
 #include <unordered_map>
@@ -763,10 +764,16 @@ Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>())
   // libstdc++ builds the regex class-name table (\\b, \\w) on first use: done here, before
   // any scanning thread, so that threads only read it (ThreadSanitizer saw the first use
   // race when two ScanPaths workers matched a word boundary at once).
+  // Likewise std::ctype<char>'s narrow() cache, filled one character at a time by whichever
+  // thread compiles a regex holding it first (a lazily compiled rule on two workers at
+  // once raced there): every entry filled now, so later calls only read it.
   {
     static const std::regex kPrime("\\b\\w+\\b[[:alpha:]]*");
     std::cmatch m;
     std::regex_search("a b", m, kPrime);
+    const auto& ctype = std::use_facet<std::ctype<char>>(std::locale());
+    for (int c = 1; c < 256; ++c) ctype.narrow(static_cast<char>(c), '\0');
+    ctype.widen('a');
   }
   std::string file = cache_dir.empty() ? "" : CacheFile(cache_dir);
   if (file.empty() || !LoadCached(file, &impl_->text_db, &impl_->binary_db)) {

@@ -116,6 +116,16 @@ void RegisterDebug(CLI::App& app) {
   g->add_option("--changed-dirs", gen.changed_dirs, "leaf directories changed per snapshot");
   g->callback([] { RunGenRepo(gen); });
 
+  static uint32_t deep = 5000;
+  auto* d = debug->add_subcommand("gen-deep", "add a snapshot of one chain of nested directories");
+  d->add_option("--depth", deep, "directories in the chain");
+  d->callback([] {
+    auto repo = OpenRepository({.use_cache = false});
+    auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
+    auto indexed = IndexedRepository::Load(*repo);
+    Print("snapshot " + GenerateDeepChain(*indexed, deep, GlobalWriteOptions()).Hex() + " saved");
+  });
+
   auto* u = debug->add_subcommand("used-blobs", "time the used-blob walk of prune alone");
   u->callback([] { RunUsedBlobs(); });
 }

@@ -11,6 +11,7 @@
 #include "cli/archive_writer.h"
 #include "cli/common.h"
 #include "cli/snapshot_filter.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/node.h"
 #include "repo/tree_path.h"
@@ -46,6 +47,7 @@ class Dumper {
 
   // The nodes of `tree`, at `prefix` (a path in the snapshot, "" for the root).
   void Tree(const BlobId& tree, const std::string& prefix, bool top) {
+    TreeLevel level(depth_, prefix);
     for (const Node& n : repo_.LoadTree(tree)) {
       std::string path = prefix + "/" + n.name;
       bool kind_ok = n.type == NodeType::kFile || n.type == NodeType::kDir ||
@@ -76,6 +78,7 @@ class Dumper {
 
   IndexedRepository& repo_;
   ArchiveWriter& w_;
+  int depth_ = 0;
 };
 
 // restic's splitPath(path.Clean(p)): the components of the snapshot path, none for "/"
@@ -88,7 +91,8 @@ void DumpTree(IndexedRepository& repo, const BlobId& tree, const std::string& pr
     DumpFail(ErrorCode::kInvalidArgument, "stdout is the terminal, please redirect output");
   ArchiveWriter w(o.archive == "zip" ? ArchiveFormat::kZip : ArchiveFormat::kTar,
                   STDOUT_FILENO);
-  Dumper(repo, w).Tree(tree, prefix, true);
+  Dumper dumper(repo, w);
+  RunOnDeepStack([&] { dumper.Tree(tree, prefix, true); });  // one recursion per level
   w.Finish();
 }
 

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "cli/restic_format.h"
 #include "cli/snapshot_filter.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/node.h"
 #include "repo/tree_stream.h"
@@ -49,6 +50,7 @@ class Lister {
   // Lists the tree's nodes in order, each directory's entries right after it (the trees
   // descended into are loaded ahead, in that order, by the stream).
   void Walk(const BlobId& tree, const std::string& prefix) {
+    TreeLevel level(depth_, prefix);
     const std::vector<Node> nodes = stream_.Take(tree);
     std::vector<char> descend(nodes.size());
     std::vector<BlobId> subtrees;
@@ -124,6 +126,7 @@ class Lister {
   OrderedTreeStream stream_;
   const LsOptions& o_;
   std::string out_;
+  int depth_ = 0;
 };
 
 // Go's %v of a []string: "[a b c]".
@@ -164,7 +167,7 @@ void RegisterLs(CLI::App& app) {
       lister.out() += "snapshot " + id.Short() + " of " + GoList(s.paths) + " filtered by " +
                       GoList(o.dirs) + " at " + GoTimeString(s.time) + "):\n";
     }
-    lister.Walk(s.tree, "");
+    RunOnDeepStack([&] { lister.Walk(s.tree, ""); });  // one recursion per level
     lister.Flush();
   });
 }

@@ -28,6 +28,14 @@ void* RunJob(void* arg) {
 
 }  // namespace
 
+TreeLevel::TreeLevel(int& depth, std::string_view path) : depth_(depth) {
+  if (depth_ >= kMaxTreeDepth)
+    Fail(ErrorCode::kCorrupt, "the tree at \"" + std::string(path.empty() ? "/" : path) +
+                                  "\" is nested deeper than " + std::to_string(kMaxTreeDepth) +
+                                  " levels (a damaged or hostile repository)");
+  ++depth_;
+}
+
 void RunOnDeepStack(const std::function<void()>& fn, size_t stack_bytes) {
   Job job{&fn, nullptr};
   pthread_attr_t attr;

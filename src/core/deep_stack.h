@@ -7,12 +7,28 @@
 
 #include <cstddef>
 #include <functional>
+#include <string_view>
 
 namespace haven {
 
 // How deep a walk of an untrusted tree goes before it refuses a subtree (restore, apply,
 // copy's re-chunk, rewrite): one recursion per level, on RunOnDeepStack's stack.
 inline constexpr int kMaxTreeDepth = 4096;
+
+// One level of a recursive walk of an untrusted tree, for its scope: `depth` is the
+// walker's counter (0 at the root). Throws kCorrupt naming `path` when the walk would go
+// deeper than kMaxTreeDepth, leaving the counter as it was. Walkers that skip such a
+// subtree with a warning instead (restore, apply) check the depth themselves.
+class TreeLevel {
+ public:
+  TreeLevel(int& depth, std::string_view path);
+  ~TreeLevel() { --depth_; }
+  TreeLevel(const TreeLevel&) = delete;
+  TreeLevel& operator=(const TreeLevel&) = delete;
+
+ private:
+  int& depth_;
+};
 
 // The stack RunOnDeepStack gives: 1 GiB of address space (about 250 KiB per level at the
 // 4096-level limit, ample even under AddressSanitizer).

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/tree_stream.h"
 
@@ -128,6 +129,7 @@ class Finder::Walk {
   // not repeat that report).
   bool PatternTree(const std::string& prefix, const BlobId& id, std::vector<Node> unsorted,
                    std::shared_ptr<const Visit>* visit) {
+    TreeLevel level(depth_, prefix);
     const std::vector<Node> nodes = SortedByName(std::move(unsorted));
     // What each node does: a directory descends when it matched (in time) or a child may
     // match; the subtrees descended into are announced for loading ahead unless their walk
@@ -235,6 +237,7 @@ class Finder::Walk {
 
   // Id mode: every tree. False when the walk of this snapshot is to end.
   bool IdTree(const std::string& prefix, const BlobId& id, std::vector<Node> unsorted) {
+    TreeLevel level(depth_, prefix);
     const std::vector<Node> nodes = SortedByName(std::move(unsorted));
     std::vector<BlobId> ahead;
     for (const Node& n : nodes)
@@ -273,6 +276,7 @@ class Finder::Walk {
   Finder& f_;
   const FindCallbacks& cb_;
   OrderedTreeStream stream_;
+  int depth_ = 0;
 };
 
 Finder::Finder(IndexedRepository& repo, FindPatterns patterns, int threads)
@@ -290,7 +294,7 @@ Finder::Finder(IndexedRepository& repo, FindIds ids, int threads)
 
 void Finder::Search(const BlobId& root, const FindCallbacks& cb) {
   Walk w(*this, cb);
-  w.Run(root);
+  RunOnDeepStack([&] { w.Run(root); });  // one recursion per level
 }
 
 // ---- --oldest / --newest -------------------------------------------------------------------

@@ -190,4 +190,41 @@ GenRepoResult GenerateRepository(IndexedRepository& repo, const GenRepoOptions& 
   return Generator(repo, opts).Run();
 }
 
+FileId GenerateDeepChain(IndexedRepository& repo, uint32_t depth, const WriteOptions& write) {
+  WriteSession session(repo, write);
+  const std::string text = "leaf\n";
+  const BlobId data(Sha256(AsBytes(text)));
+  session.SaveBlob(BlobType::kData, data, AsBytes(text));
+  Node leaf;
+  leaf.name = "leaf";
+  leaf.type = NodeType::kFile;
+  leaf.mode = 0644;
+  leaf.mtime = leaf.atime = leaf.ctime = Time(0);
+  leaf.uid = leaf.gid = 1000;
+  leaf.user = leaf.group = "gen";
+  leaf.inode = 1;
+  leaf.device_id = 2049;
+  leaf.links = 1;
+  leaf.size = text.size();
+  leaf.content = {data};
+  auto save = [&session](const std::vector<Node>& nodes) {
+    const std::string t = EncodeTree(nodes);
+    const BlobId id(Sha256(AsBytes(t)));
+    session.SaveBlob(BlobType::kTree, id, AsBytes(t));
+    return id;
+  };
+  BlobId tree = save({leaf});
+  for (uint32_t i = 0; i < depth; ++i) tree = save({DirNode("d", tree, 2 + i)});
+  Snapshot snap;
+  snap.time = Time(0);
+  snap.tree = tree;
+  snap.paths = {"/deep"};
+  snap.hostname = "gen-host";
+  snap.username = "gen";
+  snap.uid = snap.gid = 1000;
+  snap.program_version = "haven debug gen-deep";
+  session.Flush();  // packs and index before the snapshot that needs them
+  return repo.SaveJson(FileType::kSnapshot, snap.ToJson());
+}
+
 }  // namespace haven

@@ -39,4 +39,10 @@ struct GenRepoResult {
 
 GenRepoResult GenerateRepository(IndexedRepository& repo, const GenRepoOptions& opts);
 
+// A snapshot of one chain of `depth` directories named "d" below its root, ending in a
+// file "leaf" holding "leaf\n" (`haven debug gen-deep`): the shape of a hostile repository,
+// for the tests that every tree walker refuses to recurse past kMaxTreeDepth. Returns the
+// snapshot's id.
+FileId GenerateDeepChain(IndexedRepository& repo, uint32_t depth, const WriteOptions& write);
+
 }  // namespace haven

@@ -3,6 +3,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "repo/node.h"
 
@@ -18,6 +19,7 @@ class Rewriter {
   // The repaired id of tree `id` at `path`; nullopt when the root cannot be loaded.
   std::optional<BlobId> Rewrite(const BlobId& id, const std::string& path) {
     if (auto it = done_.find(id); it != done_.end()) return it->second;
+    TreeLevel level(depth_, path);
     std::vector<Node> nodes;
     try {
       nodes = repo_.LoadTree(id);
@@ -91,6 +93,7 @@ class Rewriter {
   WriteSession& session_;
   const RepairSnapshotsOptions& o_;
   std::unordered_map<BlobId, BlobId, IdHash> done_;
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -109,7 +112,8 @@ RepairSnapshotsResult RepairSnapshots(WriteSession& session,
     for (const auto& p : snap.paths) paths += (paths.empty() ? "" : " ") + p;
     say("\nsnapshot " + id.Short() + " of [" + paths + "] at " +
         gojson::FormatTime(snap.time) + ")");
-    std::optional<BlobId> tree = rw.Rewrite(snap.tree, "/");
+    std::optional<BlobId> tree;
+    RunOnDeepStack([&] { tree = rw.Rewrite(snap.tree, "/"); });  // one recursion per level
     if (!opts.dry_run) session.Flush();  // trees before the snapshot that needs them
     if (!tree) {
       if (opts.dry_run) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "maintenance/used_blobs.h"
 #include "repo/tree_stream.h"
@@ -34,7 +35,7 @@ class StatsCounter::Walk {
   Walk(StatsCounter& c) : c_(c), stream_(c.repo_, c.threads_) {}
 
   void Run(const BlobId& root) {
-    Tree("/", root, Load(root));
+    RunOnDeepStack([&] { Tree("/", root, Load(root)); });  // one recursion per level
   }
 
  private:
@@ -47,6 +48,7 @@ class StatsCounter::Walk {
   }
 
   void Tree(const std::string& prefix, const BlobId& id, std::vector<Node> nodes) {
+    TreeLevel level(depth_, prefix);
     std::stable_sort(nodes.begin(), nodes.end(),
                      [](const Node& a, const Node& b) { return a.name < b.name; });
     const bool unique_mode = c_.mode_ != StatsMode::kRestoreSize;
@@ -106,6 +108,7 @@ class StatsCounter::Walk {
   OrderedTreeStream stream_;
   std::unordered_set<BlobId, IdHash> ignore_;  // the unique modes' walked subtrees
   std::unordered_set<uint64_t> inodes_;        // restore-size: counted inodes
+  int depth_ = 0;
 };
 
 StatsCounter::StatsCounter(IndexedRepository& repo, StatsMode mode, int threads)

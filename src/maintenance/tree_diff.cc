@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "maintenance/used_blobs.h"
 #include "repo/tree_stream.h"
@@ -76,7 +77,7 @@ class Differ {
   DiffStats Run(const BlobId& from, const BlobId& to) {
     before_.tree.insert(from);
     after_.tree.insert(to);
-    DiffTree("/", from, to, /*top=*/true);
+    RunOnDeepStack([&] { DiffTree("/", from, to, /*top=*/true); });  // one recursion per level
     CountBlobs();
     return stats_;
   }
@@ -126,6 +127,7 @@ class Differ {
   }
 
   void DiffTree(const std::string& prefix, const BlobId& id1, const BlobId& id2, bool top) {
+    TreeLevel level(depth_, prefix);
     auto tree1 = Take(id1, top);
     if (!tree1) return;
     auto tree2 = Take(id2, top);
@@ -187,6 +189,7 @@ class Differ {
 
   void PrintDir(const char* mod, DiffStat& stat, BlobSet& blobs, const std::string& prefix,
                 const BlobId& id) {
+    TreeLevel level(depth_, prefix);
     auto tree = Take(id, false);
     if (!tree) return;
     std::vector<BlobId> subs;
@@ -261,6 +264,7 @@ class Differ {
   DiffStats stats_;
   BlobSet before_, after_;
   std::vector<BlobId> common_;  // subtrees equal on both sides (not descended into)
+  int depth_ = 0;
 };
 
 }  // namespace
