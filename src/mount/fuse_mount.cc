@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <spawn.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -193,11 +197,33 @@ const fuse_lowlevel_ops kOps = [] {
   return ops;
 }();
 
+// A lazy unmount (a shell inside the mount does not keep it): umount2 as root, else
+// fusermount3 -u -z as libfuse does for an unprivileged mount. Errors are left to the
+// caller's exit (the process owning the session ending unmounts it too).
+void DetachMount(const std::string& mountpoint) {
+  if (::umount2(mountpoint.c_str(), MNT_DETACH) == 0 || errno == EINVAL) return;
+  const char* argv[] = {"fusermount3", "-u", "-z", "-q", "--", mountpoint.c_str(), nullptr};
+  pid_t pid = -1;
+  if (::posix_spawnp(&pid, "fusermount3", nullptr, nullptr, const_cast<char* const*>(argv), environ) != 0)
+    return;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
 
 FuseMount::FuseMount(MountFs& fs, FuseOptions o) : fs_(fs), o_(std::move(o)) {}
 
-FuseMount::~FuseMount() { Stop(); }
+FuseMount::~FuseMount() {
+  Stop();
+  MutexLock l(mu_);
+  if (se_) {  // mounted but never served (Loop did not run)
+    fuse_session_unmount(se_);
+    fuse_session_destroy(se_);
+    se_ = nullptr;
+  }
+}
 
 void FuseMount::Mount() {
   std::string opts = "ro,fsname=" + o_.fsname;
@@ -232,8 +258,11 @@ void FuseMount::Loop() {
   cfg.clone_fd = 0;
   cfg.max_idle_threads = 10;
   const int rc = fuse_session_loop_mt(se, &cfg);
-  Stop();
   MutexLock l(mu_);
+  mounted_ = false;
+  // The workers are joined: closing the session's descriptor cannot pull it from under a
+  // read now (after a detach by Stop or an outside umount this only closes it).
+  fuse_session_unmount(se_);
   fuse_session_destroy(se_);
   se_ = nullptr;
   if (rc < 0 && rc != -ENODEV)
@@ -245,7 +274,11 @@ void FuseMount::Stop() {
   if (!mounted_) return;
   mounted_ = false;
   fuse_session_exit(se_);
-  fuse_session_unmount(se_);
+  // Unmounted through the kernel, not by fuse_session_unmount: that closes the session's
+  // descriptor, which the loop's workers may be blocked reading (make tsan saw the close
+  // race their read; the number could even be reused under them before the process
+  // exits). The kernel ends their reads with ENODEV; Loop (or the exit) closes it after.
+  DetachMount(o_.mountpoint);
 }
 
 }  // namespace haven::mount
