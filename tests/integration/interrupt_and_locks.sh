@@ -56,7 +56,14 @@ for sig in INT TERM HUP; do
     kill "-$sig" "$HP"
     kill -CONT "$HP"
     rc=0; wait "$HP" || rc=$?
-    [ "$rc" = 130 ] || { cat "$W/sig-$sig.err"; fail "A: $cmd on SIG$sig exited $rc, not 130"; }
+    # ThreadSanitizer runs a signal handler only when the receiving thread next enters one
+    # of its interceptors, which may be after this short command ended: there a finished
+    # command's 0 is accepted (the lock and temp checks below still apply).
+    if [ "$rc" = 0 ] && sanitizer_build t; then
+      log "A: $cmd on SIG$sig: exit 0 (TSan delivered the signal after the command ended)"
+    else
+      [ "$rc" = 130 ] || { cat "$W/sig-$sig.err"; fail "A: $cmd on SIG$sig exited $rc, not 130"; }
+    fi
     [ "$(count "$R/locks")" = 0 ] || fail "A: $cmd on SIG$sig left its lock"
     [ "$(temp_files)" = 0 ] || fail "A: $cmd on SIG$sig left temp files: $(find "$R" -name '*-tmp-*')"
   done

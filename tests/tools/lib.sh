@@ -104,11 +104,15 @@ _apt_install() {
     || true
 }
 
+# sanitizer_build [a|t]: $HAVEN is an AddressSanitizer (a), ThreadSanitizer (t) or either
+# (no argument) build of make asan / make tsan.
+sanitizer_build() { ldd "$HAVEN" 2>/dev/null | grep -qE "lib(${1:-a|t})san\.so"; }
+
 # rss_bound_applies WHAT: true unless $HAVEN is a sanitizer build (make asan / make tsan),
 # where shadow memory multiplies the peak RSS and a bound means nothing; then it logs that
 # WHAT is not checked in this build (the plain build of `make test` checks it).
 rss_bound_applies() {
-  if ldd "$HAVEN" 2>/dev/null | grep -qE 'lib(a|t)san\.so'; then
+  if sanitizer_build; then
     log "not checked in this sanitizer build (shadow memory): $1"
     return 1
   fi
