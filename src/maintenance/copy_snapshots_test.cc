@@ -87,13 +87,16 @@ TEST(CopySnapshots, RechunksWhenThePolynomialsDiffer) {
   auto src = testing::TestRepository::Open(src_be, "s", 2);
   auto dst = testing::TestRepository::Open(dst_be, "d", 2);
   ASSERT_NE(src->config().chunker_polynomial, dst->config().chunker_polynomial);
-  std::string data(3 << 20, '\0');
+  // 12 MiB: the destination's random polynomial cuts it more than once but for a chance of
+  // e^-11.5 (a cut is due every 1 MiB on average after the first 512 KiB); with 3 MiB one
+  // run in 12 found no cut and failed below (seen under make tsan).
+  std::string data(12 << 20, '\0');
   uint64_t x = 88172645463325252ull;
   for (char& c : data) {  // xorshift: content the chunker cuts at data-defined places
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     c = static_cast<char>(x);
   }
-  // The source holds the file as three 1 MiB blobs (not its own chunker's cut).
+  // The source holds the file as twelve 1 MiB blobs (not its own chunker's cut).
   Node big;
   big.name = "big";
   big.type = NodeType::kFile;

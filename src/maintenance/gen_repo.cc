@@ -49,6 +49,19 @@ Node DirNode(const std::string& name, const BlobId& subtree, uint64_t inode) {
   return n;
 }
 
+// A snapshot of `tree` by the generator, at kBaseTime + sec.
+Snapshot GenSnapshot(int64_t sec, const BlobId& tree, const char* path, const char* program) {
+  Snapshot snap;
+  snap.time = Time(sec);
+  snap.tree = tree;
+  snap.paths = {path};
+  snap.hostname = "gen-host";
+  snap.username = "gen";
+  snap.uid = snap.gid = 1000;
+  snap.program_version = program;
+  return snap;
+}
+
 std::string Name(const char* prefix, uint32_t i) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%s%07u", prefix, i);
@@ -85,15 +98,8 @@ class Generator {
       }
       ParallelForEach(changed.size(), threads_, [&](size_t i) { leaves_[changed[i]] = Leaf(changed[i]); });
       BlobId root = Parents();
-      Snapshot snap;
-      snap.time = Time(int64_t(s) * 86400);
+      Snapshot snap = GenSnapshot(int64_t(s) * 86400, root, "/gen", "haven debug gen-repo");
       snap.parent = parent;
-      snap.tree = root;
-      snap.paths = {"/gen"};
-      snap.hostname = "gen-host";
-      snap.username = "gen";
-      snap.uid = snap.gid = 1000;
-      snap.program_version = "haven debug gen-repo";
       session_.Flush();  // packs and index before the snapshot that needs them
       parent = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
       if (o_.progress)
@@ -215,16 +221,9 @@ FileId GenerateDeepChain(IndexedRepository& repo, uint32_t depth, const WriteOpt
   };
   BlobId tree = save({leaf});
   for (uint32_t i = 0; i < depth; ++i) tree = save({DirNode("d", tree, 2 + i)});
-  Snapshot snap;
-  snap.time = Time(0);
-  snap.tree = tree;
-  snap.paths = {"/deep"};
-  snap.hostname = "gen-host";
-  snap.username = "gen";
-  snap.uid = snap.gid = 1000;
-  snap.program_version = "haven debug gen-deep";
   session.Flush();  // packs and index before the snapshot that needs them
-  return repo.SaveJson(FileType::kSnapshot, snap.ToJson());
+  return repo.SaveJson(FileType::kSnapshot,
+                       GenSnapshot(0, tree, "/deep", "haven debug gen-deep").ToJson());
 }
 
 }  // namespace haven

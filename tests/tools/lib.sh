@@ -106,7 +106,12 @@ _apt_install() {
 
 # sanitizer_build [a|t]: $HAVEN is an AddressSanitizer (a), ThreadSanitizer (t) or either
 # (no argument) build of make asan / make tsan.
-sanitizer_build() { ldd "$HAVEN" 2>/dev/null | grep -qE "lib(${1:-a|t})san\.so"; }
+# (Not `ldd | grep -q`: under pipefail, grep's early exit can fail the pipeline by SIGPIPE.)
+sanitizer_build() {
+  local libs re="lib(${1:-a|t})san\\.so"
+  libs=$(ldd "$HAVEN" 2>/dev/null || true)
+  [[ $libs =~ $re ]]
+}
 
 # rss_bound_applies WHAT: true unless $HAVEN is a sanitizer build (make asan / make tsan),
 # where shadow memory multiplies the peak RSS and a bound means nothing; then it logs that
