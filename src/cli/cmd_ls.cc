@@ -167,7 +167,8 @@ void RegisterLs(CLI::App& app) {
       lister.out() += "snapshot " + id.Short() + " of " + GoList(s.paths) + " filtered by " +
                       GoList(o.dirs) + " at " + GoTimeString(s.time) + "):\n";
     }
-    RunOnDeepStack([&] { lister.Walk(s.tree, ""); });  // one recursion per level
+    const BlobId root = s.tree;  // (a lambda may not capture a structured binding in clang 14)
+    RunOnDeepStack([&] { lister.Walk(root, ""); });  // one recursion per level
     lister.Flush();
   });
 }

@@ -113,7 +113,8 @@ RepairSnapshotsResult RepairSnapshots(WriteSession& session,
     say("\nsnapshot " + id.Short() + " of [" + paths + "] at " +
         gojson::FormatTime(snap.time) + ")");
     std::optional<BlobId> tree;
-    RunOnDeepStack([&] { tree = rw.Rewrite(snap.tree, "/"); });  // one recursion per level
+    const BlobId root = snap.tree;  // (a lambda may not capture a structured binding in clang 14)
+    RunOnDeepStack([&] { tree = rw.Rewrite(root, "/"); });  // one recursion per level
     if (!opts.dry_run) session.Flush();  // trees before the snapshot that needs them
     if (!tree) {
       if (opts.dry_run) {
