@@ -221,14 +221,10 @@ ChangeResult Box::Move(const std::string& from, const std::string& to) {
 namespace {
 
 // A box made elsewhere is untrusted: names that would fake paths in the listing are left
-// out, and so is anything nested deeper than restore goes (the same limit).
-constexpr int kMaxListDepth = kMaxTreeDepth;
-
+// out, and so is anything nested deeper than restore goes (TreeLevel: the same limit).
 void Walk(IndexedRepository& repo, const BlobId& tree, const std::string& prefix,
-          std::vector<Entry>& out, int depth = 0) {
-  if (depth >= kMaxListDepth)
-    Fail(ErrorCode::kCorrupt, "box tree nested deeper than " + std::to_string(kMaxListDepth) +
-                                  " directories below " + prefix);
+          std::vector<Entry>& out, int& depth) {
+  TreeLevel level(depth, prefix);
   for (Node& n : repo.LoadTree(tree)) {
     if (!SafeNodeName(n.name))
       Fail(ErrorCode::kCorrupt, "box tree below " + (prefix.empty() ? "/" : prefix) +
@@ -236,7 +232,7 @@ void Walk(IndexedRepository& repo, const BlobId& tree, const std::string& prefix
     std::string p = prefix + "/" + n.name;
     std::optional<BlobId> sub = n.type == NodeType::kDir ? n.subtree : std::nullopt;
     out.push_back(Entry{p, std::move(n)});
-    if (sub) Walk(repo, *sub, p, out, depth + 1);
+    if (sub) Walk(repo, *sub, p, out, depth);
   }
 }
 
@@ -248,12 +244,13 @@ std::vector<Entry> Box::List(const std::string& path) {
   if (!head_) return out;
   TreePath tp = FindTreePath(*repo_, head_tree_, comps);
   if (!tp.found()) Fail(ErrorCode::kNotFound, "no " + JoinPath(comps) + " in the box");
+  int depth = 0;
   if (comps.empty()) {
-    RunOnDeepStack([&] { Walk(*repo_, head_tree_, "", out); });
+    RunOnDeepStack([&] { Walk(*repo_, head_tree_, "", out, depth); });
     return out;
   }
   out.push_back(Entry{JoinPath(comps), tp.nodes.back()});
-  if (auto sub = tp.DirTree()) RunOnDeepStack([&] { Walk(*repo_, *sub, JoinPath(comps), out); });
+  if (auto sub = tp.DirTree()) RunOnDeepStack([&] { Walk(*repo_, *sub, JoinPath(comps), out, depth); });
   return out;
 }
 

@@ -11,8 +11,9 @@
 
 namespace haven {
 
-// How deep a walk of an untrusted tree goes before it refuses a subtree (restore, apply,
-// copy's re-chunk, rewrite): one recursion per level, on RunOnDeepStack's stack.
+// How deep a recursive walk of an untrusted tree goes before it refuses a subtree (restore,
+// apply, ls, dump, find, diff, stats, rewrite, repair snapshots, copy's re-chunk, box list):
+// one recursion per level, on RunOnDeepStack's stack.
 inline constexpr int kMaxTreeDepth = 4096;
 
 // One level of a recursive walk of an untrusted tree, for its scope: `depth` is the

@@ -176,7 +176,7 @@ TEST(CopySnapshots, RechunksWhenThePolynomialsDiffer) {
   EXPECT_EQ(c2.tree, root);
 }
 
-// A hostile source nested deeper than Rechunker::kMaxDepth stops the copy with an error
+// A hostile source nested deeper than kMaxTreeDepth stops the copy with an error
 // naming the tree (one recursion per level: no stack overflow), and writes no snapshot.
 TEST(CopySnapshots, RechunkRefusesATreeNestedTooDeeply) {
   auto src_be = std::make_shared<MemBackend>(), dst_be = std::make_shared<MemBackend>();
@@ -188,7 +188,7 @@ TEST(CopySnapshots, RechunkRefusesATreeNestedTooDeeply) {
   src->LoadIndex();
   TreeBuilder tb(*src);
   BlobId tree = tb.Tree({tb.File("f", "x")});
-  for (int i = 0; i < Rechunker::kMaxDepth; ++i) tree = tb.Tree({TreeBuilder::Dir("d", tree)});
+  for (int i = 0; i < kMaxTreeDepth; ++i) tree = tb.Tree({TreeBuilder::Dir("d", tree)});
   src->session().Flush();
   Snapshot snap;
   snap.tree = tree;
@@ -198,7 +198,7 @@ TEST(CopySnapshots, RechunkRefusesATreeNestedTooDeeply) {
   src->LoadIndex();
   try {
     CopySnapshots(src->indexed(), dst->session(), {{sid, snap}}, {}, {});
-    FAIL() << "copied a tree nested deeper than " << Rechunker::kMaxDepth;
+    FAIL() << "copied a tree nested deeper than " << kMaxTreeDepth;
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
     EXPECT_NE(std::string(e.what()).find("nested deeper than 4096"), std::string::npos) << e.what();

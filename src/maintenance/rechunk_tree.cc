@@ -45,22 +45,20 @@ std::vector<BlobId> Rechunker::Content(const std::vector<BlobId>& content) {
 
 BlobId Rechunker::Tree(const std::string& path, const BlobId& id) {
   BlobId out;
-  RunOnDeepStack([&] { out = TreeAt(path, id, 0); });
+  RunOnDeepStack([&] { out = TreeAt(path, id); });
   return out;
 }
 
-BlobId Rechunker::TreeAt(const std::string& path, const BlobId& id, int depth) {
+BlobId Rechunker::TreeAt(const std::string& path, const BlobId& id) {
   if (auto it = trees_.find(id); it != trees_.end()) return it->second;
-  if (depth >= kMaxDepth)
-    Fail(ErrorCode::kCorrupt, "cannot re-chunk the tree at \"" + path + "\" (" + id.Short() +
-                                  "): nested deeper than " + std::to_string(kMaxDepth) + " levels");
+  TreeLevel level(depth_, path);
   std::vector<Node> nodes = src_.LoadTree(id);
   if (!EncodesBackTo(nodes, id))
     Fail(ErrorCode::kCorrupt, "cannot re-chunk the tree at \"" + path + "\" (" + id.Short() +
                                   "): it does not encode again without losing information");
   for (Node& n : nodes) {
     if (n.subtree)
-      n.subtree = TreeAt((path == "/" ? "/" : path + "/") + n.name, *n.subtree, depth + 1);
+      n.subtree = TreeAt((path == "/" ? "/" : path + "/") + n.name, *n.subtree);
     if (n.type == NodeType::kFile && !n.content.empty()) n.content = Content(n.content);
   }
   const std::string out = EncodeTree(nodes);

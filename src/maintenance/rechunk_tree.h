@@ -24,17 +24,16 @@ class Rechunker {
 
   // The destination tree for source tree `id` at `path` (for error messages). Throws
   // kCorrupt when a source tree cannot be re-encoded without losing information (a field
-  // haven does not model) or is nested deeper than kMaxDepth (a hostile source: one
-  // recursion per level, run on a stack sized for kMaxDepth levels), and the source's
-  // errors for missing or damaged blobs.
+  // haven does not model) or is nested deeper than kMaxTreeDepth (a hostile source: one
+  // recursion per level, run on a stack sized for that), and the source's errors for
+  // missing or damaged blobs.
   BlobId Tree(const std::string& path, const BlobId& id);
 
-  static constexpr int kMaxDepth = kMaxTreeDepth;  // as restore's
   uint64_t chunks() const { return chunks_; }  // data blobs stored in the destination
   uint64_t bytes() const { return bytes_; }    // their plaintext bytes
 
  private:
-  BlobId TreeAt(const std::string& path, const BlobId& id, int depth);
+  BlobId TreeAt(const std::string& path, const BlobId& id);
   std::vector<BlobId> Content(const std::vector<BlobId>& content);
   BlobId StoreChunk(ByteView chunk);
 
@@ -43,6 +42,7 @@ class Rechunker {
   std::unordered_map<BlobId, BlobId, IdHash> trees_;                // source -> destination
   std::unordered_map<std::string, std::vector<BlobId>> contents_;  // raw source ids -> new
   uint64_t chunks_ = 0, bytes_ = 0;
+  int depth_ = 0;  // of the tree being re-chunked (TreeLevel)
 };
 
 }  // namespace haven

@@ -13,10 +13,8 @@ void Say(const RewriteSnapshotsOptions& o, const std::string& s) {
 }
 
 BlobId FilterTreeAt(WriteSession& session, const std::string& path, const BlobId& id,
-                    const RewriteSnapshotsOptions& opts, int depth) {
-  if (depth >= kMaxTreeDepth)
-    Fail(ErrorCode::kCorrupt, "cannot rewrite the tree at \"" + path + "\" (" + id.Short() +
-                                  "): nested deeper than " + std::to_string(kMaxTreeDepth) + " levels");
+                    const RewriteSnapshotsOptions& opts, int& depth) {
+  TreeLevel level(depth, path);
   IndexedRepository& repo = session.repo();
   std::vector<Node> nodes = repo.LoadTree(id);
   if (!EncodesBackTo(nodes, id))
@@ -32,7 +30,7 @@ BlobId FilterTreeAt(WriteSession& session, const std::string& path, const BlobId
       continue;
     }
     if (n.subtree) {
-      const BlobId sub = FilterTreeAt(session, child, *n.subtree, opts, depth + 1);
+      const BlobId sub = FilterTreeAt(session, child, *n.subtree, opts, depth);
       if (sub != *n.subtree) changed = true;
       n.subtree = sub;
     }
@@ -50,7 +48,8 @@ BlobId FilterTreeAt(WriteSession& session, const std::string& path, const BlobId
 BlobId FilterTree(WriteSession& session, const std::string& path, const BlobId& id,
                   const RewriteSnapshotsOptions& opts) {
   BlobId out;
-  RunOnDeepStack([&] { out = FilterTreeAt(session, path, id, opts, 0); });
+  int depth = 0;
+  RunOnDeepStack([&] { out = FilterTreeAt(session, path, id, opts, depth); });
   return out;
 }
 
