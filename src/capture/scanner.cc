@@ -395,7 +395,8 @@ double Entropy(std::string_view s) {
 
 bool LooksBinary(std::string_view content) {
   std::string_view head = content.substr(0, std::min(content.size(), kBinaryProbe));
-  if (std::memchr(head.data(), 0, head.size()) == nullptr) return false;
+  // (memchr of an empty view's data(), which may be null, is undefined: UBSan)
+  if (head.empty() || std::memchr(head.data(), 0, head.size()) == nullptr) return false;
   // A NUL alone does not make a file binary (a log or a config with a stray NUL): count the
   // bytes text does not hold, control characters other than \t \n \v \f \r ESC and
   // bytes outside valid UTF-8 sequences.

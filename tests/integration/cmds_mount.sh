@@ -120,7 +120,7 @@ rc=0; wait "$PID_rs" || rc=$?
 [ "$rc" = 0 ] || fail "restic mount exited $rc after fusermount -u"
 fusermount3 -u "$W/mnt3"
 rc=0; wait "$PID_hvh1" || rc=$?
-[ "$rc" = 0 ] || fail "haven mount exited $rc after fusermount3 -u"
+[ "$rc" = 0 ] || { tail -n 40 "$W/hvh1.err" >&2; fail "haven mount exited $rc after fusermount3 -u"; }
 
 check "SIGINT unmounts cleanly and removes the lock (exit 130, as restic)"
 [ -n "$(lock_files "$REPO/locks")" ] || fail "no lock while mounted"
