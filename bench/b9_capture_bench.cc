@@ -11,7 +11,10 @@
 //                 profile tracking SOURCE_DIR (planning walk, secret scan of every file,
 //                 store), N = 1 (serial) and 2 (parallel) workers, fresh repository
 //   B9/capture_unchanged/jobs:N  the same against a trusted parent capture: the planning
-//                 walk finds every file unchanged (nothing read or scanned)
+//                 walk finds every file unchanged (nothing read or scanned); one snapshot
+//                 file is written (and fsynced)
+//   B9/capture_unchanged_skip/jobs:N  the same with --skip-if-unchanged: the tree equals
+//                 the parent's, so nothing at all is written
 //
 // The unchanged rows remove the snapshot each iteration wrote (untimed), so every
 // iteration sees a repository of exactly one snapshot: a capture lists and reads every
@@ -158,7 +161,8 @@ void BM_CaptureCold(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
-void BM_CaptureUnchanged(benchmark::State& state) {
+// skip: --skip-if-unchanged (no snapshot is written for the unchanged set).
+void CaptureUnchanged(benchmark::State& state, bool skip) {
   const int jobs = static_cast<int>(state.range(0));
   fs::path dir = g_work / "capture-unchanged";
   const capture::Scanner& scanner = BenchScanner();
@@ -173,6 +177,7 @@ void BM_CaptureUnchanged(benchmark::State& state) {
     state.PauseTiming();
     auto repo = Repository::Open(be, kPassword, kThreads);
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
+    o.skip_if_unchanged = skip;
     state.ResumeTiming();
     auto indexed = IndexedRepository::Load(*repo);
     WriteSession session(*indexed);
@@ -180,12 +185,16 @@ void BM_CaptureUnchanged(benchmark::State& state) {
     benchmark::DoNotOptimize(r.home_tree);
     state.PauseTiming();
     if (!r.parent_trusted || r.files_read != 0) state.SkipWithError("unchanged capture read files");
-    if (r.backup) be->Remove({FileType::kSnapshot, r.backup->snapshot_id.Hex()});
+    if (r.backup && r.backup->skipped != skip) state.SkipWithError("skipped is not as asked");
+    if (r.backup && !skip) be->Remove({FileType::kSnapshot, r.backup->snapshot_id.Hex()});
     repo.reset();
     state.ResumeTiming();
   }
   fs::remove_all(dir);
 }
+
+void BM_CaptureUnchanged(benchmark::State& state) { CaptureUnchanged(state, false); }
+void BM_CaptureUnchangedSkip(benchmark::State& state) { CaptureUnchanged(state, true); }
 
 }  // namespace
 
@@ -193,6 +202,8 @@ BENCHMARK(BM_CaptureCold)->Name("B9/capture_cold")->ArgName("jobs")->Arg(1)->Arg
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CaptureUnchanged)->Name("B9/capture_unchanged")->ArgName("jobs")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CaptureUnchangedSkip)->Name("B9/capture_unchanged_skip")->ArgName("jobs")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Cold)->Name("B9/cold")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Unchanged)->Name("B9/unchanged")->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -231,6 +231,7 @@ class Backup {
   BlobId SaveStdin(const Snapshot& snap);
   VirtualDir TargetTree(std::vector<std::string>* abs_paths) const;
   ParentDir ParentRoot(const FileId& parent);
+  std::optional<BlobId> parent_tree_;  // the parent snapshot's root tree, once loaded
   void MakeExcluder(const std::vector<std::string>& abs_paths);
   void ReportWarnings() EXCLUDES(warn_mu_);
 
@@ -880,6 +881,7 @@ VirtualDir Backup::TargetTree(std::vector<std::string>* abs_paths) const {
 
 ParentDir Backup::ParentRoot(const FileId& parent) {
   Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, parent), parent.Hex());
+  parent_tree_ = ps.tree;
   Node fake;
   fake.type = NodeType::kDir;
   fake.subtree = ps.tree;
@@ -941,7 +943,8 @@ BackupResult Backup::Run() {
     res.stats = stats_;
     res.incomplete = stats_.errors > 0;
   }
-  if (opts_.save_snapshot) {
+  res.skipped = opts_.skip_if_unchanged && parent_tree_ && *parent_tree_ == res.tree;
+  if (opts_.save_snapshot && !res.skipped) {
     ScopedTimer t(Stage::kSnapshot);
     res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
   }

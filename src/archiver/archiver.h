@@ -68,6 +68,10 @@ struct BackupOptions {
   // BackupResult::tree is the root and snapshot_id stays zero (`box add` puts the tree into
   // its own snapshot).
   bool save_snapshot = true;
+  // restic 0.17's --skip-if-unchanged: when the new root tree equals the parent snapshot's,
+  // no snapshot file is written (BackupResult::skipped; snapshot_id stays zero). With no
+  // parent there is nothing to compare and the snapshot is written.
+  bool skip_if_unchanged = false;
   int jobs = 0;
   std::string program_version;
   // Called with each warning, in path order.
@@ -131,11 +135,12 @@ struct BackupStats {
 };
 
 struct BackupResult {
-  FileId snapshot_id;  // zero in dry-run
+  FileId snapshot_id;  // zero in dry-run, and when skipped
   BlobId tree;
   std::optional<FileId> parent;
   BackupStats stats;
   bool incomplete = false;  // some sources could not be read
+  bool skipped = false;     // skip_if_unchanged: the tree equals the parent's, nothing written
 };
 
 // Runs a backup through `session` (into its indexed repository): every blob is saved by

@@ -120,6 +120,47 @@ TEST_F(ArchiverTest, WithoutSnapshotOnlyTreesAndDataAreStored) {
   EXPECT_EQ(AsChars(repo_->LoadBlob(BlobType::kData, a.content[0])), "alpha");
 }
 
+// restic 0.17's --skip-if-unchanged: no file at all is written when the tree equals the
+// parent's; a change, or no parent to compare with, still gives a snapshot.
+TEST_F(ArchiverTest, SkipIfUnchangedWritesNothingForTheParentsTree) {
+  WriteFile(root_ / "src/a.txt", "alpha");
+  WriteFile(root_ / "src/d/b.txt", "beta");
+  auto files = [&] {
+    size_t n = 0;
+    for (FileType t : {FileType::kSnapshot, FileType::kIndex, FileType::kPack})
+      n += repo_->ListIds(t).size();
+    return n;
+  };
+  auto backup = [&](std::optional<FileId> parent) {
+    BackupOptions o;
+    o.targets = {(root_ / "src").string()};
+    o.host = "h";
+    o.stable_intermediate_dirs = true;  // /tmp's own times do not count
+    o.parent = parent;
+    o.force = !parent;
+    o.skip_if_unchanged = true;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    return RunBackup(*repo_, o, false);
+  };
+  BackupResult first = backup(std::nullopt);  // no parent: written
+  EXPECT_FALSE(first.skipped);
+  ASSERT_FALSE(first.snapshot_id.IsZero());
+  const size_t before = files();
+
+  BackupResult same = backup(first.snapshot_id);
+  EXPECT_TRUE(same.skipped);
+  EXPECT_TRUE(same.snapshot_id.IsZero());
+  EXPECT_EQ(same.tree, first.tree);
+  EXPECT_EQ(files(), before);  // no snapshot, pack or index
+
+  WriteFile(root_ / "src/d/b.txt", "beta, longer");
+  BackupResult changed = backup(first.snapshot_id);
+  EXPECT_FALSE(changed.skipped);
+  EXPECT_FALSE(changed.snapshot_id.IsZero());
+  EXPECT_NE(changed.tree, first.tree);
+  EXPECT_EQ(repo_->ListIds(FileType::kSnapshot).size(), 2u);
+}
+
 TEST_F(ArchiverTest, XattrsOfUnchangedFilesAreReusedAndChangesAreSeen) {
   WriteFile(root_ / "src/d/f", "hello");
   WriteFile(root_ / "src/d/g", "world");

@@ -17,6 +17,7 @@
 #include "capture/packages.h"
 #include "capture/rules.h"
 #include "chunker/chunker.h"
+#include "core/deep_stack.h"
 #include "core/error.h"
 #include "core/mutex.h"
 #include "core/path_match.h"
@@ -44,6 +45,40 @@ class ParentTree {
     auto it = std::lower_bound(nodes->begin(), nodes->end(), name,
                                [](const Node& n, const std::string& s) { return n.name < s; });
     return it != nodes->end() && it->name == name ? &*it : nullptr;
+  }
+  // Decodes every parent tree below `targets` on `threads` threads, one level at a time,
+  // for Find to take afterwards. Meant to run beside the planning walk (which does not touch
+  // this object): the walk and the decoding overlap, and sibling directories decode side by
+  // side. No other member may be used until it returns.
+  void PrefetchBelow(const std::vector<std::string>& targets, int threads) {
+    std::vector<BlobId> level;
+    for (const auto& t : targets) {
+      const Node* n = Find(t);
+      if (n && n->type == NodeType::kDir && n->subtree && !by_id_.count(*n->subtree))
+        level.push_back(*n->subtree);
+    }
+    // Breadth first, bounded like every tree walk (a hostile parent is only read this deep).
+    for (int depth = 0; !level.empty() && depth < kMaxTreeDepth; ++depth) {
+      std::vector<std::shared_ptr<const LoadedTree>> loaded(level.size());
+      ParallelFor(level.size(), threads, [&](size_t i) {
+        try {
+          loaded[i] = LoadParentTree(repo_, level[i]);
+        } catch (const Error&) {
+          // left out: Find's own Load tries again and reports nothing either
+        }
+      });
+      for (size_t i = 0; i < level.size(); ++i)
+        if (loaded[i]) by_id_.emplace(level[i], loaded[i]);
+      std::vector<BlobId> next;
+      for (const auto& t : loaded)
+        if (t)
+          for (const Node& c : t->nodes)
+            if (c.type == NodeType::kDir && c.subtree && !by_id_.count(*c.subtree))
+              next.push_back(*c.subtree);
+      std::sort(next.begin(), next.end());
+      next.erase(std::unique(next.begin(), next.end()), next.end());
+      level = std::move(next);
+    }
   }
   // The tree `id` if Find loaded it, else nullptr. Read-only: safe on many threads once
   // the planning (every Find) is over.
@@ -174,6 +209,19 @@ class CaptureRun {
   // each unchanged against a trusted parent (skipped, or verified) or to scan.
   void PlanFiles() {
     PatternList excludes(prof_.exclude);
+    parent_tree_.emplace(repo_, res_.parent_trusted ? parent_root_ : std::nullopt);
+    // The parent's trees are decoded while the walk lists the files.
+    std::future<void> prefetch;
+    if (res_.parent_trusted)
+      prefetch = std::async(std::launch::async, [this] {
+        parent_tree_->PrefetchBelow(targets_, ResolveJobs(opts_.jobs));
+      });
+    struct Join {  // the prefetch uses parent_tree_: wait for it even when the walk throws
+      std::future<void>& f;
+      ~Join() {
+        if (f.valid()) f.wait();
+      }
+    } join{prefetch};
     for (const auto& t : targets_)
       WalkRegularFiles(
           t, &excludes,
@@ -182,7 +230,7 @@ class CaptureRun {
           },
           [](const std::string&, const std::string&) {});
     res_.files = files_.size();
-    parent_tree_.emplace(repo_, res_.parent_trusted ? parent_root_ : std::nullopt);
+    if (prefetch.valid()) prefetch.get();
     for (Planned& f : files_) {
       const Node* pn = parent_tree_->Find(f.path);
       bool unchanged = pn && SameFileVersion(*pn, f.st);
@@ -316,6 +364,7 @@ class CaptureRun {
     bo.program_version = opts_.program_version;
     bo.time = opts_.time;
     bo.stable_intermediate_dirs = true;
+    bo.skip_if_unchanged = opts_.skip_if_unchanged;  // (only a trusted parent is given)
     bo.may_reuse = [this](const std::string& path) { return !must_read_.count(path); };
     // The planning walk's lstat of each file planned as unchanged: the archiver does not
     // stat it again (the snapshot records it as planned; a change after planning is seen

@@ -35,6 +35,9 @@ struct CaptureOptions {
   std::string host;      // "" = this host
   int jobs = 0;
   bool verify_content = false;
+  // No snapshot when the tree equals the trusted parent capture's (backup's
+  // --skip-if-unchanged); CaptureResult::backup->skipped says so.
+  bool skip_if_unchanged = false;
   std::string program_version;
   std::optional<gojson::Timestamp> time;  // tests
   std::string scan_tag_override;          // tests: record another scan version

@@ -73,8 +73,10 @@ class CaptureTest : public ::testing::Test {
                               extra,
                           home_.string(), "test.toml");
   }
-  CaptureResult Capture(const Profile& p, int jobs, const std::string& tag = "") {
+  CaptureResult Capture(const Profile& p, int jobs, const std::string& tag = "",
+                        bool skip_if_unchanged = false) {
     CaptureOptions o;
+    o.skip_if_unchanged = skip_if_unchanged;
     o.profile = p;
     o.home = home_.string();
     o.host = "testhost";
@@ -191,6 +193,43 @@ TEST_F(CaptureTest, ScanVersionGatesReuse) {
   WriteFile(home_ / ".config" / "app0" / "f3", "changed\n");
   auto one = Capture(p, 2);
   EXPECT_EQ(one.files_read, 1u);
+}
+
+// --skip-if-unchanged: an unchanged tracked set against a trusted parent writes nothing; a
+// parent of another scan version is not compared (the new scan tag must be recorded), and a
+// change is stored.
+TEST_F(CaptureTest, SkipIfUnchangedWritesNoSnapshotForATrustedEqualTree) {
+  MakeTree(5);
+  auto p = MakeProfile();
+  auto first = Capture(p, 2, "", true);  // no parent: written
+  ASSERT_TRUE(first.backup);
+  EXPECT_FALSE(first.backup->skipped);
+  auto snapshots = [&] { return repo_->ListIds(FileType::kSnapshot).size(); };
+  EXPECT_EQ(snapshots(), 1u);
+
+  auto same = Capture(p, 2, "", true);
+  ASSERT_TRUE(same.backup);
+  EXPECT_TRUE(same.parent_trusted);
+  EXPECT_TRUE(same.backup->skipped);
+  EXPECT_TRUE(same.backup->snapshot_id.IsZero());
+  EXPECT_EQ(same.backup->tree, first.backup->tree);
+  EXPECT_EQ(same.home_tree, first.home_tree);
+  EXPECT_EQ(snapshots(), 1u);
+  EXPECT_FALSE(Capture(p, 2).backup->skipped) << "without the option a snapshot is written";
+  EXPECT_EQ(snapshots(), 2u);
+
+  auto other_version = Capture(p, 2, "haven-scan:0/00000000", true);
+  EXPECT_FALSE(other_version.parent_trusted);
+  EXPECT_FALSE(other_version.backup->skipped);
+  EXPECT_EQ(snapshots(), 3u);
+
+  Capture(p, 2);  // a parent of this scan version again
+  WriteFile(home_ / ".config" / "app1" / "f2", "changed\n");
+  auto changed = Capture(p, 2, "", true);
+  EXPECT_TRUE(changed.parent_trusted);
+  EXPECT_FALSE(changed.backup->skipped);
+  EXPECT_NE(changed.backup->tree, first.backup->tree);
+  EXPECT_EQ(snapshots(), 5u);
 }
 
 // Counts reads of pack ranges (each a blob), by pack, offset and length.

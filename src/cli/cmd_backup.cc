@@ -53,6 +53,7 @@ struct BackupCmd {
   bool force = false;
   bool dry_run = false;
   bool with_atime = false;
+  bool skip_if_unchanged = false;
 };
 
 std::vector<std::string> ReadFilesFrom(const std::string& file) {
@@ -319,6 +320,7 @@ void SetSnapshotAndWarnings(const BackupCmd& o, BackupOptions& opts) {
   SplitTags(o.tags, opts.tags);
   opts.host = o.host;
   opts.force = o.force;
+  opts.skip_if_unchanged = o.skip_if_unchanged;
   opts.stdin_mode = o.stdin_mode;
   opts.stdin_filename = o.stdin_filename;
   opts.with_atime = o.with_atime;
@@ -416,7 +418,8 @@ void PrintSummary(const BackupResult& r, const SaveStats& ss, double secs, bool 
         (unsigned long long)s.dirs_changed, (unsigned long long)s.dirs_unmodified,
         (unsigned long long)ss.data_blobs.load(), (unsigned long long)ss.tree_blobs.load(),
         (unsigned long long)ss.data_added.load(), (unsigned long long)s.total_files,
-        (unsigned long long)s.total_bytes, secs, dry_run ? "" : r.snapshot_id.Hex().c_str());
+        (unsigned long long)s.total_bytes, secs,
+        dry_run || r.skipped ? "" : r.snapshot_id.Hex().c_str());
     return;
   }
   if (r.parent) Print("using parent snapshot " + r.parent->Short());
@@ -443,7 +446,12 @@ void PrintSummary(const BackupResult& r, const SaveStats& ss, double secs, bool 
   std::snprintf(line, sizeof(line), "\nprocessed %llu files, %s in %.2fs",
                 (unsigned long long)s.total_files, FormatBytes(s.total_bytes).c_str(), secs);
   Print(line);
-  if (!dry_run) Print("snapshot " + r.snapshot_id.Short() + " saved");
+  if (dry_run) return;
+  if (r.skipped) {
+    Print("skipped creating snapshot");  // restic 0.17's words
+  } else {
+    Print("snapshot " + r.snapshot_id.Short() + " saved");
+  }
 }
 
 void RunBackupCmd(const BackupCmd& o) {
@@ -524,6 +532,8 @@ void RegisterBackup(CLI::App& app) {
   cmd->add_option("--parent", o.parent, "use this parent snapshot");
   cmd->add_flag("-f,--force", o.force, "re-read all files, do not use a parent");
   cmd->add_flag("-n,--dry-run", o.dry_run, "do not write anything, only show what would be done");
+  cmd->add_flag("--skip-if-unchanged", o.skip_if_unchanged,
+                "skip snapshot creation if identical to parent snapshot");
   cmd->add_flag("--with-atime", o.with_atime, "store the access time of files and dirs");
   cmd->callback([] { RunBackupCmd(o); });
 }

@@ -33,7 +33,7 @@ std::string JsonString(const std::string& s) {
 
 struct CaptureCmd {
   std::string profile_file;
-  bool dry_run = false, verify_content = false;
+  bool dry_run = false, verify_content = false, skip_if_unchanged = false;
   std::string host;
 };
 
@@ -65,14 +65,15 @@ void PrintSummaryJson(const CaptureCmd& o, const capture::CaptureResult& r,
       "{\"message_type\":\"summary\",\"snapshot_id\":\"%s\",\"tree\":\"%s\",\"home_tree\":\"%s\","
       "\"parent\":\"%s\",\"parent_trusted\":%s,\"scan_tag\":%s,\"files\":%llu,"
       "\"files_scanned\":%llu,\"files_verified\":%llu,\"files_read\":%llu,"
-      "\"findings\":%zu,\"packages\":%s,\"dry_run\":%s,\"total_duration\":%.6f}\n",
-      o.dry_run ? "" : b.snapshot_id.Hex().c_str(), b.tree.Hex().c_str(),
+      "\"findings\":%zu,\"packages\":%s,\"dry_run\":%s,\"skipped\":%s,"
+      "\"total_duration\":%.6f}\n",
+      o.dry_run || b.skipped ? "" : b.snapshot_id.Hex().c_str(), b.tree.Hex().c_str(),
       r.home_tree ? r.home_tree->Hex().c_str() : "",
       r.parent ? r.parent->Hex().c_str() : "", r.parent_trusted ? "true" : "false",
       JsonString(capture::ScanTag(profile)).c_str(), (unsigned long long)r.files,
       (unsigned long long)r.files_scanned, (unsigned long long)r.files_verified,
       (unsigned long long)r.files_read, r.findings.size(), pk.c_str(),
-      o.dry_run ? "true" : "false", secs);
+      o.dry_run ? "true" : "false", b.skipped ? "true" : "false", secs);
 }
 
 void PrintSummaryText(const CaptureCmd& o, const capture::CaptureResult& r,
@@ -95,7 +96,11 @@ void PrintSummaryText(const CaptureCmd& o, const capture::CaptureResult& r,
   Print("Packages:" + (pk.empty() ? std::string(" none") : pk));
   Print((o.dry_run ? "Would add to the repository: " : "Added to the repository: ") +
         FormatBytes(data_added));
-  if (!o.dry_run) Print("snapshot " + b.snapshot_id.Short() + " saved");
+  if (b.skipped && !o.dry_run) {
+    Print("skipped creating snapshot: the tree is the parent capture's");
+  } else if (!o.dry_run) {
+    Print("snapshot " + b.snapshot_id.Short() + " saved");
+  }
   if (!r.findings.empty()) {
     Warn("warning: secrets stored (secrets.mode = \"warn\"):");
     for (const auto& f : r.findings) Warn(f.Text());
@@ -115,6 +120,7 @@ capture::CaptureOptions OptionsFor(const CaptureCmd& o, std::vector<std::string>
   opts.host = o.host;
   opts.jobs = Jobs();
   opts.verify_content = o.verify_content;
+  opts.skip_if_unchanged = o.skip_if_unchanged;
   opts.program_version = std::string("haven ") + kVersion;
   opts.warn = [&warnings](const std::string& w) { warnings.push_back(w); };
   return opts;
@@ -171,6 +177,8 @@ void RegisterCapture(CLI::App& app) {
   cmd->add_flag("-n,--dry-run", o.dry_run, "do everything but write to the repository");
   cmd->add_flag("--verify-content", o.verify_content,
                 "re-read unchanged files and compare their content ids with the parent");
+  cmd->add_flag("--skip-if-unchanged", o.skip_if_unchanged,
+                "write no snapshot when the tree equals the parent capture's");
   cmd->add_option("-H,--host", o.host, "host name recorded in the snapshot");
   cmd->callback([] { RunCaptureCmd(o); });
 }

@@ -331,4 +331,44 @@ run_ok hv -r "$HR" backup "$W/vv"
 run_ok hv -r "$HR" backup -v "$W/vv"
 ! grep -qE '^(new|unchanged|modified) ' "$OUT" || fail "per-item lines with a single -v (restic: -vv)"
 
+# --skip-if-unchanged (restic 0.17's flag; restic 0.14 has no referee): an unchanged tree
+# writes no file at all; restic reads the repository as before; a change is saved. The
+# snapshot's tree holds the source's ancestors too ($W, /tmp), whose times change when
+# anything is created in them: these runs write their output into files made beforehand in
+# another folder, and the pair is tried again if another process changed /tmp meanwhile.
+check "--skip-if-unchanged writes nothing for the parent's tree, and saves a change"
+mkdir -p "$W/skq/sk/d" "$W/skout"
+echo one >"$W/skq/sk/a"
+echo two >"$W/skq/sk/d/b"
+: >"$W/skout/a"; : >"$W/skout/b"; : >"$W/skout/c"
+skipped=""
+for attempt in 1 2 3 4 5; do
+  hv -r "$HR" backup --skip-if-unchanged "$W/skq/sk" >"$W/skout/a" 2>&1 || fail "backup: $(cat "$W/skout/a")"
+  grep -qE '^snapshot [0-9a-f]{8} saved$' "$W/skout/a" || [ "$attempt" -gt 1 ] ||
+    fail "the first backup (no parent) did not save a snapshot: $(cat "$W/skout/a")"
+  before="$(cd "$HR" && find snapshots index data -type f | sort)"
+  hv -r "$HR" backup --skip-if-unchanged "$W/skq/sk" >"$W/skout/b" 2>&1 || fail "backup: $(cat "$W/skout/b")"
+  hv -r "$HR" --json backup --skip-if-unchanged "$W/skq/sk" >"$W/skout/c" 2>&1 || fail "backup: $(cat "$W/skout/c")"
+  if grep -qx 'skipped creating snapshot' "$W/skout/b" &&
+     grep -qE '"message_type":"summary",.*"snapshot_id":""\}$' "$W/skout/c"; then
+    skipped=1
+    break
+  fi
+  log "attempt $attempt: an ancestor changed between the runs; again"
+done
+[ -n "$skipped" ] || { cat "$W/skout/b" >&2; fail "no run of 5 skipped the unchanged tree"; }
+! grep -q ' saved$' "$W/skout/b" || fail "a skipped backup said it saved a snapshot"
+[ "$(cd "$HR" && find snapshots index data -type f | sort)" = "$before" ] ||
+  fail "a skipped backup wrote a file"
+echo three >"$W/skq/sk/d/b"
+run_ok hv -r "$HR" backup --skip-if-unchanged "$W/skq/sk"
+assert_grep '^snapshot [0-9a-f]{8} saved$' "$OUT"
+run_ok r -r "$HR" snapshots --json --path "$W/skq/sk"
+python3 - "$OUT" "$W/skq/sk/d/b" <<'PY' || fail "restic's view of the skipped and saved snapshots"
+import json, sys
+snaps = json.load(open(sys.argv[1]))
+assert len(snaps) >= 2, snaps           # the first, maybe a retry's, and the changed tree
+assert len({s["tree"] for s in snaps[-2:]}) == 2, snaps
+PY
+
 pass

@@ -96,6 +96,19 @@ PY
 check "unchanged capture with --jobs 2: no file read, same home tree"
 expect_exit 0 hv --jobs 2 --json capture
 cp "$OUT" "$W/cap2.json"
+check "--skip-if-unchanged: the unchanged set (files, package lists, profile) writes no snapshot"
+snaps_before="$(ls "$REPO/snapshots" | wc -l)"
+expect_exit 0 hv --json capture --skip-if-unchanged
+python3 - "$W/cap2.json" "$OUT" <<'PY' || fail "skipped capture summary"
+import json, sys
+b, s = ([json.loads(l) for l in open(p)][-1] for p in sys.argv[1:3])
+assert s["skipped"] is True and s["snapshot_id"] == "" and s["files_read"] == 0, s
+assert s["tree"] == b["tree"] and s["parent"] == b["snapshot_id"], (s, b)
+assert b["skipped"] is False, b
+PY
+expect_exit 0 hv capture --skip-if-unchanged
+assert_grep "^skipped creating snapshot: the tree is the parent capture's$" "$OUT"
+[ "$(ls "$REPO/snapshots" | wc -l)" = "$snaps_before" ] || fail "a skipped capture wrote a snapshot"
 check "forced re-read (another scan policy via allowlist) with --jobs 4: same home tree"
 sed 's/^\[packages\]/[secrets]\nallow_rules = ["jwt"]\n[packages]/' "$PROFILE" >"$W/other.toml"
 expect_exit 0 hv --jobs 4 --json capture --profile "$W/other.toml"
