@@ -8,10 +8,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 #include <tuple>
 
@@ -298,6 +300,61 @@ TEST_F(ArchiverTest, FileChangedWhileReadIsReadAgainOrReported) {
   auto [r3, w3, n3] = backup(0);
   EXPECT_EQ(n3, 1);
   EXPECT_FALSE(r3.incomplete);
+}
+
+// Small files are stored by one worker job per batch: each file still gets its own
+// content, in name order around subdirectories and a large file, and a file that cannot
+// be read is reported alone (the rest of its batch is stored).
+TEST_F(ArchiverTest, SmallFilesStoredInBatchesKeepTheirOwnResults) {
+  const fs::path src = root_ / "src";
+  std::map<std::string, std::string> want;  // path below src -> content
+  for (int i = 0; i < 90; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "f%03d", i);
+    std::string body(static_cast<size_t>((i * 977) % 5000 + 1), char('a' + i % 26));
+    body += name;
+    WriteFile(src / name, body);
+    want[name] = body;
+  }
+  std::string big(200000, 'z');  // above the batch limit: a job of its own
+  WriteFile(src / "f035big", big);
+  want["f035big"] = big;
+  for (const char* sub : {"f040dir/x", "f040dir/y", "f080dir/deeper/z"}) {
+    WriteFile(src / sub, std::string("sub ") + sub);
+    want[sub] = std::string("sub ") + sub;
+  }
+  const std::string gone = (src / "f011").string();
+  want.erase("f011");
+  BackupOptions o;
+  o.targets = {src.string()};
+  o.host = "h";
+  o.jobs = 2;
+  o.force = true;
+  // f010 and f011 share a batch, stored in order: f011 disappears before its turn.
+  o.after_read = [&](const std::string& path, int) {
+    if (path == (src / "f010").string()) fs::remove(gone);
+  };
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_TRUE(r.incomplete);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(gone), std::string::npos) << warnings[0];
+  for (const auto& [rel, body] : want) {
+    Node n = Find(r.tree, rel);
+    ASSERT_EQ(n.size, body.size()) << rel;
+    std::string got;
+    for (const BlobId& id : n.content) {
+      Bytes b = repo_->LoadBlob(BlobType::kData, id);
+      got.append(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    EXPECT_EQ(got, body) << rel;
+  }
+  std::vector<std::string> names;
+  for (const Node& n : repo_->LoadTree(Src(r))) names.push_back(n.name);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_EQ(std::count(names.begin(), names.end(), "f011"), 0);
+  EXPECT_EQ(names.size(), 90u - 1 + 1 + 2);  // files, f035big, the two directories
 }
 
 }  // namespace

@@ -135,8 +135,11 @@ bool SameStat(const struct stat& a, const struct stat& b) {
 }
 
 struct Scanned {
-  struct stat st;
+  struct stat st;  // the planning walk's
   std::shared_ptr<const std::string> bytes;  // null: streamed (the archiver reads the file)
+  // The stat after the read equals st: no change from the planning walk to the end of the
+  // read, so the bytes are the version st describes.
+  bool as_planned = false;
 };
 
 // Scanned bytes are kept for the archiver while they fit this budget (small files, the
@@ -170,6 +173,7 @@ class CaptureRun {
     PlanFiles();
     VerifyAndScan();
     if (Blocked()) return std::move(res_);
+    if (opts_.after_scan) opts_.after_scan();
     Save();
     return std::move(res_);
   }
@@ -249,19 +253,16 @@ class CaptureRun {
   // 3b. --verify-content re-reads the unchanged files, then every changed (or mismatched)
   // file is read and scanned, in parallel.
   void VerifyAndScan() {
-    int n = ResolveJobs(opts_.jobs);
-    ThreadPool pool(n, static_cast<size_t>(n) * 4);
-    std::vector<std::future<void>> done;
-    for (const Planned* f : to_verify_) done.push_back(pool.Submit([this, f] { VerifyOne(f); }));
-    for (auto& d : done) d.get();
-    done.clear();
+    // ParallelFor, not a task per file: a handoff between threads (a futex wake and a
+    // context switch) costs more than scanning a small file.
+    const int n = ResolveJobs(opts_.jobs);
+    ParallelFor(to_verify_.size(), n, [this](size_t i) { VerifyOne(to_verify_[i]); });
     MutexLock lock(mu_);
     to_scan_.insert(to_scan_.end(), mismatched_.begin(), mismatched_.end());
     res_.files_verified = verified_;
     res_.verify_mismatches = mismatched_.size();
     lock.Unlock();
-    for (const Planned* f : to_scan_) done.push_back(pool.Submit([this, f] { ScanOne(f); }));
-    for (auto& d : done) d.get();
+    ParallelFor(to_scan_.size(), n, [this](size_t i) { ScanOne(to_scan_[i]); });
     lock.Lock();
     res_.files_scanned = scanned_.size();
     // must_read is complete here (every scan has finished) and only read from now on.
@@ -305,8 +306,9 @@ class CaptureRun {
         keep = false;
       }
     }
+    struct stat after;
     try {
-      found = keep ? scanner_.ScanFile(f->path, &bytes) : scanner_.ScanFile(f->path);
+      found = scanner_.ScanFile(f->path, keep ? &bytes : nullptr, nullptr, &after);
     } catch (const Error&) {
       MutexLock lock(mu_);
       must_read_scan_.insert(f->path);  // the archiver reads it again and reports the error
@@ -316,7 +318,8 @@ class CaptureRun {
     MutexLock lock(mu_);
     must_read_scan_.insert(f->path);
     scanned_[f->path] =
-        Scanned{f->st, keep ? std::make_shared<const std::string>(std::move(bytes)) : nullptr};
+        Scanned{f->st, keep ? std::make_shared<const std::string>(std::move(bytes)) : nullptr,
+                SameStat(after, f->st)};
     for (auto& x : found)
       if (!prof_.allow.Allows(x)) findings_.push_back(std::move(x));
   }
@@ -366,15 +369,25 @@ class CaptureRun {
     bo.stable_intermediate_dirs = true;
     bo.skip_if_unchanged = opts_.skip_if_unchanged;  // (only a trusted parent is given)
     bo.may_reuse = [this](const std::string& path) { return !must_read_.count(path); };
-    // The planning walk's lstat of each file planned as unchanged: the archiver does not
-    // stat it again (the snapshot records it as planned; a change after planning is seen
-    // by the next capture, as one after the archiver's own lstat would be).
-    planned_unchanged_.reserve(files_.size());
-    for (const Planned& f : files_)
-      if (f.parent && !must_read_.count(f.path)) planned_unchanged_.emplace(f.path, &f.st);
+    // The planning walk's lstat of each file planned as unchanged, and of each file whose
+    // kept bytes were read under that same stat: the archiver does not stat them again
+    // (the snapshot records each as planned, with exactly the bytes scanned; a change
+    // after planning or scanning is seen by the next capture, as one after the archiver's
+    // own lstat would be).
+    known_stats_.reserve(files_.size());
+    MutexLock lock(mu_);  // (scanned_ no longer changes)
+    for (const Planned& f : files_) {
+      if (f.parent && !must_read_.count(f.path)) {
+        known_stats_.emplace(f.path, &f.st);
+      } else if (auto it = scanned_.find(f.path);
+                 it != scanned_.end() && it->second.bytes && it->second.as_planned) {
+        known_stats_.emplace(f.path, &f.st);
+      }
+    }
+    lock.Unlock();
     bo.known_stat = [this](const std::string& path) -> const struct stat* {
-      auto it = planned_unchanged_.find(path);
-      return it == planned_unchanged_.end() ? nullptr : it->second;
+      auto it = known_stats_.find(path);
+      return it == known_stats_.end() ? nullptr : it->second;
     };
     bo.content_for = [this](const std::string& path, const struct stat& st) {
       return ContentFor(path, st);
@@ -477,7 +490,7 @@ class CaptureRun {
   std::atomic<uint64_t> reads_{0};
   std::atomic<uint64_t> kept_bytes_{0};  // scanned bytes held for the archiver
   std::set<std::string> must_read_;  // changed files (no reuse); read-only once scanned
-  std::unordered_map<std::string, const struct stat*> planned_unchanged_;
+  std::unordered_map<std::string, const struct stat*> known_stats_;
 
   Mutex mu_;
   std::vector<Warning> warnings_ GUARDED_BY(mu_);

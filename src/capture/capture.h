@@ -41,6 +41,7 @@ struct CaptureOptions {
   std::string program_version;
   std::optional<gojson::Timestamp> time;  // tests
   std::string scan_tag_override;          // tests: record another scan version
+  std::function<void()> after_scan;       // tests: called between the scan and the store
   std::function<void(const std::string&)> warn;  // warnings, in a stable order
 };
 

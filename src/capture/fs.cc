@@ -97,12 +97,14 @@ bool SkipDirs::Has(const struct stat& st) const {
   return false;
 }
 
-std::string ReadWholeFile(const std::string& path) {
+std::string ReadWholeFile(const std::string& path, struct stat* after) {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
   std::string buf;
   struct stat st;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) buf.reserve(static_cast<size_t>(st.st_size));
+  // One fstat per file: before the read to size the buffer, or after it when asked for.
+  if (!after && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    buf.reserve(static_cast<size_t>(st.st_size));
   char tmp[1 << 16];
   for (;;) {
     ssize_t n = read(fd, tmp, sizeof(tmp));
@@ -114,6 +116,11 @@ std::string ReadWholeFile(const std::string& path) {
     }
     if (n == 0) break;
     buf.append(tmp, static_cast<size_t>(n));
+  }
+  if (after && fstat(fd, after) != 0) {
+    int e = errno;
+    close(fd);
+    Fail(ErrorCode::kIo, "stat " + path + ": " + strerror(e));
   }
   close(fd);
   return buf;

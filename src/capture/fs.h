@@ -32,6 +32,7 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       SkipDirs* skip = nullptr);
 
 // The whole file (no symlink following); kIo naming the path when it cannot be read.
-std::string ReadWholeFile(const std::string& path);
+// *after (when given): the file's stat taken once the read reached its end.
+std::string ReadWholeFile(const std::string& path, struct stat* after = nullptr);
 
 }  // namespace haven::capture

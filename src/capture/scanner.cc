@@ -1041,9 +1041,9 @@ std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view conte
 }
 
 std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content,
-                                       uint64_t* size) const {
+                                       uint64_t* size, struct stat* after) const {
   if (content) {
-    *content = ReadWholeFile(path);
+    *content = ReadWholeFile(path, after);
     if (size) *size = content->size();
     return Scan(path, *content);
   }
@@ -1052,6 +1052,8 @@ std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* con
   FileSource src(fd, path);
   auto found = ScanSource(path, src, kDefaultScanWindow);
   if (size) *size = src.bytes();
+  if (after && fstat(fd, after) != 0)
+    Fail(ErrorCode::kIo, "stat " + path + ": " + strerror(errno));
   return found;
 }
 

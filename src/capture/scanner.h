@@ -6,6 +6,8 @@
 // have no findings. A Scanner is immutable after construction and thread-safe.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,10 +65,11 @@ class Scanner {
   std::vector<Finding> Scan(std::string_view path, std::string_view content, size_t window) const;
   // Reads the file (no symlink following) and scans it. With `content`, the whole file is
   // read into *content first; without, it is read window by window (memory stays about
-  // kDefaultScanWindow + 256 KiB whatever the file's size). *size gets the bytes read.
-  // Throws kIo when the file cannot be read.
+  // kDefaultScanWindow + 256 KiB whatever the file's size). *size gets the bytes read,
+  // *after the file's stat once the read reached its end. Throws kIo when the file
+  // cannot be read.
   std::vector<Finding> ScanFile(const std::string& path, std::string* content = nullptr,
-                                uint64_t* size = nullptr) const;
+                                uint64_t* size = nullptr, struct stat* after = nullptr) const;
 
   // Only the content rules over a buffer, for benchmarks: number of raw matches.
   uint64_t CountMatches(std::string_view content, bool binary) const;

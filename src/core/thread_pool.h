@@ -29,6 +29,9 @@ class ThreadPool {
     return f;
   }
 
+  // Queues a job whose completion the caller learns some other way (a promise it sets).
+  void Post(std::function<void()> job) { Push(std::move(job)); }
+
   int size() const { return static_cast<int>(workers_.size()); }
 
  private:
