@@ -135,11 +135,12 @@ LockInfo MakeInfo(bool exclusive) {
   return l;
 }
 
+std::atomic<bool> g_skew_warned{false};
+
 // Warns (once per process) when this machine's clock is `skew` seconds ahead of the
 // storage's (negative: behind) by more than kClockSkewWarnSeconds.
 void WarnOnClockSkew(const Repository& repo, int64_t skew) {
-  static std::atomic<bool> warned{false};
-  if (std::llabs(skew) <= kClockSkewWarnSeconds || warned.exchange(true)) return;
+  if (std::llabs(skew) <= kClockSkewWarnSeconds || g_skew_warned.exchange(true)) return;
   repo.Warn("this machine's clock is " + std::to_string(std::llabs(skew)) + " s " +
             (skew > 0 ? "ahead of" : "behind") +
             " the repository storage's clock: lock ages and snapshot times depend on it "
@@ -294,6 +295,8 @@ Lock::~Lock() {
     id_ = FileId();
   }
 }
+
+void ResetClockSkewWarning() { g_skew_warned = false; }
 
 std::optional<int64_t> StorageNow(Repository& repo) {
   const LockInfo info = MakeInfo(false);

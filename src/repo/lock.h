@@ -73,6 +73,8 @@ class Lock {
 // Differences between this machine's clock and the storage's larger than this are
 // reported (lock ages and snapshot times depend on both).
 inline constexpr int64_t kClockSkewWarnSeconds = 5 * 60;
+// Tests: the next skew is reported again (a process reports one, the first it sees).
+void ResetClockSkewWarning();
 
 // The storage's clock now: the modification time of a shared lock file written and removed
 // at once (warning when this machine's clock differs), or nullopt when the backend keeps no
