@@ -1,8 +1,8 @@
 // Large scratch memory that is neither value-initialised nor kept in the heap: from 2 MiB
-// on it is mapped directly, 2 MiB-aligned and marked for transparent huge pages where the
-// OS supports it (a 32 MiB buffer otherwise costs 8192 page faults, which on a VM take
-// about as long as hashing 32 MiB); smaller sizes come from operator new (64-byte aligned).
-// Unmapped memory goes straight back to the OS, which zeroes it before any reuse.
+// on it is mapped directly (2 MiB-aligned: huge pages where the system's THP setting is
+// `always`, but not asked for with madvise: see huge_buffer.cc for why); smaller
+// sizes come from operator new (64-byte aligned). Unmapped memory goes straight back to the
+// OS, which zeroes it before any reuse.
 #pragma once
 
 #include <cstddef>

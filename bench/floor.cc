@@ -1,0 +1,243 @@
+// bench_floor: the bare work a workload cannot avoid, timed by bench/compare beside haven and
+// restic (issue 15: "each target met or the remaining gap explained by a measured floor").
+// Nothing here uses haven's code: each mode is the plainest loop over the same files, on the
+// same number of threads as haven, so haven/floor says how far haven is from the work itself
+// and floor/restic says how low haven/restic can go at all.
+//
+//   bench_floor hash-compress --threads N --out FILE SRC...
+//       every regular file under SRC: read, SHA-256, compressed with zstd level 3 as its own
+//       frame (a cold backup stores each file's bytes as blobs compressed one by one), the
+//       frames appended to FILE (one per thread: FILE.<t>) and each FILE fsynced at the end.
+//   bench_floor create-write --threads N SRC DST
+//       DST gets SRC's directories (mkdir), then every regular file is created and written
+//       with SRC's bytes, symlinks are made as links (a restore's create-and-write loop; no
+//       metadata, no decoding). Files are handed out by directory, as haven's restorer does.
+//   bench_floor hash --threads N SRC...
+//       every regular file under SRC read and SHA-256-hashed (check --read-data hashes every
+//       pack file; the blob hashes and decryption come on top).
+//
+// Prints one line: mode, files, bytes, seconds. Exit 1 with a message on any error.
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void Die(const std::string& what) {
+  std::fprintf(stderr, "bench_floor: %s: %s\n", what.c_str(), std::strerror(errno));
+  std::exit(1);
+}
+
+struct Entry {
+  std::string rel;  // path relative to its root
+  std::string root;
+  bool link = false;
+};
+
+// Regular files and symlinks under each root, grouped by directory (directory order of the
+// walk); directories relative to the first root in `dirs`.
+void Walk(const std::vector<std::string>& roots, std::vector<Entry>* files,
+          std::vector<std::string>* dirs) {
+  for (const std::string& root : roots) {
+    std::error_code ec;
+    if (fs::is_regular_file(fs::symlink_status(root, ec))) {
+      files->push_back({fs::path(root).filename().string(), fs::path(root).parent_path().string(), false});
+      continue;
+    }
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+      const fs::file_status st = it->symlink_status();
+      std::string rel = it->path().lexically_relative(root).string();
+      if (fs::is_directory(st)) {
+        if (dirs) dirs->push_back(rel);
+      } else if (fs::is_regular_file(st) || fs::is_symlink(st)) {
+        files->push_back({std::move(rel), root, fs::is_symlink(st)});
+      }
+    }
+    if (ec) Die("walk " + root);
+  }
+}
+
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Die("open " + path);
+  std::vector<uint8_t> buf;
+  size_t used = 0;
+  for (;;) {
+    if (buf.size() - used < 65536) buf.resize(used + std::max<size_t>(65536, used));
+    const ssize_t n = read(fd, buf.data() + used, buf.size() - used);
+    if (n < 0) Die("read " + path);
+    if (n == 0) break;
+    used += static_cast<size_t>(n);
+  }
+  close(fd);
+  buf.resize(used);
+  return buf;
+}
+
+void Sha256(const std::vector<uint8_t>& data, unsigned char out[32]) {
+  unsigned int len = 0;
+  if (!EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr)) {
+    throw std::runtime_error("sha256");
+  }
+}
+
+void WriteAll(int fd, const uint8_t* p, size_t n, const std::string& what) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0) Die("write " + what);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+template <typename F>
+void OnThreads(int threads, F&& f) {
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(f, t);
+  f(0);
+  for (auto& th : pool) th.join();
+}
+
+struct Totals {
+  std::atomic<uint64_t> files{0}, bytes{0};
+};
+
+void HashCompress(const std::vector<Entry>& files, int threads, const std::string& out,
+                  Totals* tot) {
+  std::atomic<size_t> next{0};
+  OnThreads(threads, [&](int t) {
+    const std::string name = out + "." + std::to_string(t);
+    const int fd = open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) Die("create " + name);
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    std::vector<uint8_t> frame;
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      if (files[i].link) continue;
+      const std::vector<uint8_t> data = ReadAll(files[i].root + "/" + files[i].rel);
+      unsigned char digest[32];
+      Sha256(data, digest);
+      frame.resize(ZSTD_compressBound(data.size()));
+      const size_t n = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
+      if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
+      WriteAll(fd, frame.data(), n, name);
+      tot->files++;
+      tot->bytes += data.size();
+    }
+    ZSTD_freeCCtx(cctx);
+    if (fsync(fd) != 0) Die("fsync " + name);
+    close(fd);
+  });
+}
+
+void CreateWrite(const std::vector<Entry>& files, const std::vector<std::string>& dirs,
+                 const std::string& dst, int threads, Totals* tot) {
+  if (mkdir(dst.c_str(), 0755) != 0 && errno != EEXIST) Die("mkdir " + dst);
+  for (const std::string& d : dirs) {
+    const std::string p = dst + "/" + d;
+    if (mkdir(p.c_str(), 0755) != 0) Die("mkdir " + p);
+  }
+  // Hand out runs of files of one directory (the walk lists a directory's files together).
+  std::atomic<size_t> next{0};
+  constexpr size_t kRun = 32;
+  OnThreads(threads, [&](int) {
+    for (size_t start; (start = next.fetch_add(kRun)) < files.size();) {
+      for (size_t i = start; i < std::min(files.size(), start + kRun); ++i) {
+        const std::string src = files[i].root + "/" + files[i].rel;
+        const std::string to = dst + "/" + files[i].rel;
+        if (files[i].link) {
+          const std::string target = fs::read_symlink(src).string();
+          if (symlink(target.c_str(), to.c_str()) != 0) Die("symlink " + to);
+          continue;
+        }
+        const std::vector<uint8_t> data = ReadAll(src);
+        const int fd = open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) Die("create " + to);
+        WriteAll(fd, data.data(), data.size(), to);
+        close(fd);
+        tot->files++;
+        tot->bytes += data.size();
+      }
+    }
+  });
+}
+
+void HashOnly(const std::vector<Entry>& files, int threads, Totals* tot) {
+  std::atomic<size_t> next{0};
+  OnThreads(threads, [&](int) {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      if (files[i].link) continue;
+      const std::vector<uint8_t> data = ReadAll(files[i].root + "/" + files[i].rel);
+      unsigned char digest[32];
+      Sha256(data, digest);
+      tot->files++;
+      tot->bytes += data.size();
+    }
+  });
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: bench_floor hash-compress --threads N --out FILE SRC...\n"
+               "       bench_floor create-write --threads N SRC DST\n"
+               "       bench_floor hash --threads N SRC...\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return Usage();
+  const std::string mode = argv[1];
+  int threads = 1;
+  std::string out;
+  std::vector<std::string> args;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) {
+      threads = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--out" && i + 1 < argc) {
+      out = argv[++i];
+    } else {
+      args.push_back(a);
+    }
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Totals tot;
+  std::vector<Entry> files;
+  if (mode == "hash-compress" && !out.empty() && !args.empty()) {
+    Walk(args, &files, nullptr);
+    HashCompress(files, threads, out, &tot);
+  } else if (mode == "create-write" && args.size() == 2) {
+    std::vector<std::string> dirs;
+    Walk({args[0]}, &files, &dirs);
+    CreateWrite(files, dirs, args[1], threads, &tot);
+  } else if (mode == "hash" && !args.empty()) {
+    Walk(args, &files, nullptr);
+    HashOnly(files, threads, &tot);
+  } else {
+    return Usage();
+  }
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%s: %llu files, %llu bytes, %.3f s on %d threads\n", mode.c_str(),
+              static_cast<unsigned long long>(tot.files.load()),
+              static_cast<unsigned long long>(tot.bytes.load()), secs, threads);
+  return 0;
+}
