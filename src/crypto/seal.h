@@ -19,7 +19,8 @@ inline constexpr size_t kOverhead = kIvSize + kTagSize;
 
 // Uses a fresh random non-zero IV.
 Bytes Seal(const CryptoKey& k, ByteView plaintext);
-// out must hold plaintext.size() + kOverhead bytes and must not overlap plaintext.
+// out must hold plaintext.size() + kOverhead bytes and must not overlap plaintext, except
+// that plaintext may start exactly at out + kIvSize: then it is sealed in place.
 void SealInto(const CryptoKey& k, ByteView plaintext, uint8_t* out);
 // Deterministic variant for known-answer tests. Throws haven::Error (kFatal) if iv16 is not
 // 16 bytes or is all zero.

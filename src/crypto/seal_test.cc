@@ -91,6 +91,25 @@ TEST(SealTest, IntoVariantsAndInPlaceOpen) {
   EXPECT_TRUE(std::equal(p.begin(), p.end(), s.begin() + kIvSize));
 }
 
+TEST(SealTest, SealIntoInPlaceRoundTrips) {
+  // WriteSession compresses a blob to buf + kIvSize and seals it there: sizes around the
+  // encrypt-and-MAC slice (16 KiB) and across several slices.
+  const CryptoKey k = CryptoKey::Random();
+  for (size_t n : {0, 1, 16383, 16384, 16385, 100000, 1 << 20}) {
+    Bytes p(n);
+    RandomBytes(p.data(), p.size());
+    Bytes buf(n + kOverhead);
+    std::copy(p.begin(), p.end(), buf.begin() + kIvSize);
+    SealInto(k, ByteView(buf.data() + kIvSize, n), buf.data());
+    auto o = Open(k, buf);
+    ASSERT_TRUE(o.has_value()) << n;
+    EXPECT_EQ(*o, p) << n;
+    if (n >= 16) {
+      EXPECT_FALSE(std::equal(p.begin(), p.end(), buf.begin() + kIvSize)) << n;
+    }
+  }
+}
+
 TEST(SealTest, FreshIvEachTime) {
   const CryptoKey k = CryptoKey::Random();
   const Bytes a = Seal(k, AsBytes("same"));

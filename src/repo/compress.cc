@@ -49,7 +49,7 @@ Bytes ZstdCompress(ByteView data, int level) {
   return out;
 }
 
-size_t ZstdCompressInto(ByteView data, int level, Bytes& out) {
+size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, size_t slack) {
   thread_local CCtx c;
   if (c.level != level) {
     ZSTD_CCtx_reset(c.ctx, ZSTD_reset_session_and_parameters);
@@ -59,8 +59,8 @@ size_t ZstdCompressInto(ByteView data, int level, Bytes& out) {
     c.level = level;
   }
   size_t bound = ZSTD_compressBound(data.size());
-  if (out.size() < bound) out.resize(bound);  // grow only: no zero-fill when reused
-  size_t n = ZSTD_compress2(c.ctx, out.data(), bound, data.data(), data.size());
+  if (out.size() < offset + bound + slack) out.resize(offset + bound + slack);  // grow only
+  size_t n = ZSTD_compress2(c.ctx, out.data() + offset, bound, data.data(), data.size());
   if (ZSTD_isError(n)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(n));
   return n;
 }

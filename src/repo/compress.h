@@ -18,8 +18,10 @@ Compression ParseCompression(std::string_view s);
 
 // One standard zstd frame with the content size recorded and no checksum.
 Bytes ZstdCompress(ByteView data, int level);
-// Compresses into out[0, n) and returns n; out only grows (reused per thread by callers).
-size_t ZstdCompressInto(ByteView data, int level, Bytes& out);
+// Compresses into out[offset, offset + n) and returns n; out only grows (reused per thread by
+// callers) and afterwards holds at least `slack` bytes past the frame (room for a MAC).
+size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset = 0,
+                        size_t slack = 0);
 // Decompresses one frame. expected_size, when non-zero, must match exactly; the output
 // is bounded by max_size to defend against hostile frames. Throws kCorrupt naming `what`.
 Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,

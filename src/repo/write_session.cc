@@ -77,19 +77,22 @@ ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompress
                   (t == BlobType::kTree ||
                    (mode != Compression::kOff &&
                     !(skip_incompressible && LooksIncompressible(plain))));
-  // Per-thread buffers that only grow: no allocation or zero-fill per blob.
-  thread_local Bytes payload, sealed;
+  // One per-thread buffer that only grows: no allocation or zero-fill per blob. A compressed
+  // blob is compressed into it after the IV's place and sealed there in place (a second
+  // buffer per thread held up to 8 MiB more: bench B1's peak RSS).
+  thread_local Bytes sealed;
   *uncompressed_length = 0;
   ByteView body = plain;
   if (compress) {
     int level = t == BlobType::kTree ? std::max(3, ZstdLevel(mode)) : ZstdLevel(mode);
     ScopedTimer timer(Stage::kCompress);
-    const size_t n = ZstdCompressInto(plain, level, payload);  // may reallocate payload
-    body = ByteView(payload).first(n);
+    const size_t n =
+        ZstdCompressInto(plain, level, sealed, crypto::kIvSize, crypto::kTagSize);
+    body = ByteView(sealed).subspan(crypto::kIvSize, n);
     *uncompressed_length = static_cast<uint32_t>(plain.size());
   }
   const size_t n = body.size() + crypto::kOverhead;
-  if (sealed.size() < n) sealed.resize(n);
+  if (sealed.size() < n) sealed.resize(n);  // never when compressed: room was made above
   ScopedTimer timer(Stage::kSeal);
   crypto::SealInto(repo_.key(), body, sealed.data());
   return ByteView(sealed).first(n);
