@@ -377,12 +377,10 @@ class CaptureRun {
     known_stats_.reserve(files_.size());
     MutexLock lock(mu_);  // (scanned_ no longer changes)
     for (const Planned& f : files_) {
-      if (f.parent && !must_read_.count(f.path)) {
+      const bool kept = f.parent && !must_read_.count(f.path);
+      auto it = kept ? scanned_.end() : scanned_.find(f.path);
+      if (kept || (it != scanned_.end() && it->second.bytes && it->second.as_planned))
         known_stats_.emplace(f.path, &f.st);
-      } else if (auto it = scanned_.find(f.path);
-                 it != scanned_.end() && it->second.bytes && it->second.as_planned) {
-        known_stats_.emplace(f.path, &f.st);
-      }
     }
     lock.Unlock();
     bo.known_stat = [this](const std::string& path) -> const struct stat* {

@@ -104,8 +104,9 @@ class Index {
   Shard& ShardOf(BlobType type, const BlobId& id) const;
   uint32_t RegisterPack(const PackId& pack, bool tree_pack);
 
-  // LoadParallel's shard records, in one 2 MiB-aligned mapping on transparent huge pages
-  // (lookups jump around hundreds of MB); declared before shards_: freed last.
+  // LoadParallel's shard records, in one 2 MiB-aligned mapping (core/huge_buffer.h: huge
+  // pages only where the system's THP setting is `always`); declared before shards_:
+  // freed last.
   std::unique_ptr<HugeBuffer> arena_;
   std::unique_ptr<Shard[]> shards_;  // 512
   std::vector<size_t> base_ = std::vector<size_t>(512, 0);  // first position per shard (Compact)

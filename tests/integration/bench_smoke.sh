@@ -32,7 +32,7 @@ assert_grep '^\| B1 \|' "$OUT" "no results table"
 if grep -q 'ERROR' "$OUT"; then fail "a workload failed (see above)"; fi
 assert_grep 'haven stages: timings backup' "$OUT" "no HAVEN_TIMINGS stage line"
 # issue 15's floors (bench/floor.cc and plain tools) beside the rows that have one
-for w in B1 B2 B3 B4 B5c B6 B8; do
+for w in B1 B2 B3 B4 B5c B5u B6 B8; do
   assert_grep "^- $w haven/floor: [0-9]" "$OUT" "no floor for $w"
 done
 if grep -q 'floor not timed' "$OUT"; then fail "a floor was not timed (see above)"; fi
