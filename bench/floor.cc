@@ -12,6 +12,10 @@
 //       DST gets SRC's directories (mkdir), then every regular file is created and written
 //       with SRC's bytes, symlinks are made as links (a restore's create-and-write loop; no
 //       metadata, no decoding). Files are handed out by directory, as haven's restorer does.
+//   bench_floor pieces --threads N --piece BYTES FILE
+//       one large file read in pieces (default 1 MiB, restic's average chunk), each piece
+//       SHA-256-hashed and compressed with zstd level 3 as its own frame, on N threads; the
+//       output is dropped (B1: the zstd + hash floor of one big file, one pass, no CLI).
 //   bench_floor hash --threads N SRC...
 //       every regular file under SRC read and SHA-256-hashed (check --read-data hashes every
 //       pack file; the blob hashes and decryption come on top).
@@ -178,6 +182,34 @@ void CreateWrite(const std::vector<Entry>& files, const std::vector<std::string>
   });
 }
 
+void Pieces(const std::string& path, size_t piece, int threads, Totals* tot) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) Die("open " + path);
+  struct stat st;
+  if (fstat(fd, &st) != 0) Die("stat " + path);
+  const size_t count = (static_cast<size_t>(st.st_size) + piece - 1) / piece;
+  std::atomic<size_t> next{0};
+  OnThreads(threads, [&](int) {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    std::vector<uint8_t> data(piece), frame(ZSTD_compressBound(piece));
+    for (size_t i; (i = next.fetch_add(1)) < count;) {
+      const ssize_t n = pread(fd, data.data(), piece, static_cast<off_t>(i * piece));
+      if (n < 0) Die("read " + path);
+      data.resize(static_cast<size_t>(n));
+      unsigned char digest[32];
+      Sha256(data, digest);
+      const size_t z = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
+      if (ZSTD_isError(z)) throw std::runtime_error(ZSTD_getErrorName(z));
+      data.resize(piece);
+      tot->files += i == 0;
+      tot->bytes += static_cast<uint64_t>(n);
+    }
+    ZSTD_freeCCtx(cctx);
+  });
+  close(fd);
+}
+
 void HashOnly(const std::vector<Entry>& files, int threads, Totals* tot) {
   std::atomic<size_t> next{0};
   OnThreads(threads, [&](int) {
@@ -196,6 +228,7 @@ int Usage() {
   std::fprintf(stderr,
                "usage: bench_floor hash-compress --threads N --out FILE SRC...\n"
                "       bench_floor create-write --threads N SRC DST\n"
+               "       bench_floor pieces --threads N [--piece BYTES] FILE\n"
                "       bench_floor hash --threads N SRC...\n");
   return 2;
 }
@@ -206,12 +239,15 @@ int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   const std::string mode = argv[1];
   int threads = 1;
+  size_t piece = 1 << 20;
   std::string out;
   std::vector<std::string> args;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) {
       threads = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--piece" && i + 1 < argc) {
+      piece = std::max<size_t>(4096, std::strtoull(argv[++i], nullptr, 10));
     } else if (a == "--out" && i + 1 < argc) {
       out = argv[++i];
     } else {
@@ -228,6 +264,8 @@ int main(int argc, char** argv) {
     std::vector<std::string> dirs;
     Walk({args[0]}, &files, &dirs);
     CreateWrite(files, dirs, args[1], threads, &tot);
+  } else if (mode == "pieces" && args.size() == 1) {
+    Pieces(args[0], piece, threads, &tot);
   } else if (mode == "hash" && !args.empty()) {
     Walk(args, &files, nullptr);
     HashOnly(files, threads, &tot);
