@@ -33,7 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <stdexcept>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -42,10 +42,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "bench_floor: %s: %s\n", what.c_str(), std::strerror(errno));
+[[noreturn]] void Fail(const std::string& msg) {
+  std::fprintf(stderr, "bench_floor: %s\n", msg.c_str());
   std::exit(1);
 }
+[[noreturn]] void Die(const std::string& what) { Fail(what + ": " + std::strerror(errno)); }
 
 struct Entry {
   std::string rel;  // path relative to its root
@@ -97,7 +98,7 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
 void Sha256(const std::vector<uint8_t>& data, unsigned char out[32]) {
   unsigned int len = 0;
   if (!EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr)) {
-    throw std::runtime_error("sha256");
+    Fail("sha256 failed");
   }
 }
 
@@ -122,33 +123,47 @@ struct Totals {
   std::atomic<uint64_t> files{0}, bytes{0};
 };
 
-void HashCompress(const std::vector<Entry>& files, int threads, const std::string& out,
-                  Totals* tot) {
+// Every regular file read whole and SHA-256-hashed on `threads` threads, files handed out
+// one at a time; use(t, data) then runs on thread t.
+template <typename Use>
+void EachFileHashed(const std::vector<Entry>& files, int threads, Totals* tot, Use use) {
   std::atomic<size_t> next{0};
   OnThreads(threads, [&](int t) {
-    const std::string name = out + "." + std::to_string(t);
-    const int fd = open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) Die("create " + name);
-    ZSTD_CCtx* cctx = ZSTD_createCCtx();
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
-    std::vector<uint8_t> frame;
     for (size_t i; (i = next.fetch_add(1)) < files.size();) {
       if (files[i].link) continue;
       const std::vector<uint8_t> data = ReadAll(files[i].root + "/" + files[i].rel);
       unsigned char digest[32];
       Sha256(data, digest);
-      frame.resize(ZSTD_compressBound(data.size()));
-      const size_t n = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
-      if (ZSTD_isError(n)) throw std::runtime_error(ZSTD_getErrorName(n));
-      WriteAll(fd, frame.data(), n, name);
+      use(t, data);
       tot->files++;
       tot->bytes += data.size();
     }
+  });
+}
+
+// hash-compress's output of one thread: frames appended to OUT.<t>, fsynced when destroyed.
+struct FrameFile {
+  std::string name;
+  int fd;
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  std::vector<uint8_t> frame;
+  FrameFile(const std::string& out, int t) : name(out + "." + std::to_string(t)) {
+    fd = open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) Die("create " + name);
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+  }
+  ~FrameFile() {
     ZSTD_freeCCtx(cctx);
     if (fsync(fd) != 0) Die("fsync " + name);
     close(fd);
-  });
-}
+  }
+  void Add(const std::vector<uint8_t>& data) {
+    frame.resize(ZSTD_compressBound(data.size()));
+    const size_t n = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
+    if (ZSTD_isError(n)) Fail(std::string("zstd: ") + ZSTD_getErrorName(n));
+    WriteAll(fd, frame.data(), n, name);
+  }
+};
 
 void CreateWrite(const std::vector<Entry>& files, const std::vector<std::string>& dirs,
                  const std::string& dst, int threads, Totals* tot) {
@@ -200,7 +215,7 @@ void Pieces(const std::string& path, size_t piece, int threads, Totals* tot) {
       unsigned char digest[32];
       Sha256(data, digest);
       const size_t z = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
-      if (ZSTD_isError(z)) throw std::runtime_error(ZSTD_getErrorName(z));
+      if (ZSTD_isError(z)) Fail(std::string("zstd: ") + ZSTD_getErrorName(z));
       data.resize(piece);
       tot->files += i == 0;
       tot->bytes += static_cast<uint64_t>(n);
@@ -208,20 +223,6 @@ void Pieces(const std::string& path, size_t piece, int threads, Totals* tot) {
     ZSTD_freeCCtx(cctx);
   });
   close(fd);
-}
-
-void HashOnly(const std::vector<Entry>& files, int threads, Totals* tot) {
-  std::atomic<size_t> next{0};
-  OnThreads(threads, [&](int) {
-    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
-      if (files[i].link) continue;
-      const std::vector<uint8_t> data = ReadAll(files[i].root + "/" + files[i].rel);
-      unsigned char digest[32];
-      Sha256(data, digest);
-      tot->files++;
-      tot->bytes += data.size();
-    }
-  });
 }
 
 int Usage() {
@@ -259,7 +260,11 @@ int main(int argc, char** argv) {
   std::vector<Entry> files;
   if (mode == "hash-compress" && !out.empty() && !args.empty()) {
     Walk(args, &files, nullptr);
-    HashCompress(files, threads, out, &tot);
+    std::vector<std::unique_ptr<FrameFile>> frames;
+    for (int t = 0; t < threads; ++t) frames.push_back(std::make_unique<FrameFile>(out, t));
+    EachFileHashed(files, threads, &tot,
+                   [&](int t, const std::vector<uint8_t>& d) { frames[t]->Add(d); });
+    frames.clear();  // fsync and close, timed
   } else if (mode == "create-write" && args.size() == 2) {
     std::vector<std::string> dirs;
     Walk({args[0]}, &files, &dirs);
@@ -268,7 +273,7 @@ int main(int argc, char** argv) {
     Pieces(args[0], piece, threads, &tot);
   } else if (mode == "hash" && !args.empty()) {
     Walk(args, &files, nullptr);
-    HashOnly(files, threads, &tot);
+    EachFileHashed(files, threads, &tot, [](int, const std::vector<uint8_t>&) {});
   } else {
     return Usage();
   }

@@ -346,9 +346,9 @@ void Index::LoadParallel(size_t files, int threads,
     for (size_t sh = 0; sh < kShards; ++sh)
       if (add[sh]) shards_[sh].Reserve(shards_[sh].size + add[sh]);
   }
-  // Shard by shard, so that the arena fills from its start. Every file's array is grouped by shard, so the part already
-  // copied is a prefix: its pages go back to the kernel as we go, and the load never
-  // holds much more than one copy of the records.
+  // Shard by shard, so that the arena fills from its start. Every file's array is grouped
+  // by shard, so the part already copied is a prefix: its pages go back to the kernel as
+  // we go, and the load never holds much more than one copy of the records.
   const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   std::vector<uintptr_t> released(parsed.size());  // per file: freed up to this address
   for (size_t sh = 0; sh < kShards; ++sh) {

@@ -92,7 +92,9 @@ ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompress
     *uncompressed_length = static_cast<uint32_t>(plain.size());
   }
   const size_t n = body.size() + crypto::kOverhead;
-  if (sealed.size() < n) sealed.resize(n);  // never when compressed: room was made above
+  // (A compressed body lies in `sealed`, which ZstdCompressInto already sized: growing it
+  // here would move the body.)
+  if (!compress && sealed.size() < n) sealed.resize(n);
   ScopedTimer timer(Stage::kSeal);
   crypto::SealInto(repo_.key(), body, sealed.data());
   return ByteView(sealed).first(n);
