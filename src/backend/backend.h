@@ -46,6 +46,20 @@ struct FileInfo {
   uint64_t size = 0;
 };
 
+// A data pack written piece by piece while its blobs are sealed, so that no pack is held
+// in memory (the cold backup's peak RSS), then stored under its name. Made by
+// Backend::NewPackStream. Not thread-safe: one writer at a time.
+class PackStream {
+ public:
+  // Without Commit nothing is stored and the partial data is removed.
+  virtual ~PackStream() = default;
+  virtual void Append(ByteView data) = 0;
+  // Stores everything appended as the pack `name` (its SHA-256, computed by the caller),
+  // with Save's guarantees: atomic, durable, and an existing pack of equal size accepted.
+  // At most once.
+  virtual void Commit(const std::string& name) = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -91,6 +105,13 @@ class Backend {
 
   // Removes the object; removing a missing object throws kNotFound.
   virtual void Remove(const Handle& h) = 0;
+
+  // A stream for one new data pack, or nullptr when this backend stores whole objects
+  // only (the default: the caller then builds the pack in memory and calls Save). Only a
+  // backend that keeps a pack outside the process's memory while it is written (the local
+  // directory: a temp file) returns one. A decorator that changes Save must not simply
+  // forward it (ForwardingBackend does not): it would bypass its own Save.
+  virtual std::unique_ptr<PackStream> NewPackStream() { return nullptr; }
 
   // How many requests this backend serves well in parallel.
   virtual int Connections() const { return 2; }

@@ -29,7 +29,9 @@
 #include <vector>
 
 #include "backend/backend_conformance_test.h"
+#include "backend/dry_run_backend.h"
 #include "backend/fault_backend.h"
+#include "backend/kill_backend.h"
 #include "backend/limit_backend.h"
 #include "backend/local_backend.h"
 #include "backend/mem_backend.h"
@@ -412,6 +414,112 @@ TEST_F(LocalBackendTest, DiskFullIsPermanentAndLeavesNoTempFile) {
   });
   if (result.starts_with("SKIP")) GTEST_SKIP() << result;
   EXPECT_EQ(result, "");
+}
+
+// ---- Streamed packs (NewPackStream) ------------------------------------------------------
+
+// Appends `data` to a new stream in pieces of `piece` bytes.
+std::unique_ptr<PackStream> StreamOf(Backend& be, ByteView data, size_t piece) {
+  auto out = be.NewPackStream();
+  for (size_t off = 0; off < data.size(); off += piece)
+    out->Append(data.subspan(off, std::min(piece, data.size() - off)));
+  return out;
+}
+
+TEST_F(LocalBackendTest, PackStreamIsATempFileUntilItsCommit) {
+  Bytes pack = TestBytes(100000, 7);
+  Handle h{FileType::kPack, TestName(1, "5a")};
+  auto out = StreamOf(be_, pack, 4096);
+  // Written as it comes, outside the process's memory, under a temp name nobody lists.
+  std::vector<std::string> tmp = TempFilesUnder(root_);
+  ASSERT_EQ(tmp.size(), 1u);
+  EXPECT_TRUE(Contains(tmp[0], "/data/")) << tmp[0];
+  EXPECT_TRUE(Contains(tmp[0], "pack-tmp-")) << tmp[0];
+  EXPECT_EQ(fs::file_size(tmp[0]), pack.size());
+  EXPECT_TRUE(ListAll(be_, FileType::kPack).empty());
+  EXPECT_EQ(be_.CountStaleTempFiles(-10), 1u);  // what check reports after a crash
+
+  out->Commit(h.name);
+  EXPECT_EQ(be_.Load(h), pack);
+  EXPECT_EQ(ModeOf(Path("data/5a/" + h.name)), 0400u);
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
+  EXPECT_EQ(ListAll(be_, FileType::kPack), (std::map<std::string, uint64_t>{{h.name, pack.size()}}));
+}
+
+TEST_F(LocalBackendTest, DroppedPackStreamLeavesNothing) {
+  {
+    auto out = StreamOf(be_, TestBytes(5000, 1), 1000);
+  }
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
+  EXPECT_TRUE(ListAll(be_, FileType::kPack).empty());
+}
+
+TEST_F(LocalBackendTest, PackStreamRecreatesMissingPackFolders) {
+  // Copy tools drop empty folders: neither the temp file's data/XX nor the pack's exists.
+  for (const auto& e : fs::directory_iterator(Path("data"))) fs::remove(e.path());
+  Bytes pack = TestBytes(3000, 2);
+  Handle h{FileType::kPack, TestName(1, "e7")};
+  StreamOf(be_, pack, 700)->Commit(h.name);
+  EXPECT_EQ(be_.Load(h), pack);
+  EXPECT_EQ(ModeOf(Path("data/e7")), 0700u);
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
+}
+
+TEST_F(LocalBackendTest, PackStreamCommitKeepsSavesRules) {
+  Handle h{FileType::kPack, TestName(1, "0c")};
+  be_.Save(h, AsBytes("0123456789"));
+  // The same name and size: a retried upload of the same bytes, accepted.
+  StreamOf(be_, AsBytes("0123456789"), 3)->Commit(h.name);
+  // Another size under an existing name: refused, nothing replaced, nothing left behind.
+  Error e = CatchError([&] { StreamOf(be_, AsBytes("0123456789a"), 4)->Commit(h.name); });
+  EXPECT_EQ(e.code(), ErrorCode::kFatal);
+  EXPECT_TRUE(Contains(e.what(), Path("data/0c/" + h.name))) << e.what();
+  EXPECT_EQ(AsChars(be_.Load(h)), "0123456789");
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
+  // A name that is no pack name.
+  EXPECT_EQ(CatchError([&] { StreamOf(be_, AsBytes("x"), 1)->Commit("../config"); }).code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
+}
+
+TEST_F(LocalBackendTest, PackStreamOnAFullDiskFailsPermanentlyAndLeavesNothing) {
+  const std::string mnt = dir_.path() + "/small";
+  fs::create_directory(mnt);
+  std::string result = RunInChild([&]() -> std::string {
+    if (::unshare(CLONE_NEWNS) != 0) return std::string("SKIP unshare: ") + std::strerror(errno);
+    if (::mount("none", "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+      return std::string("SKIP private mounts: ") + std::strerror(errno);
+    if (::mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=256k") != 0)
+      return std::string("SKIP mount tmpfs: ") + std::strerror(errno);
+    LocalBackend small(mnt + "/repo");
+    small.Create();
+    try {
+      StreamOf(small, TestBytes(1 << 20, 1), 64 << 10)->Commit(TestName(1));
+      return "1 MiB fit into 256 KiB";
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kIo || e.retryable()) return std::string("bad error: ") + e.what();
+      if (!Contains(e.what(), "No space left") || !Contains(e.what(), "pack-tmp-"))
+        return std::string("message: ") + e.what();
+    }
+    if (!TempFilesUnder(mnt).empty()) return "temp file left: " + TempFilesUnder(mnt)[0];
+    if (!ListAll(small, FileType::kPack).empty()) return "a pack was stored";
+    return "";
+  });
+  if (result.starts_with("SKIP")) GTEST_SKIP() << result;
+  EXPECT_EQ(result, "");
+}
+
+TEST_F(LocalBackendTest, OnlyDecoratorsThatKeepSaveStreamPacks) {
+  auto local = std::make_shared<LocalBackend>(root_);
+  EXPECT_NE(local->NewPackStream(), nullptr);
+  EXPECT_NE(RetryBackend(local).NewPackStream(), nullptr);
+  EXPECT_NE(KillBackend(local, 1000).NewPackStream(), nullptr);
+  // Their Save is not the inner one: they take whole packs.
+  EXPECT_EQ(DryRunBackend(local).NewPackStream(), nullptr);
+  EXPECT_EQ(LimitBackend(local, 1 << 20, 0).NewPackStream(), nullptr);
+  EXPECT_EQ(FaultBackend(local).NewPackStream(), nullptr);
+  EXPECT_EQ(MemBackend().NewPackStream(), nullptr);
+  EXPECT_TRUE(TempFilesUnder(root_).empty());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -104,6 +104,8 @@ class CacheBackend : public Backend {
   std::optional<int64_t> ModTime(const Handle& h) override { return inner_->ModTime(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
+  // Data packs only (WriteSession streams no tree pack), which are never cached on write.
+  std::unique_ptr<PackStream> NewPackStream() override { return inner_->NewPackStream(); }
   int Connections() const override { return inner_->Connections(); }
   bool RoundTrips() const override { return inner_->RoundTrips(); }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {

@@ -1,6 +1,7 @@
 // The base of a decorator: every call is forwarded to the wrapped backend, so a decorator
 // overrides only what it changes, and a method added to Backend reaches every decorator
-// built on this (LoadInto in place, Connections, RemoveStaleTempFiles...).
+// built on this (LoadInto in place, Connections, RemoveStaleTempFiles...). NewPackStream is
+// the exception: it would bypass a decorator's Save, so each one that may stream says so.
 #pragma once
 
 #include <memory>

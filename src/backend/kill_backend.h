@@ -3,7 +3,8 @@
 // the next one, so that call never reaches the inner backend. The CLI installs it when
 // HAVEN_DEBUG_KILL_AFTER_OPS=N is set (docs/cli.md, tests/integration/prune_kill.sh).
 // Lock files are not counted so that N points at the same step of a command however
-// often its lock is refreshed.
+// often its lock is refreshed. A streamed pack (NewPackStream) counts at its Commit, as
+// its Save would: the kill then leaves the pack's temp file, never the pack.
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@ class KillBackend : public ForwardingBackend {
 
   void Save(const Handle& h, ByteView data) override;
   void Remove(const Handle& h) override;
+  std::unique_ptr<PackStream> NewPackStream() override;
 
  private:
   void Count(const Handle& h);

@@ -207,21 +207,19 @@ void LocalBackend::Create() {
   SyncDir(root_);
 }
 
-void LocalBackend::Save(const Handle& h, ByteView data) {
-  CheckHandle(h);
-  const std::string final_path = PathOf(h);
-  const std::string dir = DirOf(final_path);
-  // Only folders that copy tools may have dropped are recreated (see the header).
-  const bool may_create_dir = h.type == FileType::kPack || h.type == FileType::kLock;
+namespace {
 
-  std::string tmp_path;
-  std::unique_ptr<TempFile> tmp_file;  // from its creation on, every exit path removes it
+// Creates "<dir>/<prefix>-tmp-<16 hex>" (O_EXCL, 0600); a missing `dir` is created when
+// `may_create_dir` (data/XX and locks, which copy tools may drop).
+std::unique_ptr<TempFile> CreateTemp(const std::string& dir, const std::string& prefix,
+                                     bool may_create_dir, std::string* tmp_path) {
   bool created_dir = false;
   for (int attempt = 0;; ++attempt) {
-    tmp_path = final_path + "-tmp-" + RandomSuffix();
-    tmp_file = std::make_unique<TempFile>(tmp_path);
-    if (tmp_file->created()) break;
-    int err = tmp_file->open_errno();
+    *tmp_path = dir + "/" + prefix + "-tmp-" + RandomSuffix();
+    // From its creation on, every exit path removes it.
+    auto tmp = std::make_unique<TempFile>(*tmp_path);
+    if (tmp->created()) return tmp;
+    int err = tmp->open_errno();
     if (err == EEXIST && attempt < 8) continue;
     if (err == ENOENT && may_create_dir && !created_dir) {
       MakeDir(dir);
@@ -229,44 +227,100 @@ void LocalBackend::Save(const Handle& h, ByteView data) {
       created_dir = true;
       continue;
     }
-    FailErrno(err, "create temp file", tmp_path);
+    FailErrno(err, "create temp file", *tmp_path);
   }
-  TempFile& tmp = *tmp_file;
+}
 
-  if (int err = WriteAll(tmp.fd(), data)) FailErrno(err, "write", tmp_path);
+// Makes the written temp file read-only and durable, gives it its final name without
+// replacing an existing object, and syncs the final folder. An existing object of `size`
+// bytes is a retried save of the same content-addressed bytes: accepted (the temp file is
+// then removed by ~TempFile); anything else is a conflict the caller must see.
+void Publish(TempFile& tmp, const std::string& tmp_path, const std::string& final_path,
+             uint64_t size, bool may_create_dir) {
   if (::fchmod(tmp.fd(), kFinalFileMode) != 0) FailErrno(errno, "chmod", tmp_path);
   if (FsyncNoIntr(tmp.fd()) != 0) FailErrno(errno, "fsync", tmp_path);
   if (int err = tmp.Close()) FailErrno(err, "close", tmp_path);
 
-  // Never replace an existing object: an equal-size object is a retried upload of the same
-  // content-addressed bytes; anything else is a conflict the caller must see.
   auto check_existing = [&] {
     struct stat st;
     if (::stat(final_path.c_str(), &st) != 0) FailErrno(errno, "stat", final_path);
-    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == data.size()) return;
+    if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) == size) return;
     Fail(ErrorCode::kFatal, "local backend: " + final_path + " already exists with size " +
                                 std::to_string(st.st_size) + ", refusing to store " +
-                                std::to_string(data.size()) + " bytes under that name");
+                                std::to_string(size) + " bytes under that name");
   };
-  if (::renameat2(AT_FDCWD, tmp_path.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) !=
-      0) {
+  const std::string dir = DirOf(final_path);
+  for (bool created_dir = false;;) {
+    if (::renameat2(AT_FDCWD, tmp_path.c_str(), AT_FDCWD, final_path.c_str(),
+                    RENAME_NOREPLACE) == 0)
+      break;
     int err = errno;
-    if (err == EEXIST) {
-      check_existing();
-      return;  // ~TempFile removes the temp file
+    if (err == EEXIST) return check_existing();
+    // A streamed pack's temp file lies in another data/XX than its name's, which a copy
+    // tool may have dropped.
+    if (err == ENOENT && may_create_dir && !created_dir && DirOf(tmp_path) != dir) {
+      MakeDir(dir);
+      SyncDir(DirOf(dir));
+      created_dir = true;
+      continue;
     }
     if (err != EINVAL && err != ENOSYS && err != ENOTSUP) FailErrno(err, "rename", tmp_path);
     // No RENAME_NOREPLACE on this file system: check, then rename. Two writers racing on one
     // name write the same content-addressed bytes, so the window is harmless.
     struct stat st;
-    if (::stat(final_path.c_str(), &st) == 0) {
-      check_existing();
-      return;
-    }
+    if (::stat(final_path.c_str(), &st) == 0) return check_existing();
     if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) FailErrno(errno, "rename", tmp_path);
+    break;
   }
   tmp.Release();
+  // The new name is durable once its folder is synced (a rename from another folder is one
+  // journal transaction on ext4 and xfs: syncing the target commits both sides).
   SyncDir(dir);
+}
+
+// A data pack streamed into "data/XX/pack-tmp-<16 hex>" (XX random: the pack's name is
+// known only at the end), renamed to data/YY/<name> by Commit.
+class LocalPackStream : public PackStream {
+ public:
+  LocalPackStream(std::string root, std::string data_dir) : root_(std::move(root)) {
+    tmp_ = CreateTemp(data_dir, "pack", /*may_create_dir=*/true, &tmp_path_);
+  }
+  void Append(ByteView data) override {
+    if (int err = WriteAll(tmp_->fd(), data)) FailErrno(err, "write", tmp_path_);
+    size_ += data.size();
+  }
+  void Commit(const std::string& name) override {
+    Handle h{FileType::kPack, name};
+    CheckHandle(h);
+    Publish(*tmp_, tmp_path_, root_ + "/" + h.ToString(), size_, /*may_create_dir=*/true);
+  }
+
+ private:
+  std::string root_;
+  std::string tmp_path_;
+  std::unique_ptr<TempFile> tmp_;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
+void LocalBackend::Save(const Handle& h, ByteView data) {
+  CheckHandle(h);
+  const std::string final_path = PathOf(h);
+  // Only folders that copy tools may have dropped are recreated (see the header).
+  const bool may_create_dir = h.type == FileType::kPack || h.type == FileType::kLock;
+  std::string tmp_path;
+  std::unique_ptr<TempFile> tmp =
+      CreateTemp(DirOf(final_path), final_path.substr(final_path.rfind('/') + 1),
+                 may_create_dir, &tmp_path);
+  if (int err = WriteAll(tmp->fd(), data)) FailErrno(err, "write", tmp_path);
+  Publish(*tmp, tmp_path, final_path, data.size(), may_create_dir);
+}
+
+std::unique_ptr<PackStream> LocalBackend::NewPackStream() {
+  const std::string suffix = RandomSuffix();
+  return std::make_unique<LocalPackStream>(
+      root_, root_ + "/" + FileTypeDir(FileType::kPack) + "/" + suffix.substr(0, 2));
 }
 
 namespace {

@@ -4,7 +4,9 @@
 // Durability: Save writes "<name>-tmp-<16 hex>" in the final folder (O_EXCL, 0600), fsyncs
 // it, makes it read-only (0400), renames it to <name> without replacing an existing file,
 // then fsyncs the folder. A crash leaves either nothing, a temp file (never listed), or the
-// complete object. Remove fsyncs the folder after unlinking.
+// complete object. Remove fsyncs the folder after unlinking. NewPackStream writes a data
+// pack as "data/XX/pack-tmp-<16 hex>" (XX random) while it is filled and publishes it the
+// same way, renamed into its own data/YY.
 //
 // Missing folders: `locks` and `data/XX` may be absent (copy tools drop empty folders):
 // listing them yields nothing and Save recreates them. Any other missing folder is damage:
@@ -37,6 +39,7 @@ class LocalBackend : public Backend {
   // locks, snapshots. Existing folders are kept; an existing config throws kFatal.
   void Create() override;
   void Save(const Handle& h, ByteView data) override;
+  std::unique_ptr<PackStream> NewPackStream() override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   std::optional<uint64_t> Stat(const Handle& h) override;

@@ -18,21 +18,26 @@ void PackWriter::Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_le
   blobs_.push_back(b);
 }
 
-Bytes PackWriter::Finish(const crypto::CryptoKey& key, std::vector<PackedBlob>* blobs) {
+Bytes SealedPackTail(const crypto::CryptoKey& key, const std::vector<PackedBlob>& blobs) {
   Bytes header;
-  header.reserve(blobs_.size() * kEntrySizeCompressed);
-  for (const PackedBlob& b : blobs_) {
+  header.reserve(blobs.size() * kEntrySizeCompressed);
+  for (const PackedBlob& b : blobs) {
     uint8_t t = static_cast<uint8_t>(b.type) + (b.uncompressed_length ? 2 : 0);
     header.push_back(t);
     PutU32Le(header, b.length);
     if (b.uncompressed_length) PutU32Le(header, b.uncompressed_length);
     header.insert(header.end(), b.id.bytes.begin(), b.id.bytes.end());
   }
+  Bytes tail(header.size() + crypto::kOverhead);
+  crypto::SealInto(key, header, tail.data());
+  PutU32Le(tail, static_cast<uint32_t>(header.size() + crypto::kOverhead));
+  return tail;
+}
+
+Bytes PackWriter::Finish(const crypto::CryptoKey& key, std::vector<PackedBlob>* blobs) {
+  Bytes tail = SealedPackTail(key, blobs_);
   Bytes out = std::move(data_);
-  size_t pos = out.size();
-  out.resize(pos + header.size() + crypto::kOverhead);
-  crypto::SealInto(key, header, out.data() + pos);
-  PutU32Le(out, static_cast<uint32_t>(header.size() + crypto::kOverhead));
+  out.insert(out.end(), tail.begin(), tail.end());
   *blobs = std::move(blobs_);
   data_.clear();
   blobs_.clear();

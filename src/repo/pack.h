@@ -1,5 +1,6 @@
 // Pack files (docs/format.md §7): sealed blobs back to back, then the sealed header listing
-// them, then the header length as uint32 LE. PackWriter builds one pack in memory;
+// them, then the header length as uint32 LE. PackWriter builds one pack in memory
+// (StreamedPackWriter, repo/pack_stream.h, writes one to its backend as it fills);
 // ParsePackHeader reads the header of an existing pack.
 #pragma once
 
@@ -56,6 +57,9 @@ class PackWriter {
   Bytes data_;
   std::vector<PackedBlob> blobs_;
 };
+
+// The tail of a pack holding `blobs`: the sealed header, then its length (uint32 LE).
+Bytes SealedPackTail(const crypto::CryptoKey& key, const std::vector<PackedBlob>& blobs);
 
 // Size of the tail (sealed header + 4) for a list of entries.
 uint64_t PackHeaderSize(const std::vector<PackedBlob>& blobs);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/timings.h"
+
 namespace haven {
 
 PackUploader::PackUploader(SaveFn save) : save_(std::move(save)) {}
@@ -14,28 +16,75 @@ Bytes PackUploader::TakeBuffer() {
   return b;
 }
 
-void PackUploader::Upload(Bytes pack, std::vector<PackedBlob> blobs) {
+Bytes PackUploader::TakePieceBuffer() {
+  MutexLock lock(mu_);
+  if (free_pieces_.empty()) return {};
+  Bytes b = std::move(free_pieces_.back());
+  free_pieces_.pop_back();
+  return b;
+}
+
+void PackUploader::QueuePiece(PackPiece piece) {
+  {
+    MutexLock lock(mu_);
+    queued_piece_bytes_ += piece.bytes.size();
+  }
+  pool_.Submit([this, piece = std::move(piece)]() mutable { RunPiece(piece); });
+}
+
+void PackUploader::RunPiece(PackPiece& piece) {
+  std::exception_ptr err;
+  try {
+    ScopedTimer t(Stage::kWrite);
+    piece.sink->Write(piece.bytes);
+  } catch (...) {
+    err = std::current_exception();
+  }
+  MutexLock lock(mu_);
+  queued_piece_bytes_ -= piece.bytes.size();
+  // A piece buffer of about a stage's size is kept for the next stage (not the odd large
+  // one a big blob made).
+  if (piece.bytes.capacity() <= 2 * StreamedPackWriter::kPieceSize && free_pieces_.size() < 4) {
+    piece.bytes.clear();
+    free_pieces_.push_back(std::move(piece.bytes));
+  }
+  if (err && !error_) error_ = err;
+  done_.NotifyAll();
+}
+
+void PackUploader::Throttle() {
+  MutexLock lock(mu_);
+  while (queued_piece_bytes_ > kMaxQueuedPieceBytes && !error_) done_.Wait(mu_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+void PackUploader::Upload(FinishedPack pack, std::vector<PackedBlob> blobs) {
   {
     MutexLock lock(mu_);
     while (pending_ >= static_cast<size_t>(kMaxUploads) && !error_) done_.Wait(mu_);
     if (error_) std::rethrow_exception(error_);
     pending_++;
   }
+  // Behind the pieces queued before it (a streamed pack's are all written when this job
+  // runs), then to the save thread: the next pack's pieces are written meanwhile, while
+  // this one is hashed or synced.
   pool_.Submit([this, pack = std::move(pack), blobs = std::move(blobs)]() mutable {
-    Run(pack, std::move(blobs));
+    save_pool_.Submit([this, pack = std::move(pack), blobs = std::move(blobs)]() mutable {
+      Run(pack, std::move(blobs));
+    });
   });
 }
 
-void PackUploader::Run(Bytes& pack, std::vector<PackedBlob> blobs) {
+void PackUploader::Run(FinishedPack& pack, std::vector<PackedBlob> blobs) {
   std::exception_ptr err;
   try {
     save_(pack, std::move(blobs));
-    pack.clear();
+    pack.bytes.clear();
   } catch (...) {
     err = std::current_exception();
   }
   MutexLock lock(mu_);
-  if (!err && free_.size() < 2) free_.push_back(std::move(pack));
+  if (!err && pack.bytes.capacity() > 0 && free_.size() < 2) free_.push_back(std::move(pack.bytes));
   if (err && !error_) error_ = err;
   --pending_;
   done_.NotifyAll();

@@ -11,7 +11,7 @@ namespace haven {
 WriteSession::WriteSession(IndexedRepository& repo, WriteOptions opts)
     : repo_(repo),
       opts_(opts),
-      uploader_([this](Bytes& pack, std::vector<PackedBlob> blobs) {
+      uploader_([this](FinishedPack& pack, std::vector<PackedBlob> blobs) {
         SavePack(pack, std::move(blobs));
       }) {
   if (const auto& cache = repo_.cache())
@@ -109,36 +109,80 @@ void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
   }
   stats_.data_added += plain_size;
   stats_.data_added_packed += sealed.size();
-  Bytes full;
+  FinishedPack full;
   std::vector<PackedBlob> blobs;
+  PackPiece piece;
+  bool queued = false;
   {
     MutexLock lock(mu_);
-    full = AddToPack(t, id, sealed, uncompressed_length, &blobs);
+    full = AddToPack(t, id, sealed, uncompressed_length, &blobs, &piece);
+    if (piece.sink) {  // queued under mu_: pieces are written in the order they were cut
+      uploader_.QueuePiece(std::move(piece));
+      queued = true;
+    }
   }
+  if (queued) uploader_.Throttle();
   if (!blobs.empty()) uploader_.Upload(std::move(full), std::move(blobs));
 }
 
-Bytes WriteSession::AddToPack(BlobType t, const BlobId& id, ByteView sealed,
-                              uint32_t uncompressed_length, std::vector<PackedBlob>* blobs) {
-  auto& pw = packers_[static_cast<int>(t)];
-  // A pack closes once it reaches pack_size, so it ends below pack_size + one blob.
-  if (!pw)
-    pw = std::make_unique<PackWriter>(t, opts_.pack_size + chunker::kMaxSize + 4096,
-                                      uploader_.TakeBuffer());
-  pw->Add(id, sealed, uncompressed_length);
-  if (pw->Size() < opts_.pack_size && pw->Count() < kMaxPackBlobs) return {};
-  Bytes full = pw->Finish(repo_.key(), blobs);
-  pw.reset();  // the next writer takes a recycled buffer
+size_t WriteSession::OpenPack::Size() const {
+  return streamed ? streamed->Size() : mem ? mem->Size() : 0;
+}
+
+size_t WriteSession::OpenPack::Count() const {
+  return streamed ? streamed->Count() : mem ? mem->Count() : 0;
+}
+
+FinishedPack WriteSession::AddToPack(BlobType t, const BlobId& id, ByteView sealed,
+                                     uint32_t uncompressed_length,
+                                     std::vector<PackedBlob>* blobs, PackPiece* piece) {
+  OpenPack& open = packers_[static_cast<int>(t)];
+  // Data packs go to a backend that can stream them (the local directory) as they fill,
+  // so no data pack stays in memory; tree packs (small, and kept by the local cache) and
+  // packs for other backends are built in memory. A pack closes once it reaches
+  // pack_size, so it ends below pack_size + one blob.
+  if (!open.streamed && !open.mem) {
+    std::unique_ptr<PackStream> out;
+    if (t == BlobType::kData) out = repo_.backend().NewPackStream();
+    if (out)
+      open.streamed = std::make_unique<StreamedPackWriter>(
+          t, std::move(out), [this] { return uploader_.TakePieceBuffer(); });
+    else
+      open.mem = std::make_unique<PackWriter>(t, opts_.pack_size + chunker::kMaxSize + 4096,
+                                              uploader_.TakeBuffer());
+  }
+  if (open.streamed)
+    open.streamed->Add(id, sealed, uncompressed_length, piece);
+  else
+    open.mem->Add(id, sealed, uncompressed_length);
+  if (open.Size() < opts_.pack_size && open.Count() < kMaxPackBlobs) return {};
+  return Finish(open, blobs, piece);
+}
+
+FinishedPack WriteSession::Finish(OpenPack& open, std::vector<PackedBlob>* blobs,
+                                  PackPiece* piece) {
+  FinishedPack full;
+  if (open.streamed) {
+    open.streamed->Finish(repo_.key(), blobs, piece);
+    full.sink = open.streamed->sink();
+  } else {
+    full.bytes = open.mem->Finish(repo_.key(), blobs);
+  }
+  open = OpenPack();  // the next pack takes a recycled buffer or a new stream
   return full;
 }
 
-void WriteSession::SavePack(Bytes& pack, std::vector<PackedBlob> blobs) {
-  PackId pid(Sha256(pack));
+void WriteSession::SavePack(FinishedPack& pack, std::vector<PackedBlob> blobs) {
+  // A streamed pack's pieces were queued before it: all written by now, on this thread.
+  PackId pid = pack.sink ? pack.sink->Id() : PackId(Sha256(pack.bytes));
   if (on_tree_pack_ && !blobs.empty() && blobs.front().type == BlobType::kTree)
     on_tree_pack_(pid.Hex());
   {
     ScopedTimer t(Stage::kWrite);
-    repo_.backend().Save({FileType::kPack, pid.Hex()}, pack);
+    if (pack.sink)
+      pack.sink->Commit(pid);
+    else
+      repo_.backend().Save({FileType::kPack, pid.Hex()}, pack.bytes);
   }
   repo_.AddPack(pid, blobs);
   IndexFile full;
@@ -171,12 +215,13 @@ void WriteSession::WriteIndex(IndexFile f) {
 
 void WriteSession::Flush() {
   for (int ti = 0; ti < 2; ++ti) {
-    Bytes full;
+    FinishedPack full;
     std::vector<PackedBlob> blobs;
     {
       MutexLock lock(mu_);
-      if (packers_[ti] && packers_[ti]->Count() > 0)
-        full = packers_[ti]->Finish(repo_.key(), &blobs);
+      PackPiece piece;
+      if (packers_[ti].Count() > 0) full = Finish(packers_[ti], &blobs, &piece);
+      if (piece.sink) uploader_.QueuePiece(std::move(piece));
     }
     if (!blobs.empty()) uploader_.Upload(std::move(full), std::move(blobs));
   }

@@ -1,13 +1,15 @@
 // The only place that saves blobs (restic's packer_manager): made from an
 // IndexedRepository, it owns dedup (the blobs in flight), the data and tree PackWriters,
-// the PackUploader (upload thread, back-pressure, recycled buffers), the index file still
+// the PackUploader (upload thread, back-pressure, recycled buffers; data packs streamed
+// to backends that can take them, Backend::NewPackStream), the index file still
 // to write and its flushes, and the SaveStats. Every uploaded pack is added to the
 // repository's index at once, so LoadBlob finds it; Flush writes the index file last (the
 // index never lists a pack that is not saved).
 //
 // Thread safety: SaveBlob, SaveBlobCopy and HasBlob may run on many threads at once, also
 // with the repository's LoadBlob. Compression and sealing run in the calling thread,
-// outside the lock; pack uploads on the upload thread. Flush must not run concurrently
+// outside the lock; pack uploads, and the writes of a streamed pack's pieces
+// (repo/pack_stream.h), on the upload thread. Flush must not run concurrently
 // with SaveBlob. Locks: mu_ (packers, in-flight sets, pending index), then the
 // repository's index lock or the uploader's, never the other way round.
 #pragma once
@@ -24,6 +26,7 @@
 #include "repo/index.h"
 #include "repo/indexed_repository.h"
 #include "repo/pack.h"
+#include "repo/pack_stream.h"
 #include "repo/pack_uploader.h"
 
 namespace haven {
@@ -83,12 +86,25 @@ class WriteSession {
   // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
   void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                     size_t plain_size) EXCLUDES(mu_);
-  // Adds a blob to its type's open pack; returns the pack's bytes when that filled it.
-  Bytes AddToPack(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
-                  std::vector<PackedBlob>* blobs) REQUIRES(mu_);
-  // On the upload thread: hashes, saves and indexes one pack, and writes an index file
-  // every kIndexFlushBlobs blobs.
-  void SavePack(Bytes& pack, std::vector<PackedBlob> blobs) EXCLUDES(mu_);
+  // The open pack of one blob type: built in memory, or streamed (never both).
+  struct OpenPack {
+    std::unique_ptr<PackWriter> mem;
+    std::unique_ptr<StreamedPackWriter> streamed;
+    size_t Size() const;
+    size_t Count() const;
+  };
+  // Adds a blob to its type's open pack; returns the pack when that filled it (else an
+  // empty FinishedPack and no blobs). Bytes of a streamed pack due to be written go to
+  // *piece, which the caller queues to the uploader before it releases mu_.
+  FinishedPack AddToPack(BlobType t, const BlobId& id, ByteView sealed,
+                         uint32_t uncompressed_length, std::vector<PackedBlob>* blobs,
+                         PackPiece* piece) REQUIRES(mu_);
+  // Closes an open pack (its last piece, if streamed, into *piece) and empties `open`.
+  FinishedPack Finish(OpenPack& open, std::vector<PackedBlob>* blobs, PackPiece* piece)
+      REQUIRES(mu_);
+  // On the upload thread: hashes (unless streamed), saves and indexes one pack, and writes
+  // an index file every kIndexFlushBlobs blobs.
+  void SavePack(FinishedPack& pack, std::vector<PackedBlob> blobs) EXCLUDES(mu_);
   // Takes the pending index file (empty when there is none).
   IndexFile TakePendingIndex() REQUIRES(mu_);
   void WriteIndex(IndexFile f);
@@ -100,7 +116,7 @@ class WriteSession {
 
   Mutex mu_;
   std::unordered_set<RawId, IdHash> in_flight_[2] GUARDED_BY(mu_);
-  std::unique_ptr<PackWriter> packers_[2] GUARDED_BY(mu_);
+  OpenPack packers_[2] GUARDED_BY(mu_);
   IndexFile pending_index_ GUARDED_BY(mu_);
   size_t pending_index_blobs_ GUARDED_BY(mu_) = 0;
   // Declared last: destroyed (queued uploads finished, thread joined) first.

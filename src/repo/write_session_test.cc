@@ -4,11 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/dry_run_backend.h"
+#include "backend/local_backend.h"
 #include "backend/mem_backend.h"
 #include "core/error.h"
 #include "repo/indexed_repository.h"
@@ -98,6 +103,62 @@ TEST(WriteSession, PackSizeFromWriteOptions) {
   }
   session.Flush();
   EXPECT_EQ(Count(*be, FileType::kPack), 3u);
+}
+
+// On a local directory the data packs are streamed to temp files while they fill (no
+// pack held in memory): the packs land under their SHA-256, the index lists them, and
+// neither a flushed nor a dropped session leaves a temp file.
+TEST(WriteSession, StreamsDataPacksToALocalDirectory) {
+  std::string root = ::testing::TempDir() + "haven_ws_XXXXXX";
+  ASSERT_NE(::mkdtemp(root.data()), nullptr);
+  struct Remove {
+    std::string path;
+    ~Remove() { std::filesystem::remove_all(path); }
+  } cleanup{root};
+  auto be = std::make_shared<LocalBackend>(root + "/repo");
+  Repository::Init(*be, "pw", 2, kScrypt, 1);
+  auto opened = Repository::Open(be, "pw", 2);
+  auto repo = IndexedRepository::Load(*opened);
+  auto temp_files = [&] {
+    size_t n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+      if (e.path().filename().string().find("-tmp-") != std::string::npos) ++n;
+    return n;
+  };
+  std::vector<std::pair<BlobId, Bytes>> saved;
+  {
+    WriteOptions w;
+    w.pack_size = WriteOptions::kMinPackSize;
+    w.compression = Compression::kOff;
+    WriteSession session(*repo, w);
+    Bytes big(1 << 20);
+    for (int i = 0; i < 9; ++i) {  // 9 MiB: two full packs and an open one
+      for (size_t k = 0; k < big.size(); ++k)
+        big[k] = static_cast<uint8_t>((k * 131 + i * 7) ^ (k >> 9));
+      saved.emplace_back(BlobId(Sha256(big)), big);
+      session.SaveBlob(BlobType::kData, saved.back().first, big);
+    }
+    Bytes tree = Blob(1000);
+    session.SaveBlob(BlobType::kTree, BlobId(Sha256(tree)), tree);
+    EXPECT_GE(temp_files(), 1u);  // the open data pack (and one still being committed)
+    session.Flush();
+  }
+  EXPECT_EQ(temp_files(), 0u);
+  EXPECT_EQ(Count(*be, FileType::kPack), 4u);  // three data packs, one tree pack
+  be->List(FileType::kPack, [&](const FileInfo& fi) {
+    EXPECT_EQ(PackId(Sha256(be->Load({FileType::kPack, fi.name}))).Hex(), fi.name);
+  });
+  auto again = IndexedRepository::Load(*opened);
+  for (const auto& [id, bytes] : saved) EXPECT_EQ(again->LoadBlob(BlobType::kData, id), bytes);
+
+  {
+    WriteSession dropped(*again);
+    Bytes b = Blob(77);
+    dropped.SaveBlob(BlobType::kData, BlobId(Sha256(b)), b);
+    EXPECT_EQ(temp_files(), 1u);
+  }  // not flushed: its open pack is dropped
+  EXPECT_EQ(temp_files(), 0u);
+  EXPECT_EQ(Count(*be, FileType::kPack), 4u);
 }
 
 // Opening over a DryRunBackend (backup/capture --dry-run) writes nothing but the lock.
