@@ -164,24 +164,34 @@ uint64_t PackTable::BlobCount() const {
 
 std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
                                     const std::function<bool(size_t)>& keep, int threads) {
-  std::vector<IndexFile> files;
-  IndexFile cur;
+  // Files as runs of the kept packs' slots; each file's JSON is made from the table in
+  // pieces while it is compressed (no copy of the blob lists, no whole text).
+  std::vector<size_t> kept;
+  std::vector<size_t> starts;  // index into `kept` where each file begins
   size_t cur_blobs = 0;
   for (size_t i = 0; i < packs.size(); ++i) {
     if (!keep(i)) continue;
-    const auto& blobs = packs.blobs(i);
-    if (cur_blobs > 0 && cur_blobs + blobs.size() > WriteSession::kIndexFlushBlobs) {
-      files.push_back(std::move(cur));
-      cur = IndexFile();
+    const size_t n = packs.blobs(i).size();
+    if (starts.empty() || (cur_blobs > 0 && cur_blobs + n > WriteSession::kIndexFlushBlobs)) {
+      starts.push_back(kept.size());
       cur_blobs = 0;
     }
-    cur.packs.push_back({packs.id(i), blobs});
-    cur_blobs += blobs.size();
+    kept.push_back(i);
+    cur_blobs += n;
   }
-  if (!cur.packs.empty()) files.push_back(std::move(cur));
-  std::vector<FileId> ids(files.size());
-  ParallelForEach(files.size(), threads, [&](size_t i) {
-    ids[i] = repo.SaveJson(FileType::kIndex, files[i].ToJson());
+  std::vector<FileId> ids(starts.size());
+  ParallelForEach(starts.size(), threads, [&](size_t f) {
+    const size_t begin = starts[f];
+    const size_t end = f + 1 < starts.size() ? starts[f + 1] : kept.size();
+    ids[f] = repo.SaveJsonPieces(FileType::kIndex, [&](const auto& put) {
+      EmitIndexJson(
+          end - begin,
+          [&](std::string& out, size_t k) {
+            const size_t slot = kept[begin + k];
+            IndexFile::AppendPackJson(out, packs.id(slot), packs.blobs(slot));
+          },
+          put);
+    });
   });
   return ids;
 }

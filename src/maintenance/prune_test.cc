@@ -747,40 +747,43 @@ TEST(Prune, MaxUnusedAndMaxRepackSize) {
   }
 }
 
+// One large pack (used 1 MiB, 3 MiB unused, used 1 MiB, 6 MiB unused, used 1 MiB) and six
+// small packs of a used and an unused blob each; returns the first blob of the large pack.
+BlobId MakeHoleyPacks(TestRepo& t) {
+  std::vector<Node> files;
+  BlobId first;
+  auto repo = t.Open(1);
+  repo->LoadIndex();
+  repo->set_pack_size(64 << 20);
+  repo->set_compression(Compression::kOff);
+  int seed = 1;
+  for (size_t size : {1 << 20, 3 << 20, 1 << 20, 6 << 20, 1 << 20}) {
+    Bytes b = RandomBytes(seed, size);
+    BlobId id = t.Data(*repo, b);
+    if (seed % 2) files.push_back(FileNode("big" + std::to_string(seed), {id}, b.size()));
+    if (seed == 1) first = id;
+    seed++;
+  }
+  repo->Flush();
+  for (int i = 0; i < 6; ++i) {
+    Bytes used = RandomBytes(100 + i, 5000);
+    files.push_back(FileNode("small" + std::to_string(i), {t.Data(*repo, used)}, used.size()));
+    t.Data(*repo, RandomBytes(200 + i, 5000));
+    repo->Flush();
+  }
+  std::sort(files.begin(), files.end(),
+            [](const Node& a, const Node& b) { return a.name < b.name; });
+  BlobId root = t.Tree(*repo, files);
+  SaveSnapshotOf(*repo, root);
+  return first;
+}
+
 // Over a slow link (issue 16): repack reads the wanted blobs of a pack with one ranged
 // request per run whose holes are at most 4 MiB, the runs of one pack in parallel, and
 // (without --jobs) as many packs at once as the storage has connections.
 TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   TestRepo t;
-  std::vector<Node> files;
-  BlobId first;
-  {
-    auto repo = t.Open(1);
-    repo->LoadIndex();
-    repo->set_pack_size(64 << 20);
-    repo->set_compression(Compression::kOff);
-    // One large pack: used, 3 MiB unused, used, 6 MiB unused, used.
-    int seed = 1;
-    for (size_t size : {1 << 20, 3 << 20, 1 << 20, 6 << 20, 1 << 20}) {
-      Bytes b = RandomBytes(seed, size);
-      BlobId id = t.Data(*repo, b);
-      if (seed % 2) files.push_back(FileNode("big" + std::to_string(seed), {id}, b.size()));
-      if (seed == 1) first = id;
-      seed++;
-    }
-    repo->Flush();
-    // Six small packs, each with a used and an unused blob.
-    for (int i = 0; i < 6; ++i) {
-      Bytes used = RandomBytes(100 + i, 5000);
-      files.push_back(FileNode("small" + std::to_string(i), {t.Data(*repo, used)}, used.size()));
-      t.Data(*repo, RandomBytes(200 + i, 5000));
-      repo->Flush();
-    }
-    std::sort(files.begin(), files.end(),
-              [](const Node& a, const Node& b) { return a.name < b.name; });
-    BlobId root = t.Tree(*repo, files);
-    SaveSnapshotOf(*repo, root);
-  }
+  const BlobId first = MakeHoleyPacks(t);
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
   traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
   auto repo = TestRepo::OpenOn(traced, 1);
@@ -800,6 +803,35 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the wanted blobs span
   EXPECT_EQ(traced->PeakFor(big), 2);
   EXPECT_GE(traced->PeakOfType(FileType::kPack), 3);
+  ExpectHealthy(t, false);
+}
+
+// On a local disk a request is a system call, not a round trip: repack reads no hole over
+// 256 KiB and no range over 2 MiB plus one blob, so the buffers it holds stay small
+// (issue 15, B7's peak RSS).
+TEST(Prune, RepackReadsSmallRangesFromLocalStorage) {
+  TestRepo t;
+  const BlobId first = MakeHoleyPacks(t);
+  auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(0), 1);
+  ASSERT_FALSE(traced->RoundTrips());
+  auto repo = TestRepo::OpenOn(traced, 1);
+  repo->LoadIndex();
+  const std::string big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();
+  traced->Reset();
+  PruneOptions o;
+  o.max_unused = "0%";
+  PruneResult r = RunPrune(*repo, o);
+  EXPECT_EQ(r.plan.repack.size(), 7u);
+  uint64_t bytes = 0;
+  size_t n = 0;
+  for (const auto& l : traced->Loads(FileType::kPack)) {
+    if (l.h.name != big) continue;
+    ++n;
+    bytes += l.length;
+    EXPECT_LE(l.length, (uint64_t{1} << 20) + 64);  // each wanted 1 MiB blob on its own
+  }
+  EXPECT_EQ(n, 3u);
+  EXPECT_LE(bytes, (uint64_t{3} << 20) + 192);  // no hole read through
   ExpectHealthy(t, false);
 }
 

@@ -65,6 +65,34 @@ size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, siz
   return n;
 }
 
+ZstdStreamWriter::ZstdStreamWriter(int level, Bytes& out) : ctx_(ZSTD_createCCtx()), out_(out) {
+  auto* c = static_cast<ZSTD_CCtx*>(ctx_);
+  if (c == nullptr) Fail(ErrorCode::kFatal, "zstd: cannot create a compression context");
+  ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 0);
+}
+
+ZstdStreamWriter::~ZstdStreamWriter() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(ctx_)); }
+
+void ZstdStreamWriter::Write(ByteView piece) { Run(piece, false); }
+
+void ZstdStreamWriter::End() { Run({}, true); }
+
+void ZstdStreamWriter::Run(ByteView data, bool end) {
+  auto* c = static_cast<ZSTD_CCtx*>(ctx_);
+  ZSTD_inBuffer in{data.data(), data.size(), 0};
+  const size_t room = ZSTD_CStreamOutSize();
+  for (;;) {
+    const size_t used = out_.size();
+    out_.resize(used + room);
+    ZSTD_outBuffer ob{out_.data() + used, room, 0};
+    const size_t left = ZSTD_compressStream2(c, &ob, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+    out_.resize(used + ob.pos);
+    if (ZSTD_isError(left)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(left));
+    if (end ? left == 0 : in.pos == in.size) return;
+  }
+}
+
 namespace {
 
 ZSTD_DCtx* ThreadDCtx() {

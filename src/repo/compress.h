@@ -22,6 +22,25 @@ Bytes ZstdCompress(ByteView data, int level);
 // callers) and afterwards holds at least `slack` bytes past the frame (room for a MAC).
 size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset = 0,
                         size_t slack = 0);
+// Compresses data given in pieces into one frame appended to `out` (used for large JSON
+// files made piece by piece). The frame records no content size (it is not known in
+// advance; every zstd decoder, restic's included, reads such frames). No checksum.
+class ZstdStreamWriter {
+ public:
+  ZstdStreamWriter(int level, Bytes& out);
+  ~ZstdStreamWriter();
+  ZstdStreamWriter(const ZstdStreamWriter&) = delete;
+  ZstdStreamWriter& operator=(const ZstdStreamWriter&) = delete;
+  void Write(ByteView piece);
+  // Ends the frame; nothing may be written after.
+  void End();
+
+ private:
+  void Run(ByteView in, bool end);
+  void* ctx_;  // ZSTD_CCtx
+  Bytes& out_;
+};
+
 // Decompresses one frame. expected_size, when non-zero, must match exactly; the output
 // is bounded by max_size to defend against hostile frames. Throws kCorrupt naming `what`.
 Bytes ZstdDecompress(ByteView frame, size_t expected_size, size_t max_size,

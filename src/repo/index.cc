@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -511,27 +512,73 @@ size_t Index::MemoryUsage() const {
   return n;
 }
 
-std::string IndexFile::ToJson() const {
-  std::string out = "{\"packs\":[";
-  bool first_pack = true;
-  for (const Pack& p : packs) {
-    if (!first_pack) out += ',';
-    first_pack = false;
-    out += "{\"id\":\"" + p.id.Hex() + "\",\"blobs\":[";
-    bool first = true;
-    for (const PackedBlob& b : p.blobs) {
-      if (!first) out += ',';
-      first = false;
-      out += "{\"id\":\"" + b.id.Hex() + "\",\"type\":\"" + BlobTypeName(b.type) +
-             "\",\"offset\":" + std::to_string(b.offset) +
-             ",\"length\":" + std::to_string(b.length);
-      if (b.uncompressed_length)
-        out += ",\"uncompressed_length\":" + std::to_string(b.uncompressed_length);
-      out += '}';
+void IndexFile::AppendPackJson(std::string& out, const PackId& id,
+                               const std::vector<PackedBlob>& blobs) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto hex = [&](const RawId& r) {
+    const size_t at = out.size();
+    out.resize(at + 64);
+    char* p = out.data() + at;
+    for (uint8_t b : r.bytes) {
+      *p++ = kHex[b >> 4];
+      *p++ = kHex[b & 15];
     }
-    out += "]}";
+  };
+  auto number = [&](uint64_t v) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, end);
+  };
+  out += "{\"id\":\"";
+  hex(id);
+  out += "\",\"blobs\":[";
+  bool first = true;
+  for (const PackedBlob& b : blobs) {
+    out += first ? "{\"id\":\"" : ",{\"id\":\"";
+    first = false;
+    hex(b.id);
+    out += "\",\"type\":\"";
+    out += BlobTypeName(b.type);
+    out += "\",\"offset\":";
+    number(b.offset);
+    out += ",\"length\":";
+    number(b.length);
+    if (b.uncompressed_length) {
+      out += ",\"uncompressed_length\":";
+      number(b.uncompressed_length);
+    }
+    out += '}';
   }
-  out += "]}\n";
+  out += "]}";
+}
+
+void EmitIndexJson(size_t packs, const std::function<void(std::string&, size_t)>& append_pack,
+                   const std::function<void(std::string_view)>& put) {
+  constexpr size_t kPiece = 64 << 10;
+  std::string buf = "{\"packs\":[";
+  buf.reserve(2 * kPiece);
+  for (size_t k = 0; k < packs; ++k) {
+    if (k) buf += ',';
+    append_pack(buf, k);
+    if (buf.size() >= kPiece) {
+      put(buf);
+      buf.clear();
+    }
+  }
+  buf += "]}\n";
+  put(buf);
+}
+
+void IndexFile::EmitJson(const std::function<void(std::string_view)>& put) const {
+  EmitIndexJson(
+      packs.size(),
+      [&](std::string& out, size_t k) { AppendPackJson(out, packs[k].id, packs[k].blobs); },
+      put);
+}
+
+std::string IndexFile::ToJson() const {
+  std::string out;
+  EmitJson([&](std::string_view piece) { out += piece; });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -128,8 +129,20 @@ struct IndexFile {
 
   // Compact JSON with a trailing newline, as restic writes it (supersedes omitted).
   std::string ToJson() const;
+  // The same text in consecutive pieces of about 64 KiB (index writers compress them as
+  // they come: a 50,000-blob index is ~10 MB of JSON never held whole).
+  void EmitJson(const std::function<void(std::string_view)>& put) const;
+  // One pack's object, {"id":...,"blobs":[...]}, appended to `out` as ToJson writes it.
+  static void AppendPackJson(std::string& out, const PackId& id,
+                             const std::vector<PackedBlob>& blobs);
   // Accepts the object form and the old array form. Throws kCorrupt naming `name`.
   static IndexFile Parse(std::string_view json, std::string_view name);
 };
+
+// An index file's JSON over `packs` packs, the k-th appended by append_pack(out, k), handed
+// to `put` in pieces of about 64 KiB (IndexFile::EmitJson; prune's index rewrite, which
+// lists packs of its pack table without copying them into an IndexFile).
+void EmitIndexJson(size_t packs, const std::function<void(std::string&, size_t)>& append_pack,
+                   const std::function<void(std::string_view)>& put);
 
 }  // namespace haven

@@ -376,6 +376,46 @@ TEST(IndexFile, ExactJson) {
   EXPECT_EQ(IndexFile().ToJson(), "{\"packs\":[]}\n");
 }
 
+// EmitJson hands out the text in pieces of about 64 KiB that make up ToJson exactly; prune's
+// EmitIndexJson over any pack source gives the same text.
+TEST(IndexFile, JsonInPieces) {
+  std::mt19937_64 rng(3);
+  IndexFile f;
+  for (int p = 0; p < 40; ++p) {
+    IndexFile::Pack pack{RandomId<PackId>(rng), {}};
+    for (int i = 0; i < 100; ++i)
+      pack.blobs.push_back(Blob(rng() & 1 ? BlobType::kTree : BlobType::kData,
+                                RandomId<BlobId>(rng), static_cast<uint32_t>(rng()),
+                                static_cast<uint32_t>(rng()),
+                                rng() & 1 ? static_cast<uint32_t>(rng()) : 0));
+    f.packs.push_back(std::move(pack));
+  }
+  std::vector<std::string> pieces;
+  f.EmitJson([&](std::string_view piece) { pieces.emplace_back(piece); });
+  ASSERT_GT(pieces.size(), 4u);
+  std::string joined;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i + 1 < pieces.size()) {
+      EXPECT_GE(pieces[i].size(), 64u << 10);
+      EXPECT_LT(pieces[i].size(), 96u << 10);  // one pack of 100 blobs past 64 KiB at most
+    }
+    joined += pieces[i];
+  }
+  EXPECT_EQ(joined, f.ToJson());
+  EXPECT_EQ(IndexFile::Parse(joined, "p").ToJson(), joined);
+  std::string other;
+  EmitIndexJson(
+      f.packs.size(),
+      [&](std::string& out, size_t k) {
+        IndexFile::AppendPackJson(out, f.packs[k].id, f.packs[k].blobs);
+      },
+      [&](std::string_view piece) { other += piece; });
+  EXPECT_EQ(other, joined);
+  std::string none;
+  EmitIndexJson(0, nullptr, [&](std::string_view piece) { none += piece; });
+  EXPECT_EQ(none, "{\"packs\":[]}\n");
+}
+
 TEST(IndexFile, RoundTrip) {
   const IndexFile f = SampleFile();
   const std::string json = f.ToJson();

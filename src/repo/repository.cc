@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <optional>
@@ -132,17 +133,49 @@ FileId Repository::SaveJson(FileType t, std::string_view json) {
   return id;
 }
 
+FileId Repository::SaveJsonPieces(FileType t, const JsonPieces& emit) {
+  if (t == FileType::kSnapshot) CheckLock();
+  Bytes sealed = EncodeJsonPieces(emit);
+  FileId id(Sha256(sealed));
+  backend_->Save({t, id.Hex()}, sealed);
+  return id;
+}
+
+// Both encoders build the plaintext at out + kIvSize and seal it in place: no copy of the
+// compressed text, none of the sealed file.
 Bytes Repository::EncodeJson(std::string_view json) {
-  Bytes plain;
+  using crypto::kIvSize, crypto::kTagSize;
+  Bytes out;
+  size_t plain;
   if (config_.version >= 2) {
-    Bytes z = ZstdCompress(AsBytes(json), 3);
-    plain.reserve(z.size() + 1);
-    plain.push_back(2);
-    plain.insert(plain.end(), z.begin(), z.end());
+    const size_t n = ZstdCompressInto(AsBytes(json), 3, out, kIvSize + 1, kTagSize);
+    out[kIvSize] = 2;
+    plain = 1 + n;
   } else {
-    plain.assign(json.begin(), json.end());
+    out.resize(kIvSize + json.size() + kTagSize);
+    std::memcpy(out.data() + kIvSize, json.data(), json.size());
+    plain = json.size();
   }
-  return crypto::Seal(key_, plain);
+  out.resize(kIvSize + plain + kTagSize);
+  crypto::SealInto(key_, ByteView(out.data() + kIvSize, plain), out.data());
+  return out;
+}
+
+Bytes Repository::EncodeJsonPieces(const JsonPieces& emit) {
+  using crypto::kIvSize, crypto::kTagSize;
+  Bytes out(kIvSize);
+  if (config_.version >= 2) {
+    out.push_back(2);
+    ZstdStreamWriter z(3, out);
+    emit([&](std::string_view piece) { z.Write(AsBytes(piece)); });
+    z.End();
+  } else {
+    emit([&](std::string_view piece) { out.insert(out.end(), piece.begin(), piece.end()); });
+  }
+  const size_t plain = out.size() - kIvSize;
+  out.resize(out.size() + kTagSize);
+  crypto::SealInto(key_, ByteView(out.data() + kIvSize, plain), out.data());
+  return out;
 }
 
 std::string Repository::DecodeUnpacked(ByteView stored, const std::string& what) {

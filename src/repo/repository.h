@@ -68,6 +68,12 @@ class Repository {
   FileId SaveJson(FileType t, std::string_view json);
   // The stored bytes SaveJson would write (sealed; compressed in v2).
   Bytes EncodeJson(std::string_view json);
+  // The same for JSON made in pieces: `emit` calls put() with consecutive pieces, each
+  // compressed as it comes (index files: the text is never held whole; the frame records
+  // no content size).
+  using JsonPieces = std::function<void(const std::function<void(std::string_view)>& put)>;
+  FileId SaveJsonPieces(FileType t, const JsonPieces& emit);
+  Bytes EncodeJsonPieces(const JsonPieces& emit);
   // Loads, checks the storage id against the content hash, opens and decompresses.
   std::string LoadJson(FileType t, const FileId& id);
   std::string DecodeUnpacked(ByteView stored, const std::string& what);

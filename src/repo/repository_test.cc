@@ -21,6 +21,7 @@
 #include "core/id.h"
 #include "crypto/random.h"
 #include "crypto/seal.h"
+#include "repo/compress.h"
 #include "repo/key_file.h"
 
 namespace haven {
@@ -381,6 +382,54 @@ TEST(Repository, V2AcceptsRawJsonAndRejectsUnknownEncoding) {
   EXPECT_EQ(CodeOf([&] { repo->LoadJson(FileType::kIndex, z); }), ErrorCode::kCorrupt);
   // The decoder agrees with the encoder.
   EXPECT_EQ(repo->DecodeUnpacked(repo->EncodeJson("{\"a\":1}"), "x"), "{\"a\":1}");
+}
+
+// JSON given in pieces (index files): compressed as it comes in v2 (a frame without a
+// content size), stored as is in v1; either way it loads back as the concatenated text,
+// through the whole-frame and the streaming decoder alike.
+TEST(Repository, JsonInPiecesLoadsAsTheWholeText) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> pieces;
+  std::string whole;
+  for (int i = 0; i < 300; ++i) {  // ~3 MB: several zstd output blocks
+    std::string p = "{\"n\":" + std::to_string(i) + ",\"r\":\"";
+    for (int k = 0; k < 5000 + static_cast<int>(rng() % 10000); ++k)
+      p += static_cast<char>('a' + rng() % 16);
+    p += "\"},";
+    whole += p;
+    pieces.push_back(std::move(p));
+  }
+  pieces.push_back("");  // an empty piece is harmless
+  for (int version : {1, 2}) {
+    auto be = NewRepo(version);
+    auto repo = haven::testing::TestRepository::Open(be, "secret", 1);
+    FileId id = repo->SaveJsonPieces(FileType::kIndex, [&](const auto& put) {
+      for (const std::string& p : pieces) put(p);
+    });
+    EXPECT_EQ(repo->LoadJson(FileType::kIndex, id), whole) << "v" << version;
+    Bytes stored = be->Load({FileType::kIndex, id.Hex()});
+    EXPECT_EQ(FileId(Sha256(stored)), id);
+    if (version == 2) {
+      auto plain = crypto::Open(repo->key(), stored);
+      ASSERT_TRUE(plain);
+      ASSERT_EQ((*plain)[0], 2);
+      EXPECT_LT(plain->size(), whole.size() * 3 / 4);  // compressed
+      ZstdStreamReader r(ByteView(*plain).subspan(1), whole.size(), "x");
+      std::string streamed(whole.size() + 1, '\0');
+      size_t got = 0, n;
+      while ((n = r.Read(reinterpret_cast<uint8_t*>(streamed.data()) + got,
+                         streamed.size() - got)) > 0)
+        got += n;
+      streamed.resize(got);
+      EXPECT_EQ(streamed, whole);
+      EXPECT_TRUE(r.clean());
+    }
+    // Nothing at all: an empty file's text.
+    FileId empty = repo->SaveJsonPieces(FileType::kIndex, [](const auto&) {});
+    EXPECT_EQ(repo->LoadJson(FileType::kIndex, empty), "");
+    // The one-piece encoder (sealed in place) agrees with the decoder too.
+    EXPECT_EQ(repo->DecodeUnpacked(repo->EncodeJson(whole), "x"), whole) << "v" << version;
+  }
 }
 
 TEST(Repository, LoadJsonChecksContentHash) {

@@ -76,6 +76,9 @@ class TestRepository {
   int threads() const { return opened_->threads(); }
   FileId SaveJson(FileType t, std::string_view json) { return opened_->SaveJson(t, json); }
   Bytes EncodeJson(std::string_view json) { return opened_->EncodeJson(json); }
+  FileId SaveJsonPieces(FileType t, const Repository::JsonPieces& emit) {
+    return opened_->SaveJsonPieces(t, emit);
+  }
   std::string DecodeUnpacked(ByteView stored, const std::string& what) {
     return opened_->DecodeUnpacked(stored, what);
   }

@@ -208,7 +208,7 @@ void WriteSession::WriteIndex(IndexFile f) {
   FileId id;
   {
     ScopedTimer t(Stage::kIndex);
-    id = repo_.SaveJson(FileType::kIndex, f.ToJson());
+    id = repo_.SaveJsonPieces(FileType::kIndex, [&](const auto& put) { f.EmitJson(put); });
   }
   repo_.AddIndexFile(id);
 }
