@@ -163,9 +163,11 @@ Bytes Repository::EncodeJson(std::string_view json) {
 
 Bytes Repository::EncodeJsonPieces(const JsonPieces& emit) {
   using crypto::kIvSize, crypto::kTagSize;
-  Bytes out(kIvSize);
+  Bytes out;
+  out.reserve(size_t{64} << 10);
+  out.resize(kIvSize + (config_.version >= 2 ? 1 : 0));
   if (config_.version >= 2) {
-    out.push_back(2);
+    out[kIvSize] = 2;  // the encoding byte, then the frame
     ZstdStreamWriter z(3, out);
     emit([&](std::string_view piece) { z.Write(AsBytes(piece)); });
     z.End();
