@@ -778,6 +778,28 @@ BlobId MakeHoleyPacks(TestRepo& t) {
   return first;
 }
 
+// Prunes MakeHoleyPacks' repository through `traced` with --max-unused 0% (all seven packs
+// repacked); returns the large pack's name and its loads.
+struct HoleyLoads {
+  std::string big;
+  std::vector<testing::LoadTraceBackend::Record> loads;
+};
+HoleyLoads PruneHoleyPacks(TestRepo& t, const BlobId& first,
+                           const std::shared_ptr<testing::LoadTraceBackend>& traced) {
+  auto repo = TestRepo::OpenOn(traced, 1);
+  repo->LoadIndex();
+  HoleyLoads out;
+  out.big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();
+  traced->Reset();
+  PruneOptions o;
+  o.max_unused = "0%";
+  PruneResult r = RunPrune(*repo, o);
+  EXPECT_EQ(r.plan.repack.size(), 7u);
+  for (const auto& l : traced->Loads(FileType::kPack))
+    if (l.h.name == out.big) out.loads.push_back(l);
+  return out;
+}
+
 // Over a slow link (issue 16): repack reads the wanted blobs of a pack with one ranged
 // request per run whose holes are at most 4 MiB, the runs of one pack in parallel, and
 // (without --jobs) as many packs at once as the storage has connections.
@@ -786,22 +808,12 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   const BlobId first = MakeHoleyPacks(t);
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
   traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
-  auto repo = TestRepo::OpenOn(traced, 1);
-  repo->LoadIndex();
-  const std::string big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();
-  traced->Reset();
-  PruneOptions o;
-  o.max_unused = "0%";
-  PruneResult r = RunPrune(*repo, o);
-  EXPECT_EQ(r.plan.repack.size(), 7u);
-  std::vector<testing::LoadTraceBackend::Record> loads;
-  for (const auto& l : traced->Loads(FileType::kPack))
-    if (l.h.name == big) loads.push_back(l);
-  ASSERT_EQ(loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
+  const HoleyLoads h = PruneHoleyPacks(t, first, traced);
+  ASSERT_EQ(h.loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
   uint64_t bytes = 0;
-  for (const auto& l : loads) bytes += l.length;
+  for (const auto& l : h.loads) bytes += l.length;
   EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the wanted blobs span
-  EXPECT_EQ(traced->PeakFor(big), 2);
+  EXPECT_EQ(traced->PeakFor(h.big), 2);
   EXPECT_GE(traced->PeakOfType(FileType::kPack), 3);
   ExpectHealthy(t, false);
 }
@@ -814,23 +826,13 @@ TEST(Prune, RepackReadsSmallRangesFromLocalStorage) {
   const BlobId first = MakeHoleyPacks(t);
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(0), 1);
   ASSERT_FALSE(traced->RoundTrips());
-  auto repo = TestRepo::OpenOn(traced, 1);
-  repo->LoadIndex();
-  const std::string big = repo->index().Lookup(BlobType::kData, first)[0].pack.Hex();
-  traced->Reset();
-  PruneOptions o;
-  o.max_unused = "0%";
-  PruneResult r = RunPrune(*repo, o);
-  EXPECT_EQ(r.plan.repack.size(), 7u);
+  const HoleyLoads h = PruneHoleyPacks(t, first, traced);
+  ASSERT_EQ(h.loads.size(), 3u);  // each wanted 1 MiB blob on its own
   uint64_t bytes = 0;
-  size_t n = 0;
-  for (const auto& l : traced->Loads(FileType::kPack)) {
-    if (l.h.name != big) continue;
-    ++n;
+  for (const auto& l : h.loads) {
+    EXPECT_LE(l.length, (uint64_t{1} << 20) + 64);
     bytes += l.length;
-    EXPECT_LE(l.length, (uint64_t{1} << 20) + 64);  // each wanted 1 MiB blob on its own
   }
-  EXPECT_EQ(n, 3u);
   EXPECT_LE(bytes, (uint64_t{3} << 20) + 192);  // no hole read through
   ExpectHealthy(t, false);
 }
