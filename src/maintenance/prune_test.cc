@@ -784,7 +784,7 @@ struct HoleyLoads {
   std::string big;
   std::vector<testing::LoadTraceBackend::Record> loads;
 };
-HoleyLoads PruneHoleyPacks(TestRepo& t, const BlobId& first,
+HoleyLoads PruneHoleyPacks(const BlobId& first,
                            const std::shared_ptr<testing::LoadTraceBackend>& traced) {
   auto repo = TestRepo::OpenOn(traced, 1);
   repo->LoadIndex();
@@ -808,7 +808,7 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   const BlobId first = MakeHoleyPacks(t);
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
   traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
-  const HoleyLoads h = PruneHoleyPacks(t, first, traced);
+  const HoleyLoads h = PruneHoleyPacks(first, traced);
   ASSERT_EQ(h.loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
   uint64_t bytes = 0;
   for (const auto& l : h.loads) bytes += l.length;
@@ -826,7 +826,7 @@ TEST(Prune, RepackReadsSmallRangesFromLocalStorage) {
   const BlobId first = MakeHoleyPacks(t);
   auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(0), 1);
   ASSERT_FALSE(traced->RoundTrips());
-  const HoleyLoads h = PruneHoleyPacks(t, first, traced);
+  const HoleyLoads h = PruneHoleyPacks(first, traced);
   ASSERT_EQ(h.loads.size(), 3u);  // each wanted 1 MiB blob on its own
   uint64_t bytes = 0;
   for (const auto& l : h.loads) {
