@@ -33,6 +33,21 @@ struct ByteRange {
 inline constexpr uint64_t kMaxRangeHole = 4 << 20;
 inline constexpr uint64_t kMaxRangeSpan = 16 << 20;
 
+// How a reader of a pack's parts splits them into requests, by what a request costs. Where
+// every request is a round trip (Backend::RoundTrips): the holes and spans above (one GET
+// per run of wanted blobs). On a local disk a request is a system call: holes over
+// 256 KiB split a range and a range stops at 2 MiB, so the buffers a reader holds (its
+// window: two ranges) stay small. Used by prune's repack (B7: 16 MiB ranges were 67 MiB of
+// its peak RSS); restore still reads 16 MiB ranges everywhere (not measured with these).
+struct RangeLimits {
+  uint64_t max_hole, max_span;
+  uint64_t window() const { return 2 * max_span; }
+  static RangeLimits For(const Backend& be) {
+    if (be.RoundTrips()) return {kMaxRangeHole, kMaxRangeSpan};
+    return {256 << 10, 2 << 20};
+  }
+};
+
 // Groups extents, given by `extent(i)` for i in [0, n) sorted by offset (they may overlap
 // or repeat), into ranges: the next extent joins the current range when the hole before
 // it is at most `max_hole` and it starts within `max_span` bytes of the range's start. A

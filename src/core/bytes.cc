@@ -29,12 +29,19 @@ int B64Value(char c) {
 }
 }  // namespace
 
-std::string HexEncode(ByteView data) {
-  std::string out(data.size() * 2, '\0');
-  for (size_t i = 0; i < data.size(); ++i) {
-    out[2 * i] = kHex[data[i] >> 4];
-    out[2 * i + 1] = kHex[data[i] & 15];
+void AppendHex(std::string& out, ByteView data) {
+  const size_t at = out.size();
+  out.resize(at + data.size() * 2);
+  char* p = out.data() + at;
+  for (uint8_t b : data) {
+    *p++ = kHex[b >> 4];
+    *p++ = kHex[b & 15];
   }
+}
+
+std::string HexEncode(ByteView data) {
+  std::string out;
+  AppendHex(out, data);
   return out;
 }
 

@@ -22,6 +22,8 @@ inline std::string_view AsChars(ByteView b) {
 }
 
 std::string HexEncode(ByteView data);
+// The same digits appended to `out` (no string per call: index and tree encoders).
+void AppendHex(std::string& out, ByteView data);
 // Accepts upper and lower case; nullopt on odd length or a non-hex character.
 // Decodes exactly 2*n hex digits into out[0..n) without allocating; false on a non-hex digit.
 bool HexDecodeInto(std::string_view hex, uint8_t* out, size_t n);

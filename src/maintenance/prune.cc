@@ -663,23 +663,9 @@ void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& nam
   session.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
 }
 
-// How repack splits a pack's wanted blobs into reads. Over a link where every request is
-// a round trip (Backend::RoundTrips): holes up to 4 MiB read through, ranges up to 16 MiB
-// (one GET per run of wanted blobs). On a local disk a request costs a system call, not a
-// round trip: ranges of at most 2 MiB split at holes over 256 KiB, so the buffers a
-// repack holds (readers x window) stay small (B7 peak RSS: the 16 MiB ranges were 67 MiB
-// of it).
-struct RepackReads {
-  uint64_t max_hole, max_span;
-  static RepackReads For(const Backend& be) {
-    if (be.RoundTrips()) return {kMaxRangeHole, kMaxRangeSpan};
-    return {256 << 10, 2 << 20};
-  }
-};
-
-// Copies the still-wanted blobs of one pack: one ranged read per run of them (split as
-// `reads` says), the runs of one pack read in parallel.
-void RepackPack(WriteSession& session, RangeReader& reader, const RepackReads& reads,
+// Copies the still-wanted blobs of one pack: one ranged read per run of them (bounded
+// by `split`), the runs of one pack read in parallel.
+void RepackPack(WriteSession& session, RangeReader& reader, const RangeLimits& split,
                 const PackTable& packs, const PackId& pid, const BlobSets& keep,
                 RepackClaims& claims) {
   long pi = packs.Find(pid);
@@ -689,7 +675,7 @@ void RepackPack(WriteSession& session, RangeReader& reader, const RepackReads& r
   const std::string name = pid.Hex();
   const std::vector<ByteRange> ranges = CoalesceExtents(
       want.size(), [&](size_t k) { return ByteRange{want[k]->offset, want[k]->length}; },
-      reads.max_hole, reads.max_span);
+      split.max_hole, split.max_span);
   reader.Read({FileType::kPack, name}, ranges,
               [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
                 if (error && error->code() != ErrorCode::kCorrupt &&
@@ -711,10 +697,10 @@ uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptio
   PackTable packs = PackTable::FromIndex(repo.index());
   WriteSession session(repo, write);
   RepackClaims claims(plan.keep);
-  const RepackReads reads = RepackReads::For(repo.backend());
-  RangeReader reader(repo.backend(), repo.backend().Connections(), 2 * reads.max_span);
+  const RangeLimits split = RangeLimits::For(repo.backend());
+  RangeReader reader(repo.backend(), repo.backend().Connections(), split.window());
   ParallelForEach(plan.repack.size(), readers, [&](size_t k) {
-    RepackPack(session, reader, reads, packs, plan.repack[k], plan.keep, claims);
+    RepackPack(session, reader, split, packs, plan.repack[k], plan.keep, claims);
   });
   session.Flush();
   const uint64_t written = repo.index().PackCount() - packs_before;

@@ -81,14 +81,12 @@ void ZstdStreamWriter::End() { Run({}, true); }
 void ZstdStreamWriter::Run(ByteView data, bool end) {
   auto* c = static_cast<ZSTD_CCtx*>(ctx_);
   ZSTD_inBuffer in{data.data(), data.size(), 0};
-  const size_t room = ZSTD_CStreamOutSize();
+  if (block_.empty()) block_.resize(ZSTD_CStreamOutSize());
   for (;;) {
-    const size_t used = out_.size();
-    out_.resize(used + room);
-    ZSTD_outBuffer ob{out_.data() + used, room, 0};
+    ZSTD_outBuffer ob{block_.data(), block_.size(), 0};
     const size_t left = ZSTD_compressStream2(c, &ob, &in, end ? ZSTD_e_end : ZSTD_e_continue);
-    out_.resize(used + ob.pos);
     if (ZSTD_isError(left)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(left));
+    out_.insert(out_.end(), block_.begin(), block_.begin() + static_cast<long>(ob.pos));
     if (end ? left == 0 : in.pos == in.size) return;
   }
 }

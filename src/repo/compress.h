@@ -39,6 +39,7 @@ class ZstdStreamWriter {
   void Run(ByteView in, bool end);
   void* ctx_;  // ZSTD_CCtx
   Bytes& out_;
+  Bytes block_;  // zstd's output block, appended to out_ as it fills
 };
 
 // Decompresses one frame. expected_size, when non-zero, must match exactly; the output

@@ -514,29 +514,19 @@ size_t Index::MemoryUsage() const {
 
 void IndexFile::AppendPackJson(std::string& out, const PackId& id,
                                const std::vector<PackedBlob>& blobs) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  auto hex = [&](const RawId& r) {
-    const size_t at = out.size();
-    out.resize(at + 64);
-    char* p = out.data() + at;
-    for (uint8_t b : r.bytes) {
-      *p++ = kHex[b >> 4];
-      *p++ = kHex[b & 15];
-    }
-  };
   auto number = [&](uint64_t v) {
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, end);
   };
   out += "{\"id\":\"";
-  hex(id);
+  AppendHex(out, id.bytes);
   out += "\",\"blobs\":[";
   bool first = true;
   for (const PackedBlob& b : blobs) {
     out += first ? "{\"id\":\"" : ",{\"id\":\"";
     first = false;
-    hex(b.id);
+    AppendHex(out, b.id.bytes);
     out += "\",\"type\":\"";
     out += BlobTypeName(b.type);
     out += "\",\"offset\":";

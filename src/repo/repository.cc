@@ -126,43 +126,48 @@ std::unique_ptr<Repository> Repository::Open(std::shared_ptr<Backend> be,
 Repository::~Repository() = default;
 
 FileId Repository::SaveJson(FileType t, std::string_view json) {
-  if (t == FileType::kSnapshot) CheckLock();  // a command that lost its lock commits nothing
-  Bytes sealed = EncodeJson(json);
-  FileId id(Sha256(sealed));
-  backend_->Save({t, id.Hex()}, sealed);
-  return id;
+  return SaveEncoded(t, EncodeJson(json));
 }
 
 FileId Repository::SaveJsonPieces(FileType t, const JsonPieces& emit) {
-  if (t == FileType::kSnapshot) CheckLock();
-  Bytes sealed = EncodeJsonPieces(emit);
+  return SaveEncoded(t, EncodeJsonPieces(emit));
+}
+
+FileId Repository::SaveEncoded(FileType t, const Bytes& sealed) {
+  if (t == FileType::kSnapshot) CheckLock();  // a command that lost its lock commits nothing
   FileId id(Sha256(sealed));
   backend_->Save({t, id.Hex()}, sealed);
   return id;
 }
 
-// Both encoders build the plaintext at out + kIvSize and seal it in place: no copy of the
-// compressed text, none of the sealed file.
-Bytes Repository::EncodeJson(std::string_view json) {
-  using crypto::kIvSize, crypto::kTagSize;
-  Bytes out;
-  size_t plain;
-  if (config_.version >= 2) {
-    const size_t n = ZstdCompressInto(AsBytes(json), 3, out, kIvSize + 1, kTagSize);
-    out[kIvSize] = 2;
-    plain = 1 + n;
-  } else {
-    out.resize(kIvSize + json.size() + kTagSize);
-    std::memcpy(out.data() + kIvSize, json.data(), json.size());
-    plain = json.size();
-  }
-  out.resize(kIvSize + plain + kTagSize);
-  crypto::SealInto(key_, ByteView(out.data() + kIvSize, plain), out.data());
+// Both encoders build the plaintext at out + kIvSize and seal it in place (SealTail): no
+// copy of the compressed text, none of the sealed file.
+namespace {
+Bytes SealTail(const crypto::CryptoKey& key, Bytes out) {
+  const size_t plain = out.size() - crypto::kIvSize;
+  out.resize(out.size() + crypto::kTagSize);
+  crypto::SealInto(key, ByteView(out.data() + crypto::kIvSize, plain), out.data());
   return out;
+}
+}  // namespace
+
+Bytes Repository::EncodeJson(std::string_view json) {
+  using crypto::kIvSize;
+  Bytes out;
+  if (config_.version >= 2) {
+    const size_t n = ZstdCompressInto(AsBytes(json), 3, out, kIvSize + 1, crypto::kTagSize);
+    out[kIvSize] = 2;
+    out.resize(kIvSize + 1 + n);
+  } else {
+    out.reserve(kIvSize + json.size() + crypto::kTagSize);
+    out.resize(kIvSize);
+    out.insert(out.end(), json.begin(), json.end());
+  }
+  return SealTail(key_, std::move(out));
 }
 
 Bytes Repository::EncodeJsonPieces(const JsonPieces& emit) {
-  using crypto::kIvSize, crypto::kTagSize;
+  using crypto::kIvSize;
   Bytes out;
   out.reserve(size_t{64} << 10);
   out.resize(kIvSize + (config_.version >= 2 ? 1 : 0));
@@ -174,10 +179,7 @@ Bytes Repository::EncodeJsonPieces(const JsonPieces& emit) {
   } else {
     emit([&](std::string_view piece) { out.insert(out.end(), piece.begin(), piece.end()); });
   }
-  const size_t plain = out.size() - kIvSize;
-  out.resize(out.size() + kTagSize);
-  crypto::SealInto(key_, ByteView(out.data() + kIvSize, plain), out.data());
-  return out;
+  return SealTail(key_, std::move(out));
 }
 
 std::string Repository::DecodeUnpacked(ByteView stored, const std::string& what) {

@@ -130,6 +130,9 @@ class Repository {
   Repository& operator=(const Repository&) = delete;
 
  private:
+  // Stores sealed bytes under their SHA-256 (after the lock check for a snapshot).
+  FileId SaveEncoded(FileType t, const Bytes& sealed);
+
   std::shared_ptr<Backend> backend_;
   std::shared_ptr<CacheBackend> cache_;
   RepoConfig config_;
