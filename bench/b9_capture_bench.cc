@@ -12,9 +12,13 @@
 //                 store), N = 1 (serial) and 2 (parallel) workers, fresh repository
 //   B9/capture_unchanged/jobs:N  the same against a trusted parent capture: the planning
 //                 walk finds every file unchanged (nothing read or scanned); one snapshot
-//                 file is written (and fsynced)
+//                 file is written (and fsynced). The capture state the first capture left
+//                 (capture/capture_state.h, kept under --work as `haven capture` keeps it
+//                 in its cache folder) gives the unchanged folders' trees
 //   B9/capture_unchanged_skip/jobs:N  the same with --skip-if-unchanged: the tree equals
 //                 the parent's, so nothing at all is written
+//   B9/capture_unchanged_nostate/jobs:2  capture_unchanged without a capture state: the
+//                 parent's trees are decoded and every tree encoded again
 //
 // The unchanged rows remove the snapshot each iteration wrote (untimed), so every
 // iteration sees a repository of exactly one snapshot: a capture lists and reads every
@@ -137,6 +141,7 @@ capture::CaptureOptions CaptureOptionsFor(int jobs) {
   o.host = "b9";
   o.jobs = jobs;
   o.program_version = "haven b9";
+  o.state_dir = (g_work / "capture-state").string();  // as `haven capture`'s cache folder
   return o;
 }
 
@@ -161,8 +166,9 @@ void BM_CaptureCold(benchmark::State& state) {
   fs::remove_all(dir);
 }
 
-// skip: --skip-if-unchanged (no snapshot is written for the unchanged set).
-void CaptureUnchanged(benchmark::State& state, bool skip) {
+// skip: --skip-if-unchanged (no snapshot is written for the unchanged set); use_state:
+// false = no capture state (every parent tree decoded, every tree encoded again).
+void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true) {
   const int jobs = static_cast<int>(state.range(0));
   fs::path dir = g_work / "capture-unchanged";
   const capture::Scanner& scanner = BenchScanner();
@@ -172,12 +178,21 @@ void CaptureUnchanged(benchmark::State& state, bool skip) {
     WriteSession session(*indexed);
     capture::RunCapture(session, scanner, CaptureOptionsFor(jobs));
   }
+  // The state the first capture left (it names the first snapshot): restored before each
+  // iteration, as the snapshot each iteration writes is removed again.
+  const fs::path state_dir = CaptureOptionsFor(jobs).state_dir;
+  const fs::path state_copy = g_work / "capture-state-first";
+  fs::remove_all(state_copy);
+  fs::copy(state_dir, state_copy, fs::copy_options::recursive);
   auto be = std::make_shared<LocalBackend>(dir.string());
   for (auto _ : state) {
     state.PauseTiming();
+    fs::remove_all(state_dir);
+    fs::copy(state_copy, state_dir, fs::copy_options::recursive);
     auto repo = Repository::Open(be, kPassword, kThreads);
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
     o.skip_if_unchanged = skip;
+    if (!use_state) o.state_dir.clear();
     state.ResumeTiming();
     auto indexed = IndexedRepository::Load(*repo);
     WriteSession session(*indexed);
@@ -185,6 +200,8 @@ void CaptureUnchanged(benchmark::State& state, bool skip) {
     benchmark::DoNotOptimize(r.home_tree);
     state.PauseTiming();
     if (!r.parent_trusted || r.files_read != 0) state.SkipWithError("unchanged capture read files");
+    if (use_state != (r.state_used && r.dirs_reused > 0))
+      state.SkipWithError(use_state ? "the capture state was not used" : "a state was used");
     if (r.backup && r.backup->skipped != skip) state.SkipWithError("skipped is not as asked");
     if (r.backup && !skip) be->Remove({FileType::kSnapshot, r.backup->snapshot_id.Hex()});
     repo.reset();
@@ -195,6 +212,7 @@ void CaptureUnchanged(benchmark::State& state, bool skip) {
 
 void BM_CaptureUnchanged(benchmark::State& state) { CaptureUnchanged(state, false); }
 void BM_CaptureUnchangedSkip(benchmark::State& state) { CaptureUnchanged(state, true); }
+void BM_CaptureUnchangedNoState(benchmark::State& state) { CaptureUnchanged(state, false, false); }
 
 }  // namespace
 
@@ -203,6 +221,8 @@ BENCHMARK(BM_CaptureCold)->Name("B9/capture_cold")->ArgName("jobs")->Arg(1)->Arg
 BENCHMARK(BM_CaptureUnchanged)->Name("B9/capture_unchanged")->ArgName("jobs")->Arg(1)->Arg(2)
     ->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CaptureUnchangedSkip)->Name("B9/capture_unchanged_skip")->ArgName("jobs")->Arg(1)
+    ->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CaptureUnchangedNoState)->Name("B9/capture_unchanged_nostate")->ArgName("jobs")
     ->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Cold)->Name("B9/cold")->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Unchanged)->Name("B9/unchanged")->Unit(benchmark::kMillisecond)->UseRealTime();

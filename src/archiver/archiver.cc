@@ -559,6 +559,7 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
   uint64_t tree_added = 0;
   dir.subtree = SaveChildren(path, virt, ParentChildren(parent), sn_path,
                              opts_.item_done ? &tree_added : nullptr);
+  if (opts_.tree_saved && (!virt || virt->target)) opts_.tree_saved(path, *dir.subtree);
   if (opts_.item_done) {
     // The same classification as the dirs_* counters.
     BackupItem::Action a = !parent ? BackupItem::Action::kNew
@@ -727,6 +728,26 @@ void Backup::AddDirEntry(ChildWalk& walk, Pending p, const std::string& child_na
                          const struct stat& cst, const VirtualDir* child_virt,
                          const Node* pnode) {
   p.parent = pnode;
+  if (opts_.known_tree && !opts_.item_done &&
+      (!child_virt || (child_virt->target && child_virt->children.empty()))) {
+    if (auto known = opts_.known_tree(p.path, cst)) {
+      std::vector<std::string> w;
+      p.node = NodeFromStat(p.path, child_name, cst, &w, opts_.with_atime, pnode);
+      for (const auto& msg : w) Warn(p.path, msg);
+      p.node.subtree = known->tree;
+      BackupStats& local = walk.local;
+      local.files_unmodified += known->files;
+      local.total_files += known->files;
+      local.total_bytes += known->bytes;
+      local.dirs_unmodified += known->dirs;
+      if (opts_.progress) {
+        opts_.progress->AddBytes(known->bytes);
+        for (uint64_t i = 0; i < known->files; ++i) opts_.progress->FileDone();
+      }
+      walk.entries.push_back(std::move(p));
+      return;
+    }
+  }
   if (TakeWalkThread()) {
     p.dir = std::async(std::launch::async, [this, child_path = p.path, child_name, cst,
                                             child_virt, pnode, child_sn = p.sn_path] {

@@ -115,6 +115,20 @@ struct BackupOptions {
   // walk decoded the same trees), or nullptr: the archiver loads it. It must be the tree
   // blob of that id (LoadParentTree's result), and may be handed to several threads.
   std::function<std::shared_ptr<const LoadedTree>(const BlobId& id)> parent_tree;
+  // A directory whose tree the caller already knows (a capture's state: nothing in it
+  // changed since the last capture), asked with its path and the archiver's lstat of it:
+  // the directory is not listed, its node gets that subtree and its counts are added as
+  // unmodified. nullopt: walked as usual. Not asked for directories above the targets, nor
+  // when item_done is set (every entry is reported then).
+  struct KnownTree {
+    BlobId tree;
+    uint64_t files = 0, bytes = 0, dirs = 0;  // regular files, their bytes, dirs below
+  };
+  std::function<std::optional<KnownTree>(const std::string& path, const struct stat& st)>
+      known_tree;
+  // Called from any thread with each directory's path and the tree stored for it (not for
+  // those known_tree gave, nor for the directories above the targets).
+  std::function<void(const std::string& path, const BlobId& tree)> tree_saved;
   // In-memory files added to the root tree, as {relative path, bytes}, e.g.
   // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
   // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.

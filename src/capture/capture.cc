@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "archiver/fs_node.h"
+#include "capture/capture_state.h"
 #include "capture/fs.h"
 #include "capture/packages.h"
 #include "capture/rules.h"
@@ -116,6 +117,7 @@ struct Planned {
   std::string path;
   struct stat st;
   const Node* parent = nullptr;  // trusted parent node when unchanged
+  bool in_reused_dir = false;    // its folder's tree comes from the state: not looked at
 };
 
 std::vector<BlobId> ContentIds(const Repository& repo, std::string_view bytes) {
@@ -170,6 +172,7 @@ class CaptureRun {
   CaptureResult Run() {
     StartPackages();
     FindTargetsAndParent();
+    LoadState();
     PlanFiles();
     VerifyAndScan();
     if (Blocked()) return std::move(res_);
@@ -209,6 +212,38 @@ class CaptureRun {
     }
   }
 
+  // 2b. The state of the last capture (capture_state.h), when it belongs to the trusted
+  // parent and to this capture's context; without --verify-content (which re-reads).
+  void LoadState() {
+    if (opts_.state_dir.empty() || opts_.verify_content) return;
+    state_path_ = CaptureStatePath(opts_.state_dir, host_, opts_.home, prof_.name);
+    keys_.emplace();
+    keys_->context = ContextDigest(tag_, prof_.exclude);
+    if (!res_.parent || !res_.parent_trusted) return;
+    state_ = LoadCaptureState(repo_, state_path_);
+    if (state_ && (state_->context != keys_->context || state_->snapshot != *res_.parent))
+      state_.reset();
+    res_.state_used = state_.has_value();
+  }
+
+  // The directories whose tree the state records under the key the walk found for them
+  // (still indexed): every file directly in one is unchanged; the archiver takes the
+  // tree as it is (ArchiveOptions' known_tree).
+  void MatchState() {
+    if (!state_) return;
+    for (const WalkedDir& d : keys_->dirs) {
+      if (!d.complete) continue;
+      std::optional<BlobId> tree = state_->Find(d.key);
+      if (tree && repo_.HasBlob(BlobType::kTree, *tree)) reused_.emplace(d.path, Reuse{&d, *tree});
+    }
+  }
+  bool InReusedDir(const std::string& path) const {
+    if (reused_.empty()) return false;
+    size_t slash = path.rfind('/');
+    return slash != std::string::npos &&
+           reused_.count(slash == 0 ? std::string("/") : path.substr(0, slash));
+  }
+
   // 3a. The files the archiver will see (it reports what cannot be listed or stat'ed),
   // each unchanged against a trusted parent (skipped, or verified) or to scan.
   void PlanFiles() {
@@ -216,7 +251,7 @@ class CaptureRun {
     parent_tree_.emplace(repo_, res_.parent_trusted ? parent_root_ : std::nullopt);
     // The parent's trees are decoded while the walk lists the files.
     std::future<void> prefetch;
-    if (res_.parent_trusted)
+    if (res_.parent_trusted && !state_)  // (with a state, only changed folders are looked up)
       prefetch = std::async(std::launch::async, [this] {
         parent_tree_->PrefetchBelow(targets_, ResolveJobs(opts_.jobs));
       });
@@ -232,10 +267,16 @@ class CaptureRun {
           [&](const std::string& p, const struct stat& st) {
             files_.push_back(Planned{p, st, nullptr});
           },
-          [](const std::string&, const std::string&) {});
+          [](const std::string&, const std::string&) {}, nullptr,
+          keys_ ? &*keys_ : nullptr, prefetch.valid() ? 1 : ResolveJobs(opts_.jobs));
     res_.files = files_.size();
     if (prefetch.valid()) prefetch.get();
+    MatchState();
     for (Planned& f : files_) {
+      if (InReusedDir(f.path)) {
+        f.in_reused_dir = true;
+        continue;
+      }
       const Node* pn = parent_tree_->Find(f.path);
       bool unchanged = pn && SameFileVersion(*pn, f.st);
       if (unchanged)
@@ -340,6 +381,8 @@ class CaptureRun {
     bo.warn = [&](const std::string& w) { archiver_warnings.push_back(w); };
     res_.backup = RunBackup(session_, bo, false);
     res_.files_read = reads_ + res_.backup->stats.files_read;
+    res_.dirs_reused = dirs_reused_;
+    SaveState(archiver_warnings);
     FindHomeTree();
     {
       MutexLock lock(mu_);
@@ -349,6 +392,43 @@ class CaptureRun {
     FlushWarnings();
     for (const auto& w : archiver_warnings)
       if (opts_.warn) opts_.warn(w);
+  }
+
+  // The state for the next capture: each complete folder's key with the tree stored (or
+  // reused) for it. Not written when the snapshot is incomplete (a folder that could not
+  // be read must be tried again) or for a dry run (no state_dir).
+  void SaveState(std::vector<std::string>& warnings) {
+    if (!keys_ || res_.backup->incomplete) return;
+    const FileId snap = res_.backup->skipped ? *res_.parent : res_.backup->snapshot_id;
+    if (snap.IsZero()) return;
+    CaptureState next;
+    next.context = keys_->context;
+    next.snapshot = snap;
+    {
+      MutexLock lock(mu_);
+      for (const WalkedDir& d : keys_->dirs) {
+        if (!d.complete) continue;
+        std::optional<BlobId> tree;
+        if (auto it = saved_trees_.find(d.path); it != saved_trees_.end()) {
+          tree = it->second;
+        } else if (auto r = reused_.find(d.path); r != reused_.end()) {
+          tree = r->second.tree;
+        }
+        if (tree) next.dirs.push_back({d.key, *tree});
+      }
+    }
+    std::sort(next.dirs.begin(), next.dirs.end(),
+              [](const auto& a, const auto& b) { return a.key.bytes < b.key.bytes; });
+    next.dirs.erase(std::unique(next.dirs.begin(), next.dirs.end(),
+                                [](const auto& a, const auto& b) { return a.key == b.key; }),
+                    next.dirs.end());
+    if (state_ && EncodeCaptureState(*state_) == EncodeCaptureState(next)) return;
+    try {
+      SaveCaptureState(repo_, state_path_, next);
+    } catch (const Error& e) {
+      warnings.push_back(std::string("capture state not saved (the next capture reads the "
+                                     "parent's trees instead): ") + e.what());
+    }
   }
 
   BackupOptions ArchiveOptions() {
@@ -377,6 +457,7 @@ class CaptureRun {
     known_stats_.reserve(files_.size());
     MutexLock lock(mu_);  // (scanned_ no longer changes)
     for (const Planned& f : files_) {
+      if (f.in_reused_dir) continue;  // (not listed unless its folder changed meanwhile)
       const bool kept = f.parent && !must_read_.count(f.path);
       auto it = kept ? scanned_.end() : scanned_.find(f.path);
       if (kept || (it != scanned_.end() && it->second.bytes && it->second.as_planned))
@@ -396,6 +477,20 @@ class CaptureRun {
       return it == scanned_.end() ? nullptr : &it->second.st;
     };
     bo.extra_files = [this] { return PackageFiles(); };
+    if (!reused_.empty())
+      bo.known_tree = [this](const std::string& path, const struct stat& st)
+          -> std::optional<BackupOptions::KnownTree> {
+        auto it = reused_.find(path);
+        if (it == reused_.end() || !SameStat(it->second.dir->st, st)) return std::nullopt;
+        dirs_reused_++;
+        const WalkedDir& d = *it->second.dir;
+        return BackupOptions::KnownTree{it->second.tree, d.files, d.bytes, d.dirs};
+      };
+    if (keys_)
+      bo.tree_saved = [this](const std::string& path, const BlobId& tree) {
+        MutexLock lock(mu_);
+        saved_trees_[path] = tree;
+      };
     bo.parent_tree = [this](const BlobId& id) { return parent_tree_->Loaded(id); };
     return bo;
   }
@@ -489,6 +584,17 @@ class CaptureRun {
   std::atomic<uint64_t> kept_bytes_{0};  // scanned bytes held for the archiver
   std::set<std::string> must_read_;  // changed files (no reuse); read-only once scanned
   std::unordered_map<std::string, const struct stat*> known_stats_;
+  // The state (LoadState, MatchState): the folder keys of this walk, the last capture's
+  // state when usable, and the folders whose trees it gives.
+  std::string state_path_;
+  std::optional<DirKeyWalk> keys_;
+  std::optional<CaptureState> state_;
+  struct Reuse {
+    const WalkedDir* dir;
+    BlobId tree;
+  };
+  std::unordered_map<std::string, Reuse> reused_;  // read-only once planned
+  std::atomic<uint64_t> dirs_reused_{0};
 
   Mutex mu_;
   std::vector<Warning> warnings_ GUARDED_BY(mu_);
@@ -498,6 +604,7 @@ class CaptureRun {
   std::vector<Finding> late_findings_ GUARDED_BY(mu_);    // of files scanned while saved
   std::vector<const Planned*> mismatched_ GUARDED_BY(mu_);
   uint64_t verified_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, BlobId> saved_trees_ GUARDED_BY(mu_);  // archiver's
 };
 
 }  // namespace

@@ -39,6 +39,11 @@ struct CaptureOptions {
   // --skip-if-unchanged); CaptureResult::backup->skipped says so.
   bool skip_if_unchanged = false;
   std::string program_version;
+  // Where the capture keeps its state (capture_state.h: the tree of each directory that
+  // the last capture stored, by a key over its entries' stats), normally the repository's
+  // folder in the local cache; "" = none (every unchanged file is looked up in the
+  // parent's trees and every tree encoded again). Never set for a dry run.
+  std::string state_dir;
   std::optional<gojson::Timestamp> time;  // tests
   std::string scan_tag_override;          // tests: record another scan version
   std::function<void()> after_scan;       // tests: called between the scan and the store
@@ -56,6 +61,10 @@ struct CaptureResult {
   uint64_t files_verified = 0; // re-read by --verify-content
   uint64_t files_read = 0;     // every read of file contents (scan, verify, archiver)
   uint64_t verify_mismatches = 0;
+  // Directories whose tree was taken from the state (neither listed by the archiver nor
+  // encoded); every file below them counts as unchanged and unread.
+  uint64_t dirs_reused = 0;
+  bool state_used = false;  // a state of the trusted parent capture was found and opened
   std::vector<std::string> package_files;  // stored under /.haven/packages/
   // The tree id of the home directory inside the snapshot: equal for equal homes, unlike
   // the root tree, which also holds the metadata of the home's parent directories.

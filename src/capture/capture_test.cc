@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <random>
@@ -21,6 +22,8 @@
 #include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "capture/apply.h"
+#include "capture/capture_state.h"
+#include "capture/fs.h"
 #include "capture/package_diff.h"
 #include "capture/packages.h"
 #include "capture/profile.h"
@@ -75,16 +78,22 @@ class CaptureTest : public ::testing::Test {
                               extra,
                           home_.string(), "test.toml");
   }
-  CaptureResult Capture(const Profile& p, int jobs, const std::string& tag = "",
-                        bool skip_if_unchanged = false) {
+  // The options of the next capture of `p` (each one newer than the last).
+  CaptureOptions Options(const Profile& p, int jobs, const std::string& tag = "") {
     CaptureOptions o;
-    o.skip_if_unchanged = skip_if_unchanged;
     o.profile = p;
     o.home = home_.string();
     o.host = "testhost";
     o.jobs = jobs;
-    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};  // each capture is newer
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
     o.scan_tag_override = tag;
+    o.state_dir = state_dir_;
+    return o;
+  }
+  CaptureResult Capture(const Profile& p, int jobs, const std::string& tag = "",
+                        bool skip_if_unchanged = false) {
+    CaptureOptions o = Options(p, jobs, tag);
+    o.skip_if_unchanged = skip_if_unchanged;
     return RunCapture(*repo_, scanner(), o);
   }
   static const Scanner& scanner() {
@@ -100,6 +109,7 @@ class CaptureTest : public ::testing::Test {
   }
 
   fs::path root_, home_;
+  std::string state_dir_;  // CaptureOptions::state_dir of Capture()
   int runs_ = 0;
   std::shared_ptr<MemBackend> be_;
   std::unique_ptr<haven::testing::TestRepository> repo_;
@@ -279,14 +289,7 @@ TEST_F(CaptureTest, ParentTreesAreReadOnceAndChangesStillFound) {
   auto repo = haven::testing::TestRepository::Open(counting, "pw", 2);
   repo->LoadIndex();
   auto capture = [&](const std::string& tag = "") {
-    CaptureOptions o;
-    o.profile = p;
-    o.home = home_.string();
-    o.host = "testhost";
-    o.jobs = 2;
-    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
-    o.scan_tag_override = tag;
-    return RunCapture(*repo, scanner(), o);
+    return RunCapture(*repo, scanner(), Options(p, 2, tag));
   };
   auto same = capture();
   EXPECT_TRUE(same.parent_trusted);
@@ -751,6 +754,229 @@ TEST(CaptureProfile, ParsesAndRejects) {
 // The Rivet benchmark shape (issue 3): 2,000 files of ~1 KiB in two directories, 2 threads,
 // in process, into a memory repository. Run by hand:
 //   build/haven_unit_tests --gtest_also_run_disabled_tests --gtest_filter='*TwoThousand*'
+// The capture state (capture_state.h): a second capture of an unchanged set takes every
+// folder's tree from it; after each kind of change, the capture with a state gives the
+// same home tree as one without, and still reuses the folders the change did not touch.
+TEST_F(CaptureTest, StateGivesTheTreesOfACaptureWithoutIt) {
+  MakeTree(20);
+  WriteFile(home_ / ".config" / "app0" / "deep" / "er" / "x", "x\n");
+  symlink("app0/f1", (home_ / ".config" / "lnk").c_str());
+  auto p = MakeProfile();
+  const std::string state_dir = (root_ / "state").string();
+  state_dir_ = state_dir;
+  auto first = Capture(p, 2);
+  ASSERT_TRUE(first.backup && first.home_tree);
+  EXPECT_FALSE(first.state_used);
+  auto again = Capture(p, 2);
+  ASSERT_TRUE(again.home_tree);
+  EXPECT_TRUE(again.state_used);
+  EXPECT_EQ(again.dirs_reused, 1u);  // ~/.config as a whole (~/.bashrc is a file target)
+  EXPECT_EQ(again.files_read, 0u);
+  EXPECT_EQ(*again.home_tree, *first.home_tree);
+  // Every tracked file is unmodified; the one file more is the profile, stored from memory.
+  EXPECT_EQ(again.backup->stats.files_unmodified + 1, first.backup->stats.total_files);
+  EXPECT_EQ(again.backup->stats.total_files, first.backup->stats.total_files);
+  EXPECT_EQ(again.backup->stats.total_bytes, first.backup->stats.total_bytes);
+  EXPECT_EQ(again.backup->stats.dirs_unmodified, first.backup->stats.dirs_new);
+
+  const fs::path cfg = home_ / ".config";
+  struct Change {
+    const char* what;
+    std::function<void()> apply;
+  };
+  std::vector<Change> changes = {
+      {"rewrite, same size", [&] { WriteFile(cfg / "app0" / "f3", std::string(1000, 'z') + "3\n"); }},
+      {"chmod", [&] { chmod((cfg / "app1" / "f2").c_str(), 0600); }},
+      {"new file deep down", [&] { WriteFile(cfg / "app0" / "deep" / "er" / "y", "y\n"); }},
+      {"remove", [&] { fs::remove(cfg / "app1" / "f4"); }},
+      {"rename", [&] { fs::rename(cfg / "app0" / "f5", cfg / "app0" / "f5b"); }},
+      {"relink", [&] {
+         fs::remove(cfg / "lnk");
+         symlink("app1/f1", (cfg / "lnk").c_str());
+       }},
+      {"folder time", [&] {
+         struct timespec ts[2] = {{1600000000, 0}, {1600000000, 0}};
+         utimensat(AT_FDCWD, (cfg / "app0" / "deep").c_str(), ts, 0);
+       }},
+      {"new folder", [&] { WriteFile(cfg / "app2" / "g", "g\n"); }},
+  };
+  for (const auto& c : changes) {
+    c.apply();
+    state_dir_ = state_dir;
+    auto with = Capture(p, 2);
+    state_dir_.clear();
+    auto without = Capture(p, 1);
+    ASSERT_TRUE(with.home_tree && without.home_tree) << c.what;
+    EXPECT_TRUE(with.state_used) << c.what;
+    EXPECT_EQ(*with.home_tree, *without.home_tree) << c.what;
+    EXPECT_EQ(with.backup->stats.total_files, without.backup->stats.total_files) << c.what;
+    EXPECT_EQ(with.backup->stats.total_bytes, without.backup->stats.total_bytes) << c.what;
+    EXPECT_LE(with.files_read, 2u) << c.what;
+    EXPECT_GE(with.dirs_reused, 1u) << c.what;  // a folder beside or below the change
+    // The capture without a state moved the parent on: the next one with the state starts
+    // from its own snapshot again.
+    state_dir_ = state_dir;
+    auto settle = Capture(p, 2);
+    EXPECT_FALSE(settle.state_used) << c.what;  // (its parent is `without`, not `with`)
+    auto reuse = Capture(p, 2);
+    EXPECT_TRUE(reuse.state_used && reuse.dirs_reused == 1) << c.what;
+    ASSERT_TRUE(reuse.home_tree);
+    EXPECT_EQ(*reuse.home_tree, *without.home_tree) << c.what;
+  }
+}
+
+// A state that is damaged, sealed by another repository's key, written for another scan
+// version, or asked for with --verify-content is not used; the capture is still right.
+TEST_F(CaptureTest, StateIsUsedOnlyWhenItIsThisRepositorysAndThisScans) {
+  MakeTree(5);
+  auto p = MakeProfile();
+  state_dir_ = (root_ / "state").string();
+  auto first = Capture(p, 2);
+  ASSERT_TRUE(first.home_tree);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(state_dir_)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  const std::string good = ReadFile(files[0]);
+
+  std::string bad = good;
+  bad[bad.size() / 2] ^= 1;
+  WriteFile(files[0], bad, 0600);
+  auto damaged = Capture(p, 2);
+  EXPECT_FALSE(damaged.state_used);
+  ASSERT_TRUE(damaged.home_tree);
+  EXPECT_EQ(*damaged.home_tree, *first.home_tree);
+
+  // Another repository's state under this one's name.
+  auto other_be = std::make_shared<MemBackend>();
+  Repository::Init(*other_be, "pw", 2, kFastScrypt, 1);
+  auto other = haven::testing::TestRepository::Open(other_be, "pw", 2);
+  auto current = ParseCaptureState(AsBytes(repo_->DecodeUnpacked(AsBytes(ReadFile(files[0])), "s")));
+  ASSERT_TRUE(current);
+  SaveCaptureState(*other, files[0].string(), *current);
+  auto foreign = Capture(p, 2);
+  EXPECT_FALSE(foreign.state_used);
+
+  auto v2 = Capture(p, 2, "haven-scan:999/00000000");  // another scan version: re-scans
+  EXPECT_FALSE(v2.state_used);
+  EXPECT_EQ(v2.files_scanned, v2.files);
+  auto v2_again = Capture(p, 2, "haven-scan:999/00000000");
+  EXPECT_TRUE(v2_again.state_used);
+
+  CaptureOptions o = Options(p, 2, "haven-scan:999/00000000");
+  o.verify_content = true;
+  auto verified = RunCapture(*repo_, scanner(), o);
+  EXPECT_FALSE(verified.state_used);
+  EXPECT_EQ(verified.files_verified, verified.files);
+}
+
+// The planning walk on several threads reports the same files in the same order and the
+// same folder records and keys as on one; a changed entry changes the keys of its folder
+// and of every folder above it, and no other.
+TEST(CaptureWalk, ThreadsGiveTheSameOrderAndKeys) {
+  char tmpl[] = "/tmp/haven-walk-test.XXXXXX";
+  const fs::path root = mkdtemp(tmpl);
+  for (int d = 0; d < 6; ++d)
+    for (int i = 0; i < 5; ++i)
+      WriteFile(root / ("d" + std::to_string(d)) / ("s" + std::to_string(i % 2)) /
+                    ("f" + std::to_string(i)), std::string(i + 1, 'x'));
+  WriteFile(root / "top", "t");
+  WriteFile(root / "d2" / "skip.swp", "excluded");
+  PatternList excludes(std::vector<std::string>{"*.swp"});
+  struct Result {
+    std::vector<std::string> files;
+    DirKeyWalk keys;
+  };
+  auto walk = [&](int threads) {
+    Result r;
+    r.keys.context.bytes.fill(7);
+    WalkRegularFiles(
+        root.string(), &excludes,
+        [&](const std::string& p, const struct stat&) { r.files.push_back(p); },
+        [](const std::string&, const std::string&) {}, nullptr, &r.keys, threads);
+    return r;
+  };
+  const Result one = walk(1);
+  ASSERT_EQ(one.files.size(), 31u);
+  EXPECT_TRUE(std::is_sorted(one.files.begin(), one.files.end()));
+  ASSERT_EQ(one.keys.dirs.size(), 1u + 6 + 12);
+  EXPECT_EQ(one.keys.dirs.back().path, root.string());
+  EXPECT_EQ(one.keys.dirs.back().files, 31u);
+  EXPECT_EQ(one.keys.dirs.back().dirs, 18u);
+  for (int threads : {2, 4, 16}) {
+    const Result many = walk(threads);
+    EXPECT_EQ(many.files, one.files) << threads;
+    ASSERT_EQ(many.keys.dirs.size(), one.keys.dirs.size()) << threads;
+    for (size_t i = 0; i < one.keys.dirs.size(); ++i) {
+      EXPECT_EQ(many.keys.dirs[i].path, one.keys.dirs[i].path) << threads;
+      EXPECT_EQ(many.keys.dirs[i].key, one.keys.dirs[i].key) << many.keys.dirs[i].path;
+      EXPECT_TRUE(many.keys.dirs[i].complete);
+    }
+  }
+  WriteFile(root / "d2" / "skip.swp", "excluded, changed");  // excluded: no key moves
+  WriteFile(root / "d4" / "s1" / "f1", "yy");                // same size, new mtime/ctime
+  const Result after = walk(2);
+  ASSERT_EQ(after.keys.dirs.size(), one.keys.dirs.size());
+  for (size_t i = 0; i < one.keys.dirs.size(); ++i) {
+    const std::string& p = one.keys.dirs[i].path;
+    const bool above = p == root.string() || p == (root / "d4").string() ||
+                       p == (root / "d4" / "s1").string();
+    EXPECT_EQ(after.keys.dirs[i].key != one.keys.dirs[i].key, above) << p;
+  }
+  fs::remove_all(root);
+}
+
+TEST(CaptureStateFormat, GoldenBytesAndRefusals) {
+  CaptureState s;
+  s.context.bytes.fill(0x11);
+  s.snapshot = FileId(RawId{});
+  s.snapshot.bytes[0] = 0x22;
+  CaptureState::Dir a, b;
+  a.key.bytes.fill(0x01);
+  a.tree.bytes.fill(0xa1);
+  b.key.bytes.fill(0x02);
+  b.tree.bytes.fill(0xb2);
+  s.dirs = {a, b};
+  const Bytes enc = EncodeCaptureState(s);
+  const std::string want = "4856435354303031" + std::string(64, '1') + "22" + std::string(62, '0') +
+                           "0200000000000000" + [] {
+                             std::string r;
+                             for (int i = 0; i < 32; ++i) r += "01";
+                             for (int i = 0; i < 32; ++i) r += "a1";
+                             for (int i = 0; i < 32; ++i) r += "02";
+                             for (int i = 0; i < 32; ++i) r += "b2";
+                             return r;
+                           }();
+  EXPECT_EQ(HexEncode(enc), want);
+  auto back = ParseCaptureState(enc);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(EncodeCaptureState(*back), enc);
+  EXPECT_EQ(back->Find(b.key), b.tree);
+  EXPECT_FALSE(back->Find(s.context));
+
+  auto refused = [](Bytes x) { return !ParseCaptureState(x).has_value(); };
+  Bytes m = enc;
+  m[0] = 'X';
+  EXPECT_TRUE(refused(m));                                                  // magic
+  EXPECT_TRUE(refused(Bytes(enc.begin(), enc.end() - 1)));                  // truncated
+  Bytes longer = enc;
+  longer.push_back(0);
+  EXPECT_TRUE(refused(longer));                                             // trailing byte
+  Bytes count = enc;
+  count[8 + 64] = 3;
+  EXPECT_TRUE(refused(count));                                              // count too large
+  count[8 + 64 + 7] = 0x80;
+  EXPECT_TRUE(refused(count));                                              // absurd count
+  CaptureState un = s;
+  std::swap(un.dirs[0], un.dirs[1]);
+  EXPECT_TRUE(refused(EncodeCaptureState(un)));                             // unsorted
+  un.dirs[0] = un.dirs[1];
+  EXPECT_TRUE(refused(EncodeCaptureState(un)));                             // duplicate
+  CaptureState empty;
+  auto e = ParseCaptureState(EncodeCaptureState(empty));
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->dirs.empty());
+}
+
 TEST_F(CaptureTest, DISABLED_BenchTwoThousandFiles) {
   MakeTree(1000);
   auto p = Profile::Parse("[track]\npaths = [\"~/.config\"]\n[packages]\nmanagers = []\n",

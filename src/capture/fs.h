@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/id.h"
 #include "core/path_match.h"
 
 namespace haven::capture {
@@ -23,13 +24,33 @@ struct SkipDirs {
   bool Has(const struct stat& st) const;
 };
 
+// What a walk with keys records for each directory it enters, children before parents:
+// the directory's key (capture_state.h's DirKey over the entries the walk keeps) and what
+// lies below it. A key is only meaningful when `complete`: every entry of it and of its
+// subdirectories was listed and stat'ed.
+struct WalkedDir {
+  std::string path;
+  struct stat st;
+  RawId key;
+  bool complete = true;
+  uint64_t files = 0, bytes = 0, dirs = 0;  // regular files, their bytes, directories below
+};
+struct DirKeyWalk {
+  RawId context;  // capture_state.h's ContextDigest
+  std::vector<WalkedDir> dirs;
+};
+
 // Calls on_file for every regular file at or below `path`, in walk order; on_error with
 // (path, message) for what cannot be listed or stat'ed. `excludes` and `skip` may be null;
-// `path` itself is walked even when it is in `skip`.
+// `path` itself is walked even when it is in `skip`. With `keys`, every folder's record
+// is appended to keys->dirs (children first). `threads` > 1 (and no `skip`): subfolders are
+// walked on up to that many threads; the callbacks still come in walk order, on the
+// calling thread, once the walk is over.
 void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       const std::function<void(const std::string&, const struct stat&)>& on_file,
                       const std::function<void(const std::string&, const std::string&)>& on_error,
-                      SkipDirs* skip = nullptr);
+                      SkipDirs* skip = nullptr, DirKeyWalk* keys = nullptr,
+                      int threads = 1);
 
 // The whole file (no symlink following); kIo naming the path when it cannot be read.
 // *after (when given): the file's stat taken once the read reached its end.

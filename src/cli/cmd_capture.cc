@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "backend/cache_backend.h"
 #include "capture/capture.h"
 #include "cli/common.h"
 #include "core/error.h"
@@ -66,14 +67,15 @@ void PrintSummaryJson(const CaptureCmd& o, const capture::CaptureResult& r,
       "\"parent\":\"%s\",\"parent_trusted\":%s,\"scan_tag\":%s,\"files\":%llu,"
       "\"files_scanned\":%llu,\"files_verified\":%llu,\"files_read\":%llu,"
       "\"findings\":%zu,\"packages\":%s,\"dry_run\":%s,\"skipped\":%s,"
-      "\"total_duration\":%.6f}\n",
+      "\"state_used\":%s,\"dirs_reused\":%llu,\"total_duration\":%.6f}\n",
       o.dry_run || b.skipped ? "" : b.snapshot_id.Hex().c_str(), b.tree.Hex().c_str(),
       r.home_tree ? r.home_tree->Hex().c_str() : "",
       r.parent ? r.parent->Hex().c_str() : "", r.parent_trusted ? "true" : "false",
       JsonString(capture::ScanTag(profile)).c_str(), (unsigned long long)r.files,
       (unsigned long long)r.files_scanned, (unsigned long long)r.files_verified,
       (unsigned long long)r.files_read, r.findings.size(), pk.c_str(),
-      o.dry_run ? "true" : "false", b.skipped ? "true" : "false", secs);
+      o.dry_run ? "true" : "false", b.skipped ? "true" : "false",
+      r.state_used ? "true" : "false", (unsigned long long)r.dirs_reused, secs);
 }
 
 void PrintSummaryText(const CaptureCmd& o, const capture::CaptureResult& r,
@@ -129,12 +131,16 @@ capture::CaptureOptions OptionsFor(const CaptureCmd& o, std::vector<std::string>
 void RunCaptureCmd(const CaptureCmd& o) {
   auto start = std::chrono::steady_clock::now();
   std::vector<std::string> warnings;
-  const capture::CaptureOptions opts = OptionsFor(o, warnings);
+  capture::CaptureOptions opts = OptionsFor(o, warnings);
   capture::Scanner scanner(ScannerCacheDir());
 
   OpenOptions open;
   open.dry_run = o.dry_run;  // every write but the lock's is discarded
   auto repo = OpenRepository(open);
+  // The capture's state lives beside the repository's cache (none with --no-cache, and
+  // none for a dry run, whose trees are never stored).
+  if (!o.dry_run && repo->cache() && !repo->cache()->RepoDir().empty())
+    opts.state_dir = repo->cache()->RepoDir() + "/capture";
   auto lock = LockRepository(*repo, false);
   auto indexed = IndexedRepository::Load(*repo);
   WriteSession session(*indexed, GlobalWriteOptions());

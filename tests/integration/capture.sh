@@ -119,6 +119,9 @@ a, b, c = ([json.loads(l) for l in open(p)][-1] for p in sys.argv[1:4])
 print("  home trees:", a["home_tree"][:12], b["home_tree"][:12], c["home_tree"][:12])
 assert a["home_tree"] and a["home_tree"] == b["home_tree"] == c["home_tree"], "home tree differs"
 assert b["files_read"] == 0 and b["parent_trusted"], b
+# the capture state in the cache folder gave the three tracked folders their trees
+assert b["state_used"] and b["dirs_reused"] == 3, b  # ~/.config/app, ~/.config/nvim, ~/.ssh
+assert a["state_used"] is False and c["state_used"] is False, (a, c)
 assert c["files_read"] == 82 and not c["parent_trusted"], c
 PY
 
