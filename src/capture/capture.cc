@@ -221,9 +221,18 @@ class CaptureRun {
     keys_->context = ContextDigest(tag_, prof_.exclude);
     if (!res_.parent || !res_.parent_trusted) return;
     state_ = LoadCaptureState(repo_, state_path_);
-    if (state_ && (state_->context != keys_->context || state_->snapshot != *res_.parent))
+    if (state_ && (state_->context != keys_->context || state_->snapshot != *res_.parent ||
+                   !IndexFilesRemain(state_->index_files)))
       state_.reset();
     res_.state_used = state_.has_value();
+  }
+
+  // Every index file the state saw is still there: no prune or repair rewrote the index
+  // since (either may have dropped blobs that the files of a reused folder need).
+  bool IndexFilesRemain(const std::vector<FileId>& recorded) const {
+    std::vector<FileId> now = repo_.index_files();
+    std::sort(now.begin(), now.end());
+    return std::includes(now.begin(), now.end(), recorded.begin(), recorded.end());
   }
 
   // The directories whose tree the state records under the key the walk found for them
@@ -404,6 +413,8 @@ class CaptureRun {
     CaptureState next;
     next.context = keys_->context;
     next.snapshot = snap;
+    next.index_files = repo_.index_files();  // (the session has flushed: read-only now)
+    std::sort(next.index_files.begin(), next.index_files.end());
     {
       MutexLock lock(mu_);
       for (const WalkedDir& d : keys_->dirs) {

@@ -17,8 +17,8 @@ namespace haven::capture {
 
 namespace {
 
-constexpr char kMagic[8] = {'H', 'V', 'C', 'S', 'T', '0', '0', '1'};
-constexpr size_t kHeader = 8 + 32 + 32 + 8;
+constexpr char kMagic[8] = {'H', 'V', 'C', 'S', 'T', '0', '0', '2'};
+constexpr size_t kHeader = 8 + 32 + 32 + 8;  // up to the index file count
 constexpr size_t kRecord = 32 + 32;
 // Bumped with any change to what a key covers or how trees are encoded from it.
 constexpr const char* kKeyVersion = "haven-capture-dir-key/1";
@@ -57,11 +57,13 @@ std::optional<BlobId> CaptureState::Find(const RawId& key) const {
 }
 
 Bytes EncodeCaptureState(const CaptureState& s) {
-  Bytes out(kHeader + s.dirs.size() * kRecord);
+  Bytes out(kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord);
   uint8_t* p = out.data();
   std::memcpy(p, kMagic, 8);
   p = PutRaw(p + 8, s.context);
   p = PutRaw(p, s.snapshot);
+  p = PutU64(p, s.index_files.size());
+  for (const auto& f : s.index_files) p = PutRaw(p, f);
   p = PutU64(p, s.dirs.size());
   for (const auto& d : s.dirs) p = PutRaw(PutRaw(p, d.key), d.tree);
   return out;
@@ -69,15 +71,25 @@ Bytes EncodeCaptureState(const CaptureState& s) {
 
 std::optional<CaptureState> ParseCaptureState(ByteView plain) {
   if (plain.size() < kHeader || std::memcmp(plain.data(), kMagic, 8) != 0) return std::nullopt;
-  const uint64_t n = GetU64(plain.data() + 8 + 64);
-  if (n > (plain.size() - kHeader) / kRecord || plain.size() != kHeader + n * kRecord)
-    return std::nullopt;
   CaptureState s;
   s.context = GetRaw(plain.data() + 8);
   s.snapshot = FileId(GetRaw(plain.data() + 40));
+  size_t at = 72;
+  const uint64_t files = GetU64(plain.data() + at);
+  at += 8;
+  if (files > (plain.size() - at) / 32 || plain.size() - at - files * 32 < 8) return std::nullopt;
+  s.index_files.reserve(files);
+  for (uint64_t i = 0; i < files; ++i, at += 32) {
+    FileId f(GetRaw(plain.data() + at));
+    if (!s.index_files.empty() && !(s.index_files.back() < f)) return std::nullopt;
+    s.index_files.push_back(f);
+  }
+  const uint64_t n = GetU64(plain.data() + at);
+  at += 8;
+  if (n > (plain.size() - at) / kRecord || plain.size() != at + n * kRecord) return std::nullopt;
   s.dirs.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
-    const uint8_t* p = plain.data() + kHeader + i * kRecord;
+    const uint8_t* p = plain.data() + at + i * kRecord;
     CaptureState::Dir d{GetRaw(p), BlobId(GetRaw(p + 32))};
     if (!s.dirs.empty() && !KeyLess(s.dirs.back(), d)) return std::nullopt;  // order, unique
     s.dirs.push_back(d);

@@ -32,6 +32,10 @@ namespace haven::capture {
 struct CaptureState {
   RawId context;         // ContextDigest of the capture that wrote it
   FileId snapshot;       // the snapshot written (or kept, when skipped) with it
+  // The repository's index files when it was written, sorted: the state is used only while
+  // all of them remain (prune and repair rewrite the index and may drop blobs a reused
+  // folder's files need; a backup only adds index files).
+  std::vector<FileId> index_files;
   struct Dir {
     RawId key;
     BlobId tree;
@@ -42,8 +46,9 @@ struct CaptureState {
   std::optional<BlobId> Find(const RawId& key) const;
 };
 
-// The plaintext of a state (little-endian): "HVCST001", context (32), snapshot (32), count
-// (u64), then count x (key 32, tree 32) in ascending key order.
+// The plaintext of a state (little-endian): "HVCST002", context (32), snapshot (32), index
+// file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
+// folders: key (32), tree (32), in ascending key order.
 Bytes EncodeCaptureState(const CaptureState& s);
 // nullopt for anything but exactly that layout (bad magic, length, order or duplicates).
 std::optional<CaptureState> ParseCaptureState(ByteView plain);

@@ -825,8 +825,9 @@ TEST_F(CaptureTest, StateGivesTheTreesOfACaptureWithoutIt) {
   }
 }
 
-// A state that is damaged, sealed by another repository's key, written for another scan
-// version, or asked for with --verify-content is not used; the capture is still right.
+// A state that is damaged, sealed by another repository's key, older than an index
+// rewrite, written for another scan version, or asked for with --verify-content is not
+// used; the capture is still right.
 TEST_F(CaptureTest, StateIsUsedOnlyWhenItIsThisRepositorysAndThisScans) {
   MakeTree(5);
   auto p = MakeProfile();
@@ -855,6 +856,25 @@ TEST_F(CaptureTest, StateIsUsedOnlyWhenItIsThisRepositorysAndThisScans) {
   SaveCaptureState(*other, files[0].string(), *current);
   auto foreign = Capture(p, 2);
   EXPECT_FALSE(foreign.state_used);
+
+  // An index rewritten since (as prune and repair index do): the state is not used.
+  auto before_rewrite = Capture(p, 2);
+  EXPECT_TRUE(before_rewrite.state_used);
+  std::vector<std::string> index_names;
+  be_->List(FileType::kIndex, [&](const FileInfo& fi) { index_names.push_back(fi.name); });
+  ASSERT_FALSE(index_names.empty());
+  {
+    const Bytes raw = be_->Load({FileType::kIndex, index_names[0]});
+    const std::string json = repo_->DecodeUnpacked(raw, index_names[0]);
+    repo_->SaveJson(FileType::kIndex, json);
+    be_->Remove({FileType::kIndex, index_names[0]});
+    repo_->LoadIndex();
+  }
+  auto rewritten = Capture(p, 2);
+  EXPECT_FALSE(rewritten.state_used);
+  ASSERT_TRUE(rewritten.home_tree);
+  EXPECT_EQ(*rewritten.home_tree, *first.home_tree);
+  EXPECT_TRUE(Capture(p, 2).state_used);  // (the capture above wrote a new state)
 
   auto v2 = Capture(p, 2, "haven-scan:999/00000000");  // another scan version: re-scans
   EXPECT_FALSE(v2.state_used);
@@ -936,8 +956,12 @@ TEST(CaptureStateFormat, GoldenBytesAndRefusals) {
   b.key.bytes.fill(0x02);
   b.tree.bytes.fill(0xb2);
   s.dirs = {a, b};
+  FileId idx;
+  idx.bytes.fill(0x33);
+  s.index_files = {idx};
   const Bytes enc = EncodeCaptureState(s);
-  const std::string want = "4856435354303031" + std::string(64, '1') + "22" + std::string(62, '0') +
+  const std::string want = "4856435354303032" + std::string(64, '1') + "22" + std::string(62, '0') +
+                           "0100000000000000" + std::string(64, '3') +
                            "0200000000000000" + [] {
                              std::string r;
                              for (int i = 0; i < 32; ++i) r += "01";
@@ -961,11 +985,21 @@ TEST(CaptureStateFormat, GoldenBytesAndRefusals) {
   Bytes longer = enc;
   longer.push_back(0);
   EXPECT_TRUE(refused(longer));                                             // trailing byte
+  const size_t folders_at = 8 + 64 + 8 + 32;
   Bytes count = enc;
-  count[8 + 64] = 3;
+  count[folders_at] = 3;
   EXPECT_TRUE(refused(count));                                              // count too large
-  count[8 + 64 + 7] = 0x80;
+  count[folders_at + 7] = 0x80;
   EXPECT_TRUE(refused(count));                                              // absurd count
+  Bytes files = enc;
+  files[8 + 64] = 2;
+  EXPECT_TRUE(refused(files));                                              // index count
+  files[8 + 64] = 0xff;
+  files[8 + 64 + 7] = 0xff;
+  EXPECT_TRUE(refused(files));                                              // absurd
+  CaptureState twice = s;
+  twice.index_files = {idx, idx};
+  EXPECT_TRUE(refused(EncodeCaptureState(twice)));                          // repeated file
   CaptureState un = s;
   std::swap(un.dirs[0], un.dirs[1]);
   EXPECT_TRUE(refused(EncodeCaptureState(un)));                             // unsorted
