@@ -308,13 +308,7 @@ class Backup {
   ThreadPool blob_pool_;  // one job per chunk of a multi-chunk file: hash + store
   // Walk threads that may still be started: a subdirectory is walked on a thread of its
   // own while one is free (else inline), so the walk uses every core on many small files.
-  std::atomic<int> walk_threads_;
-  bool TakeWalkThread() {
-    int n = walk_threads_.load();
-    while (n > 0)
-      if (walk_threads_.compare_exchange_weak(n, n - 1)) return true;
-    return false;
-  }
+  SpareThreads walk_threads_;
   Mutex warn_mu_;
   BackupStats stats_ GUARDED_BY(warn_mu_);
   std::vector<std::pair<std::string, std::string>> warnings_ GUARDED_BY(warn_mu_);
@@ -748,18 +742,11 @@ void Backup::AddDirEntry(ChildWalk& walk, Pending p, const std::string& child_na
       return;
     }
   }
-  if (TakeWalkThread()) {
-    p.dir = std::async(std::launch::async, [this, child_path = p.path, child_name, cst,
-                                            child_virt, pnode, child_sn = p.sn_path] {
-      struct Give {
-        std::atomic<int>& n;
-        ~Give() { n++; }
-      } give{walk_threads_};
-      return SaveDirectory(child_path, child_name, cst, child_virt, pnode, child_sn);
-    });
-  } else {
-    p.node = SaveDirectory(p.path, child_name, cst, child_virt, pnode, p.sn_path);
-  }
+  p.dir = walk_threads_.TryAsync([this, child_path = p.path, child_name, cst, child_virt,
+                                   pnode, child_sn = p.sn_path] {
+    return SaveDirectory(child_path, child_name, cst, child_virt, pnode, child_sn);
+  });
+  if (!p.dir.valid()) p.node = SaveDirectory(p.path, child_name, cst, child_virt, pnode, p.sn_path);
   walk.entries.push_back(std::move(p));
 }
 

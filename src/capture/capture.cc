@@ -428,12 +428,8 @@ class CaptureRun {
         if (tree) next.dirs.push_back({d.key, *tree});
       }
     }
-    std::sort(next.dirs.begin(), next.dirs.end(),
-              [](const auto& a, const auto& b) { return a.key.bytes < b.key.bytes; });
-    next.dirs.erase(std::unique(next.dirs.begin(), next.dirs.end(),
-                                [](const auto& a, const auto& b) { return a.key == b.key; }),
-                    next.dirs.end());
-    if (state_ && EncodeCaptureState(*state_) == EncodeCaptureState(next)) return;
+    next.SortDirs();
+    if (state_ && *state_ == next) return;  // (a skipped capture of an unchanged set)
     try {
       SaveCaptureState(repo_, state_path_, next);
     } catch (const Error& e) {

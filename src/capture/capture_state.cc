@@ -56,6 +56,13 @@ std::optional<BlobId> CaptureState::Find(const RawId& key) const {
   return it->tree;
 }
 
+void CaptureState::SortDirs() {
+  std::stable_sort(dirs.begin(), dirs.end(), KeyLess);
+  dirs.erase(std::unique(dirs.begin(), dirs.end(),
+                         [](const Dir& a, const Dir& b) { return a.key == b.key; }),
+             dirs.end());
+}
+
 Bytes EncodeCaptureState(const CaptureState& s) {
   Bytes out(kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord);
   uint8_t* p = out.data();

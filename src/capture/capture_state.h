@@ -39,11 +39,15 @@ struct CaptureState {
   struct Dir {
     RawId key;
     BlobId tree;
+    bool operator==(const Dir&) const = default;
   };
   std::vector<Dir> dirs;  // sorted by key, keys unique
 
   // The tree recorded for `key`, or nullopt.
   std::optional<BlobId> Find(const RawId& key) const;
+  // Puts dirs in key order and drops repeated keys (the first one stays).
+  void SortDirs();
+  bool operator==(const CaptureState&) const = default;
 };
 
 // The plaintext of a state (little-endian): "HVCST002", context (32), snapshot (32), index

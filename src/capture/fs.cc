@@ -13,6 +13,7 @@
 
 #include "capture/capture_state.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
 
 namespace haven::capture {
 
@@ -27,39 +28,61 @@ struct Event {
   struct stat st;
   std::string error;
 };
+
+// Where a walk's results go. The caller's walk hands events straight to its callbacks, in
+// walk order and on its own thread; a subfolder walked on another thread collects them
+// (and its folder records) here until its parent splices them in at its place.
 struct WalkOut {
-  std::vector<Event> events;
+  const OnFile* on_file = nullptr;  // set: events go straight to the callbacks
+  const OnError* on_error = nullptr;
+  std::vector<Event> events;    // otherwise collected here
   std::vector<WalkedDir> dirs;  // with keys: every folder walked, children first
+
+  void File(std::string path, const struct stat& st) {
+    if (on_file) {
+      (*on_file)(path, st);
+    } else {
+      events.push_back(Event{std::move(path), st, {}});
+    }
+  }
+  void Error(const std::string& path, std::string message) {
+    if (on_error) {
+      (*on_error)(path, message);
+    } else {
+      events.push_back(Event{path, {}, std::move(message)});
+    }
+  }
+  // The results of a subfolder walked on another thread, at its place in walk order.
+  void Splice(WalkOut&& sub) {
+    for (auto& e : sub.events) {
+      if (e.error.empty()) {
+        File(std::move(e.path), e.st);
+      } else {
+        Error(e.path, std::move(e.error));
+      }
+    }
+    for (auto& d : sub.dirs) dirs.push_back(std::move(d));
+  }
 };
 
-// The settings of one walk and the threads it may still start: a subfolder is walked on
-// a thread of its own while one is spare (else inline), its results merged in name order.
+// The settings of one walk and the threads it may still start.
 struct Walk {
   const PatternList* excludes;
   SkipDirs* skip;  // (a walk with skip runs on one thread: skipped is not shared)
   const RawId* context;  // null: no keys
-  std::atomic<int> spare{0};
-  bool TakeThread() {
-    int n = spare.load();
-    while (n > 0)
-      if (spare.compare_exchange_weak(n, n - 1)) return true;
-    return false;
-  }
+  SpareThreads spare;
 };
-
-void Error(WalkOut& out, const std::string& path, std::string message) {
-  out.events.push_back(Event{path, {}, std::move(message)});
-}
 
 // Walks the open directory `fd` (closed here) of `path`: entries are stat'ed and opened
 // relative to it, so the kernel resolves one name per entry instead of the whole path.
-// Appends to `out`; returns the index of this folder's record in out.dirs, or -1 without
-// keys or when it could not be listed.
+// Every entry is stat'ed first, subfolders go to spare threads, then the entries are
+// reported in name order (a subfolder walked inline at its place). Returns the index of
+// this folder's record in out.dirs, or -1 without keys or when it could not be listed.
 long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, Walk& w,
                    WalkOut& out) {
   DIR* d = fdopendir(fd);
   if (!d) {
-    Error(out, path, "open directory " + path + ": " + strerror(errno));
+    out.Error(path, "open directory " + path + ": " + strerror(errno));
     close(fd);
     return -1;
   }
@@ -74,60 +97,43 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
     std::string path;
     const std::string* name;
     struct stat st;
-    std::optional<WalkOut> sub;             // a subfolder walked inline
-    std::future<WalkOut> later;             // ... or on a thread of its own
-    bool failed = false;
     std::string error;  // of its lstat
+    std::future<WalkOut> later;  // a subfolder walked on a thread of its own
   };
-  std::vector<Entry> entries;
+  // Opens subfolder e (nullopt: it failed, reported into `to`).
+  auto open_sub = [&](const Entry& e, WalkOut& to) -> std::optional<int> {
+    int cfd = openat(dfd, e.name->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (cfd < 0) {
+      to.Error(e.path, "open directory " + e.path + ": " + strerror(errno));
+      return std::nullopt;
+    }
+    return cfd;
+  };
+  std::vector<Entry> entries;  // (after open_sub: their threads end before it goes)
   entries.reserve(names.size());
-  WalkedDir rec;
   for (const auto& n : names) {
     std::string child = path.back() == '/' ? path + n : path + "/" + n;
     if (w.excludes && !w.excludes->empty() && w.excludes->Matches(child)) continue;
     Entry& e = entries.emplace_back();
     e.path = std::move(child);
     e.name = &n;
-    if (fstatat(dfd, n.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) {
-      e.failed = true;
+    if (fstatat(dfd, n.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0)
       e.error = "lstat " + e.path + ": " + strerror(errno);
-    }
   }
-  // The subfolders are walked (some on threads), then every entry's events are appended
-  // in name order.
-  auto walk_sub = [&w](int cfd, std::string cpath, struct stat cst) {
-    WalkOut o;
-    WalkDirectory(cfd, cpath, cst, w, o);
-    return o;
-  };
-  for (Entry& e : entries) {
-    if (e.failed || !S_ISDIR(e.st.st_mode)) continue;
-    if (w.skip && w.skip->Has(e.st)) continue;
-    int cfd = openat(dfd, e.name->c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (cfd < 0) {
-      e.failed = true;
-      e.sub.emplace();
-      Error(*e.sub, e.path, "open directory " + e.path + ": " + strerror(errno));
-      continue;
-    }
-    if (!w.skip && w.TakeThread()) {
-      e.later = std::async(std::launch::async, [&w, walk_sub, cfd, p = e.path, st = e.st] {
-        struct Give {
-          std::atomic<int>& n;
-          ~Give() { n++; }
-        } give{w.spare};
-        return walk_sub(cfd, p, st);
-      });
-    } else {
-      e.sub = walk_sub(cfd, e.path, e.st);
-    }
-  }
+  if (!w.skip)
+    for (Entry& e : entries)
+      if (e.error.empty() && S_ISDIR(e.st.st_mode))
+        e.later = w.spare.TryAsync([&w, &e, &open_sub] {
+          WalkOut sub;
+          if (auto cfd = open_sub(e, sub)) WalkDirectory(*cfd, e.path, e.st, w, sub);
+          return sub;
+        });
   std::optional<DirKey> key;
   if (w.context) key.emplace(*w.context);
+  WalkedDir rec;
   for (Entry& e : entries) {
-    if (e.later.valid()) e.sub = e.later.get();
-    if (e.failed && !e.sub) {
-      Error(out, e.path, std::move(e.error));
+    if (!e.error.empty()) {
+      out.Error(e.path, std::move(e.error));
       rec.complete = false;
       continue;
     }
@@ -135,30 +141,33 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
     if (S_ISREG(e.st.st_mode)) {
       rec.files++;
       rec.bytes += static_cast<uint64_t>(e.st.st_size);
-      out.events.push_back(Event{std::move(e.path), e.st, {}});
+      out.File(std::move(e.path), e.st);
       continue;
     }
     if (!S_ISDIR(e.st.st_mode)) continue;
     rec.dirs++;
-    if (!e.sub) {  // a folder the walk skips
-      if (w.skip) w.skip->skipped.push_back(e.path);
+    if (w.skip && w.skip->Has(e.st)) {
+      w.skip->skipped.push_back(e.path);
       rec.complete = false;
       continue;
     }
-    WalkOut& sub = *e.sub;
-    for (auto& ev : sub.events) out.events.push_back(std::move(ev));
-    if (e.failed || sub.dirs.empty() || sub.dirs.back().path != e.path) {
-      rec.complete = false;  // could not be opened or listed
+    const size_t before = out.dirs.size();
+    if (e.later.valid()) {
+      out.Splice(e.later.get());
+    } else if (auto cfd = open_sub(e, out)) {
+      WalkDirectory(*cfd, e.path, e.st, w, out);
+    }
+    // The subfolder's own record comes last among those it added; none: not walked.
+    if (out.dirs.size() == before || out.dirs.back().path != e.path) {
+      rec.complete = false;
     } else if (key) {
-      const WalkedDir& c = sub.dirs.back();
+      const WalkedDir& c = out.dirs.back();
       key->AddSubdirKey(c.key);
       rec.complete = rec.complete && c.complete;
       rec.files += c.files;
       rec.bytes += c.bytes;
       rec.dirs += c.dirs;
     }
-    for (auto& sd : sub.dirs) out.dirs.push_back(std::move(sd));
-    e.sub.reset();
   }
   closedir(d);
   if (!key) return -1;
@@ -190,19 +199,14 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
     on_error(path, "open directory " + path + ": " + strerror(errno));
     return;
   }
-  Walk w{excludes, skip, keys ? &keys->context : nullptr};
-  w.spare = skip ? 0 : std::max(0, threads - 1);
+  Walk w{excludes, skip, keys ? &keys->context : nullptr,
+         SpareThreads(skip ? 0 : std::max(0, threads - 1))};
   WalkOut out;
+  out.on_file = &on_file;
+  out.on_error = &on_error;
+  if (keys) out.dirs = std::move(keys->dirs);
   WalkDirectory(fd, path, st, w, out);
-  for (const Event& e : out.events) {
-    if (e.error.empty()) {
-      on_file(e.path, e.st);
-    } else {
-      on_error(e.path, e.error);
-    }
-  }
-  if (keys)
-    for (auto& d : out.dirs) keys->dirs.push_back(std::move(d));
+  if (keys) keys->dirs = std::move(out.dirs);
 }
 
 void SkipDirs::Add(const std::string& dir) {

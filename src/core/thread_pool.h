@@ -3,6 +3,7 @@
 // by more than `queue_limit` jobs. Jobs must not Submit to the same pool.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <future>
@@ -57,6 +58,32 @@ void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn);
 }  // namespace haven
 
 namespace haven {
+
+// Threads a recursive walk may still start (the archiver's and the capture's): a subfolder
+// goes to a thread of its own while one is spare, else the caller walks it inline.
+class SpareThreads {
+ public:
+  explicit SpareThreads(int n) : n_(n) {}
+  // fn() on a new thread when one is spare (given back when fn returns); an invalid future
+  // when none is.
+  template <typename Fn>
+  auto TryAsync(Fn fn) -> std::future<decltype(fn())> {
+    int n = n_.load();
+    do {
+      if (n <= 0) return {};
+    } while (!n_.compare_exchange_weak(n, n - 1));
+    return std::async(std::launch::async, [this, fn = std::move(fn)]() mutable {
+      struct Give {
+        std::atomic<int>& n;
+        ~Give() { n++; }
+      } give{n_};
+      return fn();
+    });
+  }
+
+ private:
+  std::atomic<int> n_;
+};
 
 // A budget of bytes in flight: Acquire blocks until the bytes fit (a single request
 // larger than the whole budget is admitted when nothing else is in flight), so the
