@@ -16,7 +16,9 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <mutex>
 
+#include "archiver/folder_state.h"
 #include "archiver/fs_node.h"
 #include "core/error.h"
 #include "core/mutex.h"
@@ -123,6 +125,38 @@ struct ParentDir {
   }
 };
 
+// The parent snapshot's directory of a folder, loaded on first use, from any thread: a
+// folder whose tree the folder state gives never loads it, unless one of its subfolders
+// changed and asks for its own parent node.
+class LazyParent {
+ public:
+  explicit LazyParent(std::function<ParentDir()> load) : load_(std::move(load)) {}
+  const ParentDir& Get() {
+    std::call_once(once_, [this] {
+      dir_ = load_();
+      load_ = nullptr;
+    });
+    return dir_;
+  }
+
+ private:
+  std::function<ParentDir()> load_;
+  std::once_flag once_;
+  ParentDir dir_;
+};
+
+const Node* FindNode(const std::vector<Node>& nodes, const std::string& name) {
+  auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
+                             [](const Node& n, const std::string& s) { return n.name < s; });
+  return (it != nodes.end() && it->name == name) ? &*it : nullptr;
+}
+
+// One entry of a folder on disk as listed (excludes applied), in name order.
+struct Listed {
+  std::string name, path;
+  struct stat st;
+};
+
 struct VirtualDir {
   std::map<std::string, VirtualDir> children;
   std::string fs_path;
@@ -151,20 +185,22 @@ struct FileBatch {
 // the parent snapshot's directory, the batch of small files not yet queued, and the
 // counters added to the totals at the end.
 struct ChildWalk {
-  const ParentDir& parent;
+  ParentDir parent;
   const std::string& sn_path;  // the directory's snapshot path (for opts.item_done)
   std::vector<Pending> entries;
   FileBatch batch;
   BackupStats local;
+  // False once an entry could not be listed, stat'ed, described or read: the folder's tree
+  // is then not recorded in the folder state (the next backup must look at it again).
+  bool clean = true;
 
   // The parent snapshot's node of the same name, or nullptr.
-  const Node* ParentNode(const std::string& name) const {
-    const std::vector<Node>& nodes = parent.nodes();
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), name,
-                               [](const Node& n, const std::string& s) { return n.name < s; });
-    return (it != nodes.end() && it->name == name) ? &*it : nullptr;
-  }
+  const Node* ParentNode(const std::string& name) const { return FindNode(parent.nodes(), name); }
 };
+
+// The folder keys of a backup (folder_state.h): bumped with any change to what a key
+// covers or how trees are encoded from it.
+constexpr const char* kBackupKeyVersion = "haven-backup-dir-key/1";
 
 class Backup {
  public:
@@ -195,17 +231,41 @@ class Backup {
   }
   // Node for a directory (subtree saved). parent: the parent snapshot's node, if any.
   // sn_path: its path in the snapshot, for opts_.item_done ("" when that is unset).
+  // up (instead of parent): the folder above was found unchanged in the folder state; only
+  // the node's subtree is filled, and the parent node is looked up in `up` when needed.
   Node SaveDirectory(const std::string& path, const std::string& name, const struct stat& st,
-                     const VirtualDir* virt, const Node* parent, const std::string& sn_path);
+                     const VirtualDir* virt, const Node* parent, const std::string& sn_path,
+                     std::shared_ptr<LazyParent> up = nullptr);
   // Saves the tree of a directory's children: all entries of a target directory (minus
   // excludes), or only the listed children of an intermediate directory of a target.
   // *tree_added (when given): the tree blob's plain size if it was new, else 0.
-  BlobId SaveChildren(const std::string& path, const VirtualDir* virt, const ParentDir& parent,
-                      const std::string& sn_path, uint64_t* tree_added);
+  BlobId SaveChildren(const std::string& path, const VirtualDir* virt,
+                      std::function<ParentDir()> load_parent, const std::string& sn_path,
+                      uint64_t* tree_added);
   // The children of an intermediate directory of a target: only the listed ones.
   void ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk);
-  // Every entry of a directory on disk (minus excludes), in name order.
-  void ListDirectory(const std::string& path, ChildWalk& walk);
+  // Every entry of a directory on disk (minus excludes), in name order, lstat'ed; what
+  // cannot be listed is reported (and walk.clean cleared).
+  std::vector<Listed> ListDirectory(const std::string& path, ChildWalk& walk);
+  // ---- The folder state (folder_state.h) ----
+  // Reads the state of these paths when it belongs to `parent`; prepares the next one.
+  void OpenFolderState(const std::vector<std::string>& abs_paths, const std::string& host,
+                       const std::optional<FileId>& parent);
+  // The folder's record when its key is in the state and its tree is indexed.
+  const FolderState::Dir* RecordedFolder(const RawId& key) const;
+  // A folder recorded with the same key: its subfolders are walked (each one on its own
+  // from the state or not); when every subfolder's tree is the recorded one, the folder's
+  // tree is returned and its entries are counted as unmodified. Otherwise *done holds the
+  // subfolders' results (by index in `listed`) for the usual path, and nullopt is returned.
+  std::optional<BlobId> ReuseFolder(const std::vector<Listed>& listed,
+                                    const FolderState::Dir& rec,
+                                    const std::shared_ptr<LazyParent>& parent,
+                                    std::vector<std::optional<Node>>* done);
+  void RecordFolder(const RawId& key, const BlobId& tree, std::vector<BlobId> subtrees);
+  // Writes the next state, naming `snap`, after the snapshot.
+  void SaveFolderStateFor(const FileId& snap);
+  // Adds a subfolder that ReuseFolder walked already: its node with that subtree.
+  void AddWalkedDir(ChildWalk& walk, const Listed& e, Node walked);
   // Adds one entry: a directory is walked (inline or on a walk thread), a file is reused
   // from the parent or queued for reading.
   void AddEntry(ChildWalk& walk, const std::string& child_path, const std::string& child_name,
@@ -312,6 +372,15 @@ class Backup {
   Mutex warn_mu_;
   BackupStats stats_ GUARDED_BY(warn_mu_);
   std::vector<std::pair<std::string, std::string>> warnings_ GUARDED_BY(warn_mu_);
+  // The folder state: the one read (const once the walk starts), where the next one goes,
+  // and the folders recorded for it.
+  bool collect_state_ = false;
+  std::optional<FolderState> state_;
+  RawId state_context_;
+  std::string state_path_;
+  std::atomic<uint64_t> dirs_reused_{0};
+  Mutex state_mu_;
+  std::vector<FolderState::Dir> next_dirs_ GUARDED_BY(state_mu_);
 };
 
 BlobId Backup::SaveTree(std::vector<Node> nodes, const ParentDir* parent, uint64_t* added) {
@@ -540,18 +609,29 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
 
 Node Backup::SaveDirectory(const std::string& path, const std::string& name,
                            const struct stat& st, const VirtualDir* virt, const Node* parent,
-                           const std::string& sn_path) {
+                           const std::string& sn_path, std::shared_ptr<LazyParent> up) {
   Clock::time_point start;
   if (opts_.item_done) start = Clock::now();
-  std::vector<std::string> node_warnings;
-  Node dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime, parent);
-  for (const auto& w : node_warnings) Warn(path, w);
-  if (opts_.stable_intermediate_dirs && virt && !virt->target) {
-    dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
-    dir.inode = dir.device_id = 0;
+  Node dir;
+  std::function<ParentDir()> load_parent;
+  if (up) {
+    dir.name = name;
+    dir.type = NodeType::kDir;
+    load_parent = [this, up = std::move(up), name] {
+      return ParentChildren(FindNode(up->Get().nodes(), name));
+    };
+  } else {
+    std::vector<std::string> node_warnings;
+    dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime, parent);
+    for (const auto& w : node_warnings) Warn(path, w);
+    if (opts_.stable_intermediate_dirs && virt && !virt->target) {
+      dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
+      dir.inode = dir.device_id = 0;
+    }
+    load_parent = [this, parent] { return ParentChildren(parent); };
   }
   uint64_t tree_added = 0;
-  dir.subtree = SaveChildren(path, virt, ParentChildren(parent), sn_path,
+  dir.subtree = SaveChildren(path, virt, std::move(load_parent), sn_path,
                              opts_.item_done ? &tree_added : nullptr);
   if (opts_.tree_saved && (!virt || virt->target)) opts_.tree_saved(path, *dir.subtree);
   if (opts_.item_done) {
@@ -566,13 +646,33 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
 }
 
 BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
-                            const ParentDir& parent, const std::string& sn_path,
+                            std::function<ParentDir()> load_parent, const std::string& sn_path,
                             uint64_t* tree_added) {
-  ChildWalk walk{parent, sn_path, {}, {}, {}};
+  auto parent = std::make_shared<LazyParent>(std::move(load_parent));
+  ChildWalk walk{{}, sn_path, {}, {}, {}};
+  std::optional<RawId> key;  // this folder's, when the folder state is kept
   if (virt && !virt->target) {
+    walk.parent = parent->Get();
     ListVirtualChildren(*virt, walk);
   } else {
-    ListDirectory(path, walk);
+    std::vector<Listed> listed = ListDirectory(path, walk);
+    std::vector<std::optional<Node>> walked;  // subfolders ReuseFolder walked already
+    if (collect_state_ && walk.clean) {
+      DirKey k(state_context_);
+      for (const Listed& e : listed) k.AddEntry(e.name, e.st);
+      key = k.Finish();
+      if (const FolderState::Dir* rec = RecordedFolder(*key))
+        if (auto tree = ReuseFolder(listed, *rec, parent, &walked)) return *tree;
+    }
+    walk.parent = parent->Get();
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const Listed& e = listed[i];
+      if (i < walked.size() && walked[i]) {
+        AddWalkedDir(walk, e, std::move(*walked[i]));
+      } else {
+        AddEntry(walk, e.path, e.name, e.st, nullptr);
+      }
+    }
   }
   FlushBatch(walk);
   std::vector<Node> nodes = CollectNodes(walk);
@@ -590,7 +690,125 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     stats_.total_bytes += l.total_bytes;
   }
   if (virt && virt == root_virt_ && opts_.extra_files) AddExtraFiles(nodes);
-  return SaveTree(std::move(nodes), &parent, tree_added);
+  std::vector<BlobId> subtrees;
+  if (key && walk.clean)
+    for (const Node& n : nodes)
+      if (n.type == NodeType::kDir && n.subtree) subtrees.push_back(*n.subtree);
+  BlobId tree = SaveTree(std::move(nodes), &walk.parent, tree_added);
+  if (key && walk.clean) RecordFolder(*key, tree, std::move(subtrees));
+  return tree;
+}
+
+const FolderState::Dir* Backup::RecordedFolder(const RawId& key) const {
+  if (!state_) return nullptr;
+  const FolderState::Dir* rec = state_->Find(key);
+  return rec && session_.HasBlob(BlobType::kTree, rec->tree) ? rec : nullptr;
+}
+
+std::optional<BlobId> Backup::ReuseFolder(const std::vector<Listed>& listed,
+                                          const FolderState::Dir& rec,
+                                          const std::shared_ptr<LazyParent>& parent,
+                                          std::vector<std::optional<Node>>* done) {
+  // The subfolders, in name order: each on a walk thread while one is free.
+  std::vector<std::pair<size_t, std::future<Node>>> subs;
+  done->assign(listed.size(), std::nullopt);
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const Listed& e = listed[i];
+    if (!S_ISDIR(e.st.st_mode)) continue;
+    std::future<Node> f = walk_threads_.TryAsync([this, &e, parent] {
+      return SaveDirectory(e.path, e.name, e.st, nullptr, nullptr, "", parent);
+    });
+    if (f.valid()) {
+      subs.emplace_back(i, std::move(f));
+    } else {
+      (*done)[i] = SaveDirectory(e.path, e.name, e.st, nullptr, nullptr, "", parent);
+    }
+  }
+  for (auto& [i, f] : subs) (*done)[i] = f.get();
+  std::vector<BlobId> subtrees;
+  for (const auto& n : *done)
+    if (n) subtrees.push_back(*n->subtree);
+  if (subtrees != rec.subtrees) return std::nullopt;
+  // Every entry is as recorded: the recorded tree, and the counts of an unchanged folder.
+  BackupStats local;
+  local.dirs_unmodified = subtrees.size();
+  for (const Listed& e : listed) {
+    if (!S_ISREG(e.st.st_mode)) continue;
+    local.total_files++;
+    local.total_bytes += static_cast<uint64_t>(e.st.st_size);
+    local.files_unmodified++;
+    if (opts_.progress) {
+      opts_.progress->AddBytes(static_cast<uint64_t>(e.st.st_size));
+      opts_.progress->FileDone();
+    }
+  }
+  {
+    MutexLock lock(warn_mu_);
+    stats_.files_unmodified += local.files_unmodified;
+    stats_.dirs_unmodified += local.dirs_unmodified;
+    stats_.total_files += local.total_files;
+    stats_.total_bytes += local.total_bytes;
+  }
+  dirs_reused_++;
+  RecordFolder(rec.key, rec.tree, rec.subtrees);
+  return rec.tree;
+}
+
+void Backup::AddWalkedDir(ChildWalk& walk, const Listed& e, Node walked) {
+  Pending p;
+  p.path = e.path;
+  p.parent = walk.ParentNode(e.name);
+  std::vector<std::string> w;
+  p.node = NodeFromStat(e.path, e.name, e.st, &w, opts_.with_atime, p.parent);
+  for (const auto& msg : w) Warn(e.path, msg);
+  if (!w.empty()) walk.clean = false;
+  p.node.subtree = walked.subtree;
+  walk.entries.push_back(std::move(p));
+}
+
+void Backup::RecordFolder(const RawId& key, const BlobId& tree, std::vector<BlobId> subtrees) {
+  MutexLock lock(state_mu_);
+  next_dirs_.push_back(FolderState::Dir{key, tree, std::move(subtrees)});
+}
+
+void Backup::OpenFolderState(const std::vector<std::string>& abs_paths, const std::string& host,
+                             const std::optional<FileId>& parent) {
+  // The capture's hooks and per-item reports need every entry looked at; atime is not in
+  // a key (a read moves it).
+  if (opts_.folder_state_dir.empty() || opts_.with_atime || opts_.item_done ||
+      opts_.may_reuse || opts_.known_stat || opts_.content_for || opts_.expected_stat ||
+      opts_.known_tree || opts_.parent_tree || opts_.extra_files)
+    return;
+  collect_state_ = true;
+  std::vector<std::string> who{host};
+  who.insert(who.end(), abs_paths.begin(), abs_paths.end());
+  state_path_ = FolderStatePath(opts_.folder_state_dir, "backup", who);
+  state_context_ = FolderContext(kBackupKeyVersion, {});
+  if (!parent || opts_.force) return;
+  state_ = LoadFolderState(repo_, state_path_);
+  if (state_ && (state_->context != state_context_ || state_->snapshot != *parent ||
+                 !state_->IndexFilesRemain(repo_.index_files())))
+    state_.reset();
+}
+
+void Backup::SaveFolderStateFor(const FileId& snap) {
+  FolderState next;
+  next.context = state_context_;
+  next.snapshot = snap;
+  next.index_files = repo_.index_files();  // (the session has flushed: read-only now)
+  std::sort(next.index_files.begin(), next.index_files.end());
+  {
+    MutexLock lock(state_mu_);
+    next.dirs = std::move(next_dirs_);
+  }
+  next.SortDirs();
+  if (state_ && *state_ == next) return;
+  try {
+    SaveFolderState(repo_, state_path_, next);
+  } catch (const Error& e) {
+    // A cache: the next backup reads the parent's trees instead.
+    if (opts_.warn) opts_.warn(std::string("folder state not saved: ") + e.what());
+  }
 }
 
 void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
@@ -630,14 +848,16 @@ void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
   }
 }
 
-void Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
+std::vector<Listed> Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
   const Excluder* ex = excluder_.get();
   const bool by_name = ex && ex->by_name();
   const bool by_stat = ex && ex->by_stat();
+  std::vector<Listed> listed;
   DIR* d = opendir(path.c_str());
   if (!d) {
     SourceError(path, std::string("open directory ") + path + ": " + strerror(errno));
-    return;
+    walk.clean = false;
+    return listed;
   }
   std::vector<std::string> names;
   {
@@ -649,7 +869,10 @@ void Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
       errno = 0;
     }
   }
-  if (errno != 0) SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
+  if (errno != 0) {
+    SourceError(path, std::string("read directory ") + path + ": " + strerror(errno));
+    walk.clean = false;
+  }
   int dfd = dirfd(d);
   std::sort(names.begin(), names.end());
   Excluder::DirState dir_state;
@@ -666,12 +889,14 @@ void Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
     }
     if (rc != 0) {
       SourceError(child_path, std::string("lstat ") + child_path + ": " + strerror(errno));
+      walk.clean = false;
       continue;
     }
     if (by_stat && ex->ExcludedByStat(child_path, cst)) continue;
-    AddEntry(walk, child_path, n, cst, nullptr);
+    listed.push_back(Listed{n, std::move(child_path), cst});
   }
   closedir(d);
+  return listed;
 }
 
 void Backup::AddEntry(ChildWalk& walk, const std::string& child_path,
@@ -690,6 +915,7 @@ void Backup::AddEntry(ChildWalk& walk, const std::string& child_path,
   std::vector<std::string> w;
   p.node = NodeFromStat(child_path, child_name, cst, &w, opts_.with_atime, pnode);
   for (const auto& msg : w) Warn(child_path, msg);
+  if (!w.empty()) walk.clean = false;
   if (p.node.type == NodeType::kFile) {
     BackupStats& local = walk.local;
     local.total_files++;
@@ -837,6 +1063,7 @@ std::vector<Node> Backup::CollectNodes(ChildWalk& walk) {
       FileResult fr = p.content.get();
       if (!fr.error.empty()) {
         SourceError(p.path, fr.error);
+        walk.clean = false;
         continue;
       }
       p.node.content = std::move(fr.content);
@@ -848,6 +1075,7 @@ std::vector<Node> Backup::CollectNodes(ChildWalk& walk) {
                                                 : BackupItem::Action::kNew,
                                    secs, fr.added, 0});
       }
+      if (fr.changed) walk.clean = false;
       if (fr.changed)
         SourceError(p.path, "file " + p.path +
                                 " changed while it was read, twice: stored as read, which may "
@@ -1008,8 +1236,10 @@ BackupResult Backup::Run() {
     ParentDir parent_root;
     if (res.parent) parent_root = ParentRoot(*res.parent);
     MakeExcluder(abs_paths);
+    OpenFolderState(abs_paths, snap.hostname, res.parent);
+    res.folder_state_used = state_.has_value();
     root_virt_ = &top;
-    res.tree = SaveChildren("/", &top, parent_root, "", nullptr);
+    res.tree = SaveChildren("/", &top, [&parent_root] { return parent_root; }, "", nullptr);
   }
   snap.tree = res.tree;
   snap.parent = res.parent;
@@ -1024,6 +1254,11 @@ BackupResult Backup::Run() {
   if (opts_.save_snapshot && !res.skipped) {
     ScopedTimer t(Stage::kSnapshot);
     res.snapshot_id = repo_.SaveJson(FileType::kSnapshot, snap.ToJson());
+  }
+  res.dirs_reused = dirs_reused_;
+  if (collect_state_) {
+    const FileId named = res.skipped ? *res.parent : res.snapshot_id;
+    if (!named.IsZero()) SaveFolderStateFor(named);
   }
   return res;
 }

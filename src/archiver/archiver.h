@@ -138,6 +138,14 @@ struct BackupOptions {
   // every unrelated file created beside a target, and a capture of an unchanged tracked
   // set must give the same tree.
   bool stable_intermediate_dirs = false;
+
+  // Where the backup keeps its folder state (folder_state.h, docs/folder-state.md: each
+  // folder's key and the tree stored for it), normally the repository's folder in the
+  // local cache; "" = none. The state of these paths is read when it was written with the
+  // parent snapshot (not with --force) and written anew after the snapshot. Never set it
+  // for a dry run (its trees are not stored). Ignored with with_atime, item_done and the
+  // capture's hooks above (a capture keeps its own).
+  std::string folder_state_dir;
 };
 
 struct BackupStats {
@@ -155,6 +163,8 @@ struct BackupResult {
   BackupStats stats;
   bool incomplete = false;  // some sources could not be read
   bool skipped = false;     // skip_if_unchanged: the tree equals the parent's, nothing written
+  bool folder_state_used = false;  // a folder state of the parent was read
+  uint64_t dirs_reused = 0;  // folders whose tree came from it (not listed against the parent)
 };
 
 // Runs a backup through `session` (into its indexed repository): every blob is saved by

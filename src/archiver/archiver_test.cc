@@ -17,6 +17,7 @@
 #include <thread>
 #include <tuple>
 
+#include "archiver/folder_state.h"
 #include "backend/mem_backend.h"
 #include "repo/test_repository.h"
 #include "core/error.h"
@@ -355,6 +356,133 @@ TEST_F(ArchiverTest, SmallFilesStoredInBatchesKeepTheirOwnResults) {
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::count(names.begin(), names.end(), "f011"), 0);
   EXPECT_EQ(names.size(), 90u - 1 + 1 + 2);  // files, f035big, the two directories
+}
+
+// The folder state (folder_state.h): a backup that takes unchanged folders' trees from it
+// stores exactly the snapshot a backup without it stores against the same parent, with
+// the same counts, through every kind of change; only the changed folders are listed.
+TEST_F(ArchiverTest, FolderStateGivesTheTreesOfABackupWithoutIt) {
+  const fs::path src = root_ / "src";
+  for (int i = 0; i < 5; ++i) {
+    WriteFile(src / "a" / ("f" + std::to_string(i)), "file a" + std::to_string(i));
+    WriteFile(src / "a/deep/deeper" / ("g" + std::to_string(i)), "deep " + std::to_string(i));
+    WriteFile(src / "b" / ("h" + std::to_string(i)), "b " + std::to_string(i));
+  }
+  WriteFile(src / "top.txt", "top");
+  fs::create_directories(src / "empty");
+  fs::create_symlink("a/f1", src / "link");
+  const fs::path state = root_ / "state";
+  auto run = [&](std::optional<FileId> parent, bool with_state) {
+    BackupOptions o;
+    o.targets = {src.string()};
+    o.host = "h";
+    o.jobs = 2;
+    o.parent = parent;
+    o.force = !parent;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    if (with_state) o.folder_state_dir = state.string();
+    return RunBackup(*repo_, o, false);
+  };
+  BackupResult first = run(std::nullopt, true);
+  EXPECT_FALSE(first.folder_state_used);
+  EXPECT_EQ(first.dirs_reused, 0u);
+  ASSERT_EQ(std::distance(fs::directory_iterator(state), fs::directory_iterator()), 1);
+  FileId parent = first.snapshot_id;
+  // Each step changes the source, then backs it up against `parent` without and with the
+  // state; `reused` is how many folders (src included) keep their tree from the state.
+  // same_counts false: a moved folder keeps its tree, and its files count as unmodified
+  // where the path without a state (restic's rule) reads them again as new.
+  auto step = [&](const std::string& what, uint64_t reused, bool same_counts = true) {
+    SCOPED_TRACE(what);
+    BackupResult plain = run(parent, false);
+    BackupResult fast = run(parent, true);
+    EXPECT_FALSE(plain.folder_state_used);
+    EXPECT_TRUE(fast.folder_state_used);
+    EXPECT_EQ(Src(fast), Src(plain));
+    EXPECT_EQ(fast.tree, plain.tree);
+    const BackupStats& a = plain.stats;
+    const BackupStats& b = fast.stats;
+    if (!same_counts) {
+      EXPECT_GT(a.files_new, b.files_new);
+      EXPECT_EQ(a.files_new + a.files_unmodified, b.files_new + b.files_unmodified);
+      EXPECT_EQ(a.total_bytes, b.total_bytes);
+    } else {
+      EXPECT_EQ(std::tie(a.files_new, a.files_changed, a.files_unmodified, a.dirs_new,
+                       a.dirs_changed, a.dirs_unmodified, a.total_files, a.total_bytes, a.errors),
+              std::tie(b.files_new, b.files_changed, b.files_unmodified, b.dirs_new,
+                       b.dirs_changed, b.dirs_unmodified, b.total_files, b.total_bytes, b.errors));
+    }
+    EXPECT_EQ(fast.dirs_reused, reused);
+    parent = fast.snapshot_id;
+  };
+  step("unchanged", 6);  // src, a, deep, deeper, b, empty
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteFile(src / "a/deep/deeper/g2", "DEEP 2");  // same size, written in place
+  // deeper relisted; deep, a and src take their recorded entries but store new trees
+  step("a file deep down rewritten", 2);
+  WriteFile(src / "b/new", "new file");
+  step("a file added", 4);  // b relisted, src (b's times) too
+  fs::remove(src / "a/f3");
+  step("a file removed", 4);  // a and src
+  fs::permissions(src / "b/h1", fs::perms::owner_read);
+  step("a mode changed", 4);
+  fs::rename(src / "a/deep", src / "a/deep2");
+  step("a folder renamed", 4, false);  // a and src relisted; deep2, deeper kept
+  ASSERT_TRUE(SetXattr(src / "b", "v"));
+  step("an xattr on a folder", 5);  // src relisted (b's ctime); b's own entries kept
+  fs::remove_all(src / "empty");
+  step("a folder removed", 4);
+  step("unchanged again", 5);
+  // Against another parent than the one it was written with, the state is not used.
+  BackupResult other = run(first.snapshot_id, true);
+  EXPECT_FALSE(other.folder_state_used);
+  EXPECT_EQ(other.dirs_reused, 0u);
+}
+
+// The state is a cache that must never be trusted blindly: a state sealed by another
+// repository's key, or one written before the index was rewritten, is not used.
+TEST_F(ArchiverTest, FolderStateOnlyWhenItIsThisRepositorysAndItsIndexRemains) {
+  WriteFile(root_ / "src/a/x", "x");
+  WriteFile(root_ / "src/b/y", "y");
+  const fs::path state = root_ / "state";
+  auto run = [&](std::optional<FileId> parent) {
+    BackupOptions o;
+    o.targets = {(root_ / "src").string()};
+    o.host = "h";
+    o.parent = parent;
+    o.force = !parent;
+    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    o.folder_state_dir = state.string();
+    return RunBackup(*repo_, o, false);
+  };
+  BackupResult first = run(std::nullopt);
+  BackupResult second = run(first.snapshot_id);
+  EXPECT_TRUE(second.folder_state_used);
+  EXPECT_GT(second.dirs_reused, 0u);
+  const fs::path file = fs::directory_iterator(state)->path();
+  // Another repository's seal over the same plaintext.
+  auto plain = LoadFolderState(*repo_, file.string());
+  ASSERT_TRUE(plain);
+  auto other_be = std::make_shared<MemBackend>();
+  Repository::Init(*other_be, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  auto other = haven::testing::TestRepository::Open(other_be, "pw", 2);
+  SaveFolderState(*other, file.string(), *plain);
+  BackupResult forged = run(second.snapshot_id);
+  EXPECT_FALSE(forged.folder_state_used);
+  EXPECT_EQ(forged.dirs_reused, 0u);
+  // An index file it recorded is gone (prune and repair rewrite the index).
+  BackupResult third = run(forged.snapshot_id);
+  EXPECT_TRUE(third.folder_state_used);
+  auto now = LoadFolderState(*repo_, file.string());
+  ASSERT_TRUE(now);
+  FileId gone;
+  gone.bytes.fill(0xee);
+  now->index_files.push_back(gone);
+  std::sort(now->index_files.begin(), now->index_files.end());
+  SaveFolderState(*repo_, file.string(), *now);
+  BackupResult after_rewrite = run(third.snapshot_id);
+  EXPECT_FALSE(after_rewrite.folder_state_used);
+  EXPECT_EQ(Src(after_rewrite), Src(third));
 }
 
 }  // namespace

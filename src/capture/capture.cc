@@ -12,8 +12,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "archiver/folder_state.h"
 #include "archiver/fs_node.h"
-#include "capture/capture_state.h"
 #include "capture/fs.h"
 #include "capture/packages.h"
 #include "capture/rules.h"
@@ -29,6 +29,10 @@
 namespace haven::capture {
 
 namespace {
+
+// The capture's folder keys (archiver/folder_state.h; docs/capture-state.md): bumped with any
+// change to what a key covers or how trees are encoded from it.
+constexpr const char* kCaptureKeyVersion = "haven-capture-dir-key/1";
 
 // Parent snapshot nodes by absolute path; trees are loaded on demand and kept, also for
 // the archiver (BackupOptions::parent_tree): each parent tree is read and decoded once.
@@ -212,27 +216,21 @@ class CaptureRun {
     }
   }
 
-  // 2b. The state of the last capture (capture_state.h), when it belongs to the trusted
+  // 2b. The state of the last capture (archiver/folder_state.h), when it belongs to the trusted
   // parent and to this capture's context; without --verify-content (which re-reads).
   void LoadState() {
     if (opts_.state_dir.empty() || opts_.verify_content) return;
-    state_path_ = CaptureStatePath(opts_.state_dir, host_, opts_.home, prof_.name);
+    state_path_ = FolderStatePath(opts_.state_dir, "capture", {host_, opts_.home, prof_.name});
     keys_.emplace();
-    keys_->context = ContextDigest(tag_, prof_.exclude);
+    std::vector<std::string> parts{tag_};
+    parts.insert(parts.end(), prof_.exclude.begin(), prof_.exclude.end());
+    keys_->context = FolderContext(kCaptureKeyVersion, parts);
     if (!res_.parent || !res_.parent_trusted) return;
-    state_ = LoadCaptureState(repo_, state_path_);
+    state_ = LoadFolderState(repo_, state_path_);
     if (state_ && (state_->context != keys_->context || state_->snapshot != *res_.parent ||
-                   !IndexFilesRemain(state_->index_files)))
+                   !state_->IndexFilesRemain(repo_.index_files())))
       state_.reset();
     res_.state_used = state_.has_value();
-  }
-
-  // Every index file the state saw is still there: no prune or repair rewrote the index
-  // since (either may have dropped blobs that the files of a reused folder need).
-  bool IndexFilesRemain(const std::vector<FileId>& recorded) const {
-    std::vector<FileId> now = repo_.index_files();
-    std::sort(now.begin(), now.end());
-    return std::includes(now.begin(), now.end(), recorded.begin(), recorded.end());
   }
 
   // The directories whose tree the state records under the key the walk found for them
@@ -242,8 +240,9 @@ class CaptureRun {
     if (!state_) return;
     for (const WalkedDir& d : keys_->dirs) {
       if (!d.complete) continue;
-      std::optional<BlobId> tree = state_->Find(d.key);
-      if (tree && repo_.HasBlob(BlobType::kTree, *tree)) reused_.emplace(d.path, Reuse{&d, *tree});
+      const FolderState::Dir* rec = state_->Find(d.key);
+      if (rec && repo_.HasBlob(BlobType::kTree, rec->tree))
+        reused_.emplace(d.path, Reuse{&d, rec->tree});
     }
   }
   bool InReusedDir(const std::string& path) const {
@@ -410,7 +409,7 @@ class CaptureRun {
     if (!keys_ || res_.backup->incomplete) return;
     const FileId snap = res_.backup->skipped ? *res_.parent : res_.backup->snapshot_id;
     if (snap.IsZero()) return;
-    CaptureState next;
+    FolderState next;
     next.context = keys_->context;
     next.snapshot = snap;
     next.index_files = repo_.index_files();  // (the session has flushed: read-only now)
@@ -425,13 +424,13 @@ class CaptureRun {
         } else if (auto r = reused_.find(d.path); r != reused_.end()) {
           tree = r->second.tree;
         }
-        if (tree) next.dirs.push_back({d.key, *tree});
+        if (tree) next.dirs.push_back({d.key, *tree, {}});
       }
     }
     next.SortDirs();
     if (state_ && *state_ == next) return;  // (a skipped capture of an unchanged set)
     try {
-      SaveCaptureState(repo_, state_path_, next);
+      SaveFolderState(repo_, state_path_, next);
     } catch (const Error& e) {
       warnings.push_back(std::string("capture state not saved (the next capture reads the "
                                      "parent's trees instead): ") + e.what());
@@ -595,7 +594,7 @@ class CaptureRun {
   // state when usable, and the folders whose trees it gives.
   std::string state_path_;
   std::optional<DirKeyWalk> keys_;
-  std::optional<CaptureState> state_;
+  std::optional<FolderState> state_;
   struct Reuse {
     const WalkedDir* dir;
     BlobId tree;

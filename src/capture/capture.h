@@ -39,8 +39,8 @@ struct CaptureOptions {
   // --skip-if-unchanged); CaptureResult::backup->skipped says so.
   bool skip_if_unchanged = false;
   std::string program_version;
-  // Where the capture keeps its state (capture_state.h: the tree of each directory that
-  // the last capture stored, by a key over its entries' stats), normally the repository's
+  // Where the capture keeps its state (archiver/folder_state.h: the tree of each directory
+  // that the last capture stored, by a key over its entries' stats), normally the repository's
   // folder in the local cache; "" = none (every unchanged file is looked up in the
   // parent's trees and every tree encoded again). Never set for a dry run.
   std::string state_dir;

@@ -22,7 +22,7 @@
 #include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "capture/apply.h"
-#include "capture/capture_state.h"
+#include "archiver/folder_state.h"
 #include "capture/fs.h"
 #include "capture/package_diff.h"
 #include "capture/packages.h"
@@ -754,7 +754,7 @@ TEST(CaptureProfile, ParsesAndRejects) {
 // The Rivet benchmark shape (issue 3): 2,000 files of ~1 KiB in two directories, 2 threads,
 // in process, into a memory repository. Run by hand:
 //   build/haven_unit_tests --gtest_also_run_disabled_tests --gtest_filter='*TwoThousand*'
-// The capture state (capture_state.h): a second capture of an unchanged set takes every
+// The capture state (archiver/folder_state.h): a second capture of an unchanged set takes every
 // folder's tree from it; after each kind of change, the capture with a state gives the
 // same home tree as one without, and still reuses the folders the change did not touch.
 TEST_F(CaptureTest, StateGivesTheTreesOfACaptureWithoutIt) {
@@ -851,9 +851,9 @@ TEST_F(CaptureTest, StateIsUsedOnlyWhenItIsThisRepositorysAndThisScans) {
   auto other_be = std::make_shared<MemBackend>();
   Repository::Init(*other_be, "pw", 2, kFastScrypt, 1);
   auto other = haven::testing::TestRepository::Open(other_be, "pw", 2);
-  auto current = ParseCaptureState(AsBytes(repo_->DecodeUnpacked(AsBytes(ReadFile(files[0])), "s")));
+  auto current = ParseFolderState(AsBytes(repo_->DecodeUnpacked(AsBytes(ReadFile(files[0])), "s")));
   ASSERT_TRUE(current);
-  SaveCaptureState(*other, files[0].string(), *current);
+  SaveFolderState(*other, files[0].string(), *current);
   auto foreign = Capture(p, 2);
   EXPECT_FALSE(foreign.state_used);
 
@@ -943,72 +943,6 @@ TEST(CaptureWalk, ThreadsGiveTheSameOrderAndKeys) {
     EXPECT_EQ(after.keys.dirs[i].key != one.keys.dirs[i].key, above) << p;
   }
   fs::remove_all(root);
-}
-
-TEST(CaptureStateFormat, GoldenBytesAndRefusals) {
-  CaptureState s;
-  s.context.bytes.fill(0x11);
-  s.snapshot = FileId(RawId{});
-  s.snapshot.bytes[0] = 0x22;
-  CaptureState::Dir a, b;
-  a.key.bytes.fill(0x01);
-  a.tree.bytes.fill(0xa1);
-  b.key.bytes.fill(0x02);
-  b.tree.bytes.fill(0xb2);
-  s.dirs = {a, b};
-  FileId idx;
-  idx.bytes.fill(0x33);
-  s.index_files = {idx};
-  const Bytes enc = EncodeCaptureState(s);
-  const std::string want = "4856435354303032" + std::string(64, '1') + "22" + std::string(62, '0') +
-                           "0100000000000000" + std::string(64, '3') +
-                           "0200000000000000" + [] {
-                             std::string r;
-                             for (int i = 0; i < 32; ++i) r += "01";
-                             for (int i = 0; i < 32; ++i) r += "a1";
-                             for (int i = 0; i < 32; ++i) r += "02";
-                             for (int i = 0; i < 32; ++i) r += "b2";
-                             return r;
-                           }();
-  EXPECT_EQ(HexEncode(enc), want);
-  auto back = ParseCaptureState(enc);
-  ASSERT_TRUE(back);
-  EXPECT_EQ(EncodeCaptureState(*back), enc);
-  EXPECT_EQ(back->Find(b.key), b.tree);
-  EXPECT_FALSE(back->Find(s.context));
-
-  auto refused = [](Bytes x) { return !ParseCaptureState(x).has_value(); };
-  Bytes m = enc;
-  m[0] = 'X';
-  EXPECT_TRUE(refused(m));                                                  // magic
-  EXPECT_TRUE(refused(Bytes(enc.begin(), enc.end() - 1)));                  // truncated
-  Bytes longer = enc;
-  longer.push_back(0);
-  EXPECT_TRUE(refused(longer));                                             // trailing byte
-  const size_t folders_at = 8 + 64 + 8 + 32;
-  Bytes count = enc;
-  count[folders_at] = 3;
-  EXPECT_TRUE(refused(count));                                              // count too large
-  count[folders_at + 7] = 0x80;
-  EXPECT_TRUE(refused(count));                                              // absurd count
-  Bytes files = enc;
-  files[8 + 64] = 2;
-  EXPECT_TRUE(refused(files));                                              // index count
-  files[8 + 64] = 0xff;
-  files[8 + 64 + 7] = 0xff;
-  EXPECT_TRUE(refused(files));                                              // absurd
-  CaptureState twice = s;
-  twice.index_files = {idx, idx};
-  EXPECT_TRUE(refused(EncodeCaptureState(twice)));                          // repeated file
-  CaptureState un = s;
-  std::swap(un.dirs[0], un.dirs[1]);
-  EXPECT_TRUE(refused(EncodeCaptureState(un)));                             // unsorted
-  un.dirs[0] = un.dirs[1];
-  EXPECT_TRUE(refused(EncodeCaptureState(un)));                             // duplicate
-  CaptureState empty;
-  auto e = ParseCaptureState(EncodeCaptureState(empty));
-  ASSERT_TRUE(e);
-  EXPECT_TRUE(e->dirs.empty());
 }
 
 TEST_F(CaptureTest, DISABLED_BenchTwoThousandFiles) {

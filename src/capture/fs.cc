@@ -11,7 +11,7 @@
 #include <future>
 #include <optional>
 
-#include "capture/capture_state.h"
+#include "archiver/folder_state.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
 

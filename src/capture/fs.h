@@ -25,7 +25,7 @@ struct SkipDirs {
 };
 
 // What a walk with keys records for each directory it enters, children before parents:
-// the directory's key (capture_state.h's DirKey over the entries the walk keeps) and what
+// the directory's key (archiver/folder_state.h's DirKey over the entries the walk keeps) and what
 // lies below it. A key is only meaningful when `complete`: every entry of it and of its
 // subdirectories was listed and stat'ed.
 struct WalkedDir {
@@ -36,7 +36,7 @@ struct WalkedDir {
   uint64_t files = 0, bytes = 0, dirs = 0;  // regular files, their bytes, directories below
 };
 struct DirKeyWalk {
-  RawId context;  // capture_state.h's ContextDigest
+  RawId context;  // folder_state.h's FolderContext
   std::vector<WalkedDir> dirs;
 };
 

@@ -477,6 +477,10 @@ void RunBackupCmd(const BackupCmd& o) {
     opts.parent = ResolveSnapshot(o.parent, snaps);
   }
   const bool skipped_missing = KeepExistingTargets(opts);
+  // The folder state lives beside the repository's cache (none with --no-cache, and none
+  // for a dry run, whose trees are never stored).
+  if (!o.dry_run && repo->cache() && !repo->cache()->RepoDir().empty())
+    opts.folder_state_dir = repo->cache()->RepoDir() + "/backup";
   WriteSession session(*indexed, GlobalWriteOptions());
   ProgressCounters progress;
   opts.progress = &progress;

@@ -1,4 +1,4 @@
-#include "capture/capture_state.h"
+#include "archiver/folder_state.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,20 +8,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 #include "backend/posix_io.h"
 #include "core/error.h"
 #include "repo/host_info.h"
 
-namespace haven::capture {
+namespace haven {
 
 namespace {
 
-constexpr char kMagic[8] = {'H', 'V', 'C', 'S', 'T', '0', '0', '2'};
+constexpr char kMagic[8] = {'H', 'V', 'F', 'S', 'T', '0', '0', '3'};
 constexpr size_t kHeader = 8 + 32 + 32 + 8;  // up to the index file count
-constexpr size_t kRecord = 32 + 32;
-// Bumped with any change to what a key covers or how trees are encoded from it.
-constexpr const char* kKeyVersion = "haven-capture-dir-key/1";
+constexpr size_t kRecord = 32 + 32 + 8;  // a folder without its subtrees
 
 // The writers fill a buffer sized once (g++ 12 flags inserts into a growing vector with
 // false -Wstringop-overflow warnings).
@@ -43,28 +42,34 @@ RawId GetRaw(const uint8_t* p) {
   std::memcpy(r.bytes.data(), p, r.bytes.size());
   return r;
 }
-bool KeyLess(const CaptureState::Dir& a, const CaptureState::Dir& b) {
+bool KeyLess(const FolderState::Dir& a, const FolderState::Dir& b) {
   return a.key.bytes < b.key.bytes;
 }
 
 }  // namespace
 
-std::optional<BlobId> CaptureState::Find(const RawId& key) const {
-  CaptureState::Dir probe{key, {}};
-  auto it = std::lower_bound(dirs.begin(), dirs.end(), probe, KeyLess);
-  if (it == dirs.end() || it->key.bytes != key.bytes) return std::nullopt;
-  return it->tree;
+const FolderState::Dir* FolderState::Find(const RawId& key) const {
+  auto it = std::lower_bound(dirs.begin(), dirs.end(), key,
+                             [](const Dir& d, const RawId& k) { return d.key.bytes < k.bytes; });
+  return it == dirs.end() || it->key.bytes != key.bytes ? nullptr : &*it;
 }
 
-void CaptureState::SortDirs() {
+void FolderState::SortDirs() {
   std::stable_sort(dirs.begin(), dirs.end(), KeyLess);
   dirs.erase(std::unique(dirs.begin(), dirs.end(),
                          [](const Dir& a, const Dir& b) { return a.key == b.key; }),
              dirs.end());
 }
 
-Bytes EncodeCaptureState(const CaptureState& s) {
-  Bytes out(kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord);
+bool FolderState::IndexFilesRemain(std::vector<FileId> now) const {
+  std::sort(now.begin(), now.end());
+  return std::includes(now.begin(), now.end(), index_files.begin(), index_files.end());
+}
+
+Bytes EncodeFolderState(const FolderState& s) {
+  size_t size = kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord;
+  for (const auto& d : s.dirs) size += d.subtrees.size() * 32;
+  Bytes out(size);
   uint8_t* p = out.data();
   std::memcpy(p, kMagic, 8);
   p = PutRaw(p + 8, s.context);
@@ -72,13 +77,16 @@ Bytes EncodeCaptureState(const CaptureState& s) {
   p = PutU64(p, s.index_files.size());
   for (const auto& f : s.index_files) p = PutRaw(p, f);
   p = PutU64(p, s.dirs.size());
-  for (const auto& d : s.dirs) p = PutRaw(PutRaw(p, d.key), d.tree);
+  for (const auto& d : s.dirs) {
+    p = PutU64(PutRaw(PutRaw(p, d.key), d.tree), d.subtrees.size());
+    for (const auto& t : d.subtrees) p = PutRaw(p, t);
+  }
   return out;
 }
 
-std::optional<CaptureState> ParseCaptureState(ByteView plain) {
+std::optional<FolderState> ParseFolderState(ByteView plain) {
   if (plain.size() < kHeader || std::memcmp(plain.data(), kMagic, 8) != 0) return std::nullopt;
-  CaptureState s;
+  FolderState s;
   s.context = GetRaw(plain.data() + 8);
   s.snapshot = FileId(GetRaw(plain.data() + 40));
   size_t at = 72;
@@ -93,24 +101,35 @@ std::optional<CaptureState> ParseCaptureState(ByteView plain) {
   }
   const uint64_t n = GetU64(plain.data() + at);
   at += 8;
-  if (n > (plain.size() - at) / kRecord || plain.size() != at + n * kRecord) return std::nullopt;
+  if (n > (plain.size() - at) / kRecord) return std::nullopt;
   s.dirs.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
-    const uint8_t* p = plain.data() + at + i * kRecord;
-    CaptureState::Dir d{GetRaw(p), BlobId(GetRaw(p + 32))};
+    if (plain.size() - at < kRecord) return std::nullopt;
+    const uint8_t* p = plain.data() + at;
+    FolderState::Dir d{GetRaw(p), BlobId(GetRaw(p + 32)), {}};
+    const uint64_t subs = GetU64(p + 64);
+    at += kRecord;
+    if (subs > (plain.size() - at) / 32) return std::nullopt;
+    d.subtrees.reserve(subs);
+    for (uint64_t j = 0; j < subs; ++j, at += 32) d.subtrees.emplace_back(GetRaw(plain.data() + at));
     if (!s.dirs.empty() && !KeyLess(s.dirs.back(), d)) return std::nullopt;  // order, unique
-    s.dirs.push_back(d);
+    s.dirs.push_back(std::move(d));
   }
+  if (at != plain.size()) return std::nullopt;
   return s;
 }
 
-std::string CaptureStatePath(const std::string& dir, const std::string& host,
-                             const std::string& home, const std::string& profile_name) {
-  std::string who = host + '\0' + home + '\0' + profile_name;
-  return dir + "/capture-" + Sha256(AsBytes(who)).Hex().substr(0, 16);
+std::string FolderStatePath(const std::string& dir, std::string_view kind,
+                            const std::vector<std::string>& who) {
+  std::string joined;
+  for (size_t i = 0; i < who.size(); ++i) {
+    if (i) joined += '\0';
+    joined += who[i];
+  }
+  return dir + "/" + std::string(kind) + "-" + Sha256(AsBytes(joined)).Hex().substr(0, 16);
 }
 
-std::optional<CaptureState> LoadCaptureState(Repository& repo, const std::string& path) {
+std::optional<FolderState> LoadFolderState(Repository& repo, const std::string& path) {
   posix::Fd fd(posix::OpenNoIntr(path, O_RDONLY | O_NOFOLLOW));
   if (fd.get() < 0) return std::nullopt;
   struct stat st;
@@ -120,14 +139,14 @@ std::optional<CaptureState> LoadCaptureState(Repository& repo, const std::string
   if (posix::ReadAt(fd.get(), sealed.data(), sealed.size(), 0) != 0) return std::nullopt;
   try {
     std::string plain = repo.DecodeUnpacked(sealed, path);
-    return ParseCaptureState(AsBytes(plain));
+    return ParseFolderState(AsBytes(plain));
   } catch (const Error&) {
     return std::nullopt;  // another repository's key, or damaged: not trusted
   }
 }
 
-void SaveCaptureState(Repository& repo, const std::string& path, const CaptureState& s) {
-  const Bytes plain = EncodeCaptureState(s);
+void SaveFolderState(Repository& repo, const std::string& path, const FolderState& s) {
+  const Bytes plain = EncodeFolderState(s);
   const Bytes sealed =
       repo.EncodeJson(std::string_view(reinterpret_cast<const char*>(plain.data()), plain.size()));
   const std::filesystem::path file(path);
@@ -145,15 +164,14 @@ void SaveCaptureState(Repository& repo, const std::string& path, const CaptureSt
   }
 }
 
-RawId ContextDigest(const std::string& scan_tag, const std::vector<std::string>& excludes) {
+RawId FolderContext(std::string_view version, const std::vector<std::string>& parts) {
   Sha256Stream h;
   auto add = [&](std::string_view s) {
     h.Update(AsBytes(s));
     h.Update(AsBytes(std::string_view("\0", 1)));
   };
-  add(kKeyVersion);
-  add(scan_tag);
-  for (const auto& e : excludes) add(e);
+  add(version);
+  for (const auto& p : parts) add(p);
   add("tz");
   const char* tz = std::getenv("TZ");
   add(tz ? tz : "(unset)");
@@ -168,8 +186,10 @@ RawId ContextDigest(const std::string& scan_tag, const std::vector<std::string>&
 
 DirKey::DirKey(const RawId& context) { h_.Update(context.bytes); }
 
-void DirKey::AddEntry(const std::string& name, const struct stat& st) {
-  buf_.assign(name);
+// The bytes of each entry are gathered and hashed in pieces of a few KiB (one SHA-256
+// update per entry cost more than the entry's fstatat in a 200,000-file backup).
+void DirKey::AddEntry(std::string_view name, const struct stat& st) {
+  buf_.append(name);
   buf_.push_back('\0');
   const uint64_t fields[] = {
       st.st_mode,
@@ -185,8 +205,10 @@ void DirKey::AddEntry(const std::string& name, const struct stat& st) {
       st.st_nlink,
       st.st_rdev,
   };
-  for (uint64_t v : fields)
-    for (int i = 0; i < 8; ++i) buf_.push_back(static_cast<char>(v >> (8 * i)));
+  char le[sizeof fields];
+  for (size_t f = 0; f < std::size(fields); ++f)
+    for (int i = 0; i < 8; ++i) le[f * 8 + i] = static_cast<char>(fields[f] >> (8 * i));
+  buf_.append(le, sizeof le);
   // The names the node records for the owner (a renamed user changes no file's stat).
   if (st.st_uid != last_uid_ || user_.empty()) {
     last_uid_ = st.st_uid;
@@ -200,15 +222,23 @@ void DirKey::AddEntry(const std::string& name, const struct stat& st) {
   }
   buf_ += user_;
   buf_ += group_;
+  if (buf_.size() >= kFlushAt) Flush();
+}
+
+void DirKey::Flush() {
   h_.Update(AsBytes(buf_));
+  buf_.clear();
 }
 
 void DirKey::AddSubdirKey(const RawId& key) {
   static constexpr char kSub[] = "subdir:";
-  h_.Update(AsBytes(std::string_view(kSub, sizeof kSub - 1)));
-  h_.Update(key.bytes);
+  buf_.append(kSub, sizeof kSub - 1);
+  buf_.append(reinterpret_cast<const char*>(key.bytes.data()), key.bytes.size());
 }
 
-RawId DirKey::Finish() { return h_.Finish(); }
+RawId DirKey::Finish() {
+  Flush();
+  return h_.Finish();
+}
 
-}  // namespace haven::capture
+}  // namespace haven

@@ -1,0 +1,104 @@
+// The folder state (docs/folder-state.md): a local record, kept beside the repository's
+// cache, of the tree the last run stored for each folder under a key over what the folder
+// held, so an unchanged folder is neither looked up in the parent's trees nor encoded
+// again: its tree id is taken as it was. `haven backup` and `haven capture` keep one each.
+//
+// A folder's key (DirKey) is a SHA-256 over a context (what the encoding of a tree depends
+// on beyond the entries: the key version, the time zone, and for a capture its scan tag and
+// excludes) and, for every entry the walk keeps, in name order: the name, the lstat fields
+// a tree node is made of (type and mode, owner ids and names, size, mtime, ctime, inode,
+// device, links, rdev). A capture adds each subfolder's own key (AddSubdirKey), so a key
+// covers the whole subtree; a backup does not, and records the subfolders' trees beside the
+// folder's (Dir::subtrees): the folder's tree is reused when its key and every subfolder's
+// tree are the same. A file's content is trusted by its stat, as for any file unchanged
+// against a parent.
+//
+// The state names the snapshot it was written with and the index files the repository had
+// then: it is used only against that snapshot as parent and while all those index files
+// remain (prune and repair rewrite the index and may drop blobs a reused folder's files
+// need). The file is sealed with the repository's key (as a snapshot file is): a state
+// written by someone without the key is refused, never trusted.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/id.h"
+#include "core/sha256.h"
+#include "repo/repository.h"
+
+namespace haven {
+
+struct FolderState {
+  RawId context;    // FolderContext of the run that wrote it
+  FileId snapshot;  // the snapshot written (or kept, when skipped) with it
+  // The repository's index files when it was written, sorted (see above).
+  std::vector<FileId> index_files;
+  struct Dir {
+    RawId key;
+    BlobId tree;
+    // A backup's folder: the trees of its subfolders, in name order (a capture's key
+    // covers its subfolders already and records none).
+    std::vector<BlobId> subtrees;
+    bool operator==(const Dir&) const = default;
+  };
+  std::vector<Dir> dirs;  // sorted by key, keys unique
+
+  // The folder recorded under `key`, or nullptr.
+  const Dir* Find(const RawId& key) const;
+  // Puts dirs in key order and drops repeated keys (the first one stays).
+  void SortDirs();
+  // Every index file the state recorded is among `now` (the repository's index files).
+  bool IndexFilesRemain(std::vector<FileId> now) const;
+  bool operator==(const FolderState&) const = default;
+};
+
+// The plaintext of a state (little-endian): "HVFST003", context (32), snapshot (32), index
+// file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
+// folders in ascending key order: key (32), tree (32), subtree count (u64), subtrees (32
+// each).
+Bytes EncodeFolderState(const FolderState& s);
+// nullopt for anything but exactly that layout (bad magic, length, order or duplicates).
+std::optional<FolderState> ParseFolderState(ByteView plain);
+
+// The state file DIR/<kind>-<16 hex of SHA-256 over `who`'s parts, NUL-separated>.
+std::string FolderStatePath(const std::string& dir, std::string_view kind,
+                            const std::vector<std::string>& who);
+// Reads and opens the state at `path` with the repository's key; nullopt when it is
+// missing, unreadable, not sealed by this repository's key or malformed (a cache: the run
+// then reads the parent's trees as without one).
+std::optional<FolderState> LoadFolderState(Repository& repo, const std::string& path);
+// Seals and writes it atomically (temp file, rename; no fsync: a torn file fails its MAC
+// and is ignored); throws kIo on failure.
+void SaveFolderState(Repository& repo, const std::string& path, const FolderState& s);
+
+// What every key of one run starts with: `version` (the kind of key and its version),
+// each of `parts`, the time zone (TZ and /etc/localtime, which the encoded times depend
+// on).
+RawId FolderContext(std::string_view version, const std::vector<std::string>& parts);
+
+// Builds one folder's key from its kept entries, given in name order.
+class DirKey {
+ public:
+  explicit DirKey(const RawId& context);
+  void AddEntry(std::string_view name, const struct stat& st);
+  // After AddEntry of a subfolder (capture keys only): its key.
+  void AddSubdirKey(const RawId& key);
+  RawId Finish();
+
+ private:
+  static constexpr size_t kFlushAt = 8192;
+  void Flush();
+  Sha256Stream h_;
+  std::string buf_;  // entries not hashed yet
+  uint32_t last_uid_ = 0, last_gid_ = 0;
+  std::string user_, group_;  // of last_uid_ / last_gid_, NUL-ended
+};
+
+}  // namespace haven
