@@ -262,6 +262,8 @@ class Backup {
                                     const std::shared_ptr<LazyParent>& parent,
                                     std::vector<std::optional<Node>>* done);
   void RecordFolder(const RawId& key, const BlobId& tree, std::vector<BlobId> subtrees);
+  // Adds one folder's counters to the totals.
+  void AddStats(const BackupStats& l);
   // Writes the next state, naming `snap`, after the snapshot.
   void SaveFolderStateFor(const FileId& snap);
   // Adds a subfolder that ReuseFolder walked already: its node with that subtree.
@@ -677,18 +679,7 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   FlushBatch(walk);
   std::vector<Node> nodes = CollectNodes(walk);
   std::vector<Pending>().swap(walk.entries);  // paths and moved-from nodes, before encoding
-  {
-    MutexLock lock(warn_mu_);
-    const BackupStats& l = walk.local;
-    stats_.files_new += l.files_new;
-    stats_.files_changed += l.files_changed;
-    stats_.files_unmodified += l.files_unmodified;
-    stats_.dirs_new += l.dirs_new;
-    stats_.dirs_changed += l.dirs_changed;
-    stats_.dirs_unmodified += l.dirs_unmodified;
-    stats_.total_files += l.total_files;
-    stats_.total_bytes += l.total_bytes;
-  }
+  AddStats(walk.local);
   if (virt && virt == root_virt_ && opts_.extra_files) AddExtraFiles(nodes);
   std::vector<BlobId> subtrees;
   if (key && walk.clean)
@@ -697,6 +688,18 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   BlobId tree = SaveTree(std::move(nodes), &walk.parent, tree_added);
   if (key && walk.clean) RecordFolder(*key, tree, std::move(subtrees));
   return tree;
+}
+
+void Backup::AddStats(const BackupStats& l) {
+  MutexLock lock(warn_mu_);
+  stats_.files_new += l.files_new;
+  stats_.files_changed += l.files_changed;
+  stats_.files_unmodified += l.files_unmodified;
+  stats_.dirs_new += l.dirs_new;
+  stats_.dirs_changed += l.dirs_changed;
+  stats_.dirs_unmodified += l.dirs_unmodified;
+  stats_.total_files += l.total_files;
+  stats_.total_bytes += l.total_bytes;
 }
 
 const FolderState::Dir* Backup::RecordedFolder(const RawId& key) const {
@@ -742,13 +745,7 @@ std::optional<BlobId> Backup::ReuseFolder(const std::vector<Listed>& listed,
       opts_.progress->FileDone();
     }
   }
-  {
-    MutexLock lock(warn_mu_);
-    stats_.files_unmodified += local.files_unmodified;
-    stats_.dirs_unmodified += local.dirs_unmodified;
-    stats_.total_files += local.total_files;
-    stats_.total_bytes += local.total_bytes;
-  }
+  AddStats(local);
   dirs_reused_++;
   RecordFolder(rec.key, rec.tree, rec.subtrees);
   return rec.tree;
@@ -785,26 +782,21 @@ void Backup::OpenFolderState(const std::vector<std::string>& abs_paths, const st
   state_path_ = FolderStatePath(opts_.folder_state_dir, "backup", who);
   state_context_ = FolderContext(kBackupKeyVersion, {});
   if (!parent || opts_.force) return;
-  state_ = LoadFolderState(repo_, state_path_);
-  if (state_ && (state_->context != state_context_ || state_->snapshot != *parent ||
-                 !state_->IndexFilesRemain(repo_.index_files())))
-    state_.reset();
+  state_ = LoadUsableFolderState(repo_, state_path_, state_context_, *parent,
+                                 repo_.index_files());
 }
 
 void Backup::SaveFolderStateFor(const FileId& snap) {
   FolderState next;
   next.context = state_context_;
   next.snapshot = snap;
-  next.index_files = repo_.index_files();  // (the session has flushed: read-only now)
-  std::sort(next.index_files.begin(), next.index_files.end());
   {
     MutexLock lock(state_mu_);
     next.dirs = std::move(next_dirs_);
   }
-  next.SortDirs();
-  if (state_ && *state_ == next) return;
   try {
-    SaveFolderState(repo_, state_path_, next);
+    // (the session has flushed: the index files are read-only now)
+    SaveNextFolderState(repo_, state_path_, state_, std::move(next), repo_.index_files());
   } catch (const Error& e) {
     // A cache: the next backup reads the parent's trees instead.
     if (opts_.warn) opts_.warn(std::string("folder state not saved: ") + e.what());

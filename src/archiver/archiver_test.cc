@@ -56,13 +56,21 @@ class ArchiverTest : public ::testing::Test {
 
   // A backup of root_/src; `parent` false = no parent (everything read and listed).
   BackupResult Backup(bool parent, int jobs = 2) {
+    return RunBackup(*repo_, Options(parent ? std::nullopt : std::optional<FileId>(), !parent,
+                                     jobs),
+                     false);
+  }
+  // A backup of root_/src against `parent` (none and not `force`: found automatically),
+  // each one a minute after the last.
+  BackupOptions Options(std::optional<FileId> parent, bool force, int jobs = 2) {
     BackupOptions o;
     o.targets = {(root_ / "src").string()};
     o.host = "h";
     o.jobs = jobs;
-    o.force = !parent;
+    o.parent = parent;
+    o.force = force;
     o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
-    return RunBackup(*repo_, o, false);
+    return o;
   }
   // The node at `rel` (below src) in the snapshot tree `root`.
   Node Find(const BlobId& root, const std::string& rel) {
@@ -373,13 +381,7 @@ TEST_F(ArchiverTest, FolderStateGivesTheTreesOfABackupWithoutIt) {
   fs::create_symlink("a/f1", src / "link");
   const fs::path state = root_ / "state";
   auto run = [&](std::optional<FileId> parent, bool with_state) {
-    BackupOptions o;
-    o.targets = {src.string()};
-    o.host = "h";
-    o.jobs = 2;
-    o.parent = parent;
-    o.force = !parent;
-    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    BackupOptions o = Options(parent, !parent);
     if (with_state) o.folder_state_dir = state.string();
     return RunBackup(*repo_, o, false);
   };
@@ -445,12 +447,7 @@ TEST_F(ArchiverTest, FolderStateOnlyWhenItIsThisRepositorysAndItsIndexRemains) {
   WriteFile(root_ / "src/b/y", "y");
   const fs::path state = root_ / "state";
   auto run = [&](std::optional<FileId> parent) {
-    BackupOptions o;
-    o.targets = {(root_ / "src").string()};
-    o.host = "h";
-    o.parent = parent;
-    o.force = !parent;
-    o.time = gojson::Timestamp{1700000000 + 60 * runs_++, 0, 0};
+    BackupOptions o = Options(parent, !parent);
     o.folder_state_dir = state.string();
     return RunBackup(*repo_, o, false);
   };

@@ -164,6 +164,25 @@ void SaveFolderState(Repository& repo, const std::string& path, const FolderStat
   }
 }
 
+std::optional<FolderState> LoadUsableFolderState(Repository& repo, const std::string& path,
+                                                 const RawId& context, const FileId& parent,
+                                                 const std::vector<FileId>& index_files) {
+  std::optional<FolderState> s = LoadFolderState(repo, path);
+  if (s && (s->context != context || s->snapshot != parent || !s->IndexFilesRemain(index_files)))
+    s.reset();
+  return s;
+}
+
+void SaveNextFolderState(Repository& repo, const std::string& path,
+                         const std::optional<FolderState>& read, FolderState next,
+                         std::vector<FileId> index_files) {
+  std::sort(index_files.begin(), index_files.end());
+  next.index_files = std::move(index_files);
+  next.SortDirs();
+  if (read && *read == next) return;  // (an unchanged run: nothing new to say)
+  SaveFolderState(repo, path, next);
+}
+
 RawId FolderContext(std::string_view version, const std::vector<std::string>& parts) {
   Sha256Stream h;
   auto add = [&](std::string_view s) {

@@ -78,6 +78,18 @@ std::optional<FolderState> LoadFolderState(Repository& repo, const std::string& 
 // and is ignored); throws kIo on failure.
 void SaveFolderState(Repository& repo, const std::string& path, const FolderState& s);
 
+// The state at `path` when a run with `context` against `parent` may use it: written with
+// that context and that snapshot, and every index file it recorded is among `index_files`
+// (the repository's now). nullopt otherwise (see LoadFolderState).
+std::optional<FolderState> LoadUsableFolderState(Repository& repo, const std::string& path,
+                                                 const RawId& context, const FileId& parent,
+                                                 const std::vector<FileId>& index_files);
+// Completes `next` (the repository's index files, sorted; folders sorted) and writes it
+// unless it equals `read` (the state the run used). Throws kIo as SaveFolderState.
+void SaveNextFolderState(Repository& repo, const std::string& path,
+                         const std::optional<FolderState>& read, FolderState next,
+                         std::vector<FileId> index_files);
+
 // What every key of one run starts with: `version` (the kind of key and its version),
 // each of `parts`, the time zone (TZ and /etc/localtime, which the encoded times depend
 // on).

@@ -226,10 +226,8 @@ class CaptureRun {
     parts.insert(parts.end(), prof_.exclude.begin(), prof_.exclude.end());
     keys_->context = FolderContext(kCaptureKeyVersion, parts);
     if (!res_.parent || !res_.parent_trusted) return;
-    state_ = LoadFolderState(repo_, state_path_);
-    if (state_ && (state_->context != keys_->context || state_->snapshot != *res_.parent ||
-                   !state_->IndexFilesRemain(repo_.index_files())))
-      state_.reset();
+    state_ = LoadUsableFolderState(repo_, state_path_, keys_->context, *res_.parent,
+                                   repo_.index_files());
     res_.state_used = state_.has_value();
   }
 
@@ -412,8 +410,6 @@ class CaptureRun {
     FolderState next;
     next.context = keys_->context;
     next.snapshot = snap;
-    next.index_files = repo_.index_files();  // (the session has flushed: read-only now)
-    std::sort(next.index_files.begin(), next.index_files.end());
     {
       MutexLock lock(mu_);
       for (const WalkedDir& d : keys_->dirs) {
@@ -427,10 +423,9 @@ class CaptureRun {
         if (tree) next.dirs.push_back({d.key, *tree, {}});
       }
     }
-    next.SortDirs();
-    if (state_ && *state_ == next) return;  // (a skipped capture of an unchanged set)
     try {
-      SaveFolderState(repo_, state_path_, next);
+      // (the session has flushed: the index files are read-only now)
+      SaveNextFolderState(repo_, state_path_, state_, std::move(next), repo_.index_files());
     } catch (const Error& e) {
       warnings.push_back(std::string("capture state not saved (the next capture reads the "
                                      "parent's trees instead): ") + e.what());
