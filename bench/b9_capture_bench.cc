@@ -84,7 +84,7 @@ void BM_Cold(benchmark::State& state) {
     state.PauseTiming();
     auto repo = FreshRepository(dir);
     state.ResumeTiming();
-    auto indexed = IndexedRepository::Load(*repo);
+    auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     BackupResult r = RunBackup(session, Options(), false);
     benchmark::DoNotOptimize(r.tree);
@@ -112,7 +112,7 @@ void BM_Unchanged(benchmark::State& state) {
     BackupOptions o = Options();
     o.parent = first;
     state.ResumeTiming();
-    auto indexed = IndexedRepository::Load(*repo);
+    auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     BackupResult r = RunBackup(session, o, false);
     benchmark::DoNotOptimize(r.tree);
@@ -154,7 +154,7 @@ void BM_CaptureCold(benchmark::State& state) {
     auto repo = FreshRepository(dir);
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
     state.ResumeTiming();
-    auto indexed = IndexedRepository::Load(*repo);
+    auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);
@@ -194,7 +194,7 @@ void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true)
     o.skip_if_unchanged = skip;
     if (!use_state) o.state_dir.clear();
     state.ResumeTiming();
-    auto indexed = IndexedRepository::Load(*repo);
+    auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);

@@ -151,16 +151,18 @@ const Node* FindNode(const std::vector<Node>& nodes, const std::string& name) {
   return (it != nodes.end() && it->name == name) ? &*it : nullptr;
 }
 
-// One entry of a folder on disk as listed (excludes applied), in name order.
-struct Listed {
-  std::string name, path;
-  struct stat st;
-};
-
 struct VirtualDir {
   std::map<std::string, VirtualDir> children;
   std::string fs_path;
   bool target = false;
+};
+
+// One entry of a folder on disk as listed (excludes applied), in name order; for a
+// directory above a target, one of its listed children (virt: that child's VirtualDir).
+struct Listed {
+  std::string name, path;
+  struct stat st;
+  const VirtualDir* virt = nullptr;
 };
 
 // Small changed files are stored by one pool job per batch, not one per file: handing a
@@ -236,14 +238,20 @@ class Backup {
   Node SaveDirectory(const std::string& path, const std::string& name, const struct stat& st,
                      const VirtualDir* virt, const Node* parent, const std::string& sn_path,
                      std::shared_ptr<LazyParent> up = nullptr);
+  // A directory's node without its subtree (virt: set for a directory above a target).
+  Node DirNode(const std::string& path, const std::string& name, const struct stat& st,
+               const VirtualDir* virt, const Node* parent,
+               std::vector<std::string>* warnings) const;
   // Saves the tree of a directory's children: all entries of a target directory (minus
   // excludes), or only the listed children of an intermediate directory of a target.
   // *tree_added (when given): the tree blob's plain size if it was new, else 0.
   BlobId SaveChildren(const std::string& path, const VirtualDir* virt,
                       std::function<ParentDir()> load_parent, const std::string& sn_path,
                       uint64_t* tree_added);
-  // The children of an intermediate directory of a target: only the listed ones.
-  void ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk);
+  // The children of an intermediate directory of a target: only the listed ones, stat'ed
+  // (a target lstat'ed), in name order; what cannot be stat'ed is reported (and
+  // walk.clean cleared).
+  std::vector<Listed> ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk);
   // Every entry of a directory on disk (minus excludes), in name order, lstat'ed; what
   // cannot be listed is reported (and walk.clean cleared).
   std::vector<Listed> ListDirectory(const std::string& path, ChildWalk& walk);
@@ -251,16 +259,19 @@ class Backup {
   // Reads the state of these paths when it belongs to `parent`; prepares the next one.
   void OpenFolderState(const std::vector<std::string>& abs_paths, const std::string& host,
                        const std::optional<FileId>& parent);
-  // The folder's record when its key is in the state and its tree is indexed.
+  // The folder's record when its key is in the state. Its tree is indexed: the state is
+  // used only while every index file it recorded remains (folder_state.h), and those
+  // index the trees it names; no index is read here.
   const FolderState::Dir* RecordedFolder(const RawId& key) const;
   // A folder recorded with the same key: its subfolders are walked (each one on its own
   // from the state or not); when every subfolder's tree is the recorded one, the folder's
   // tree is returned and its entries are counted as unmodified. Otherwise *done holds the
   // subfolders' results (by index in `listed`) for the usual path, and nullopt is returned.
+  // `counted`: adds to dirs_reused_ (the folders of the targets, not those above them).
   std::optional<BlobId> ReuseFolder(const std::vector<Listed>& listed,
                                     const FolderState::Dir& rec,
                                     const std::shared_ptr<LazyParent>& parent,
-                                    std::vector<std::optional<Node>>* done);
+                                    std::vector<std::optional<Node>>* done, bool counted);
   void RecordFolder(const RawId& key, const BlobId& tree, std::vector<BlobId> subtrees);
   // Adds one folder's counters to the totals.
   void AddStats(const BackupStats& l);
@@ -319,7 +330,8 @@ class Backup {
   Snapshot NewSnapshot() const;
   BlobId SaveStdin(const Snapshot& snap);
   VirtualDir TargetTree(std::vector<std::string>* abs_paths) const;
-  ParentDir ParentRoot(const FileId& parent);
+  // The parent snapshot's root tree (into parent_tree_), read from its snapshot file.
+  void LoadParentSnapshot(const FileId& parent);
   void MakeExcluder(const std::vector<std::string>& abs_paths);
   void ReportWarnings() EXCLUDES(warn_mu_);
 
@@ -379,6 +391,7 @@ class Backup {
   bool collect_state_ = false;
   std::optional<FolderState> state_;
   RawId state_context_;
+  RawId above_context_;  // the keys of the directories above a target
   std::string state_path_;
   std::atomic<uint64_t> dirs_reused_{0};
   Mutex state_mu_;
@@ -609,6 +622,17 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
   return r;
 }
 
+Node Backup::DirNode(const std::string& path, const std::string& name, const struct stat& st,
+                     const VirtualDir* virt, const Node* parent,
+                     std::vector<std::string>* warnings) const {
+  Node dir = NodeFromStat(path, name, st, warnings, opts_.with_atime, parent);
+  if (opts_.stable_intermediate_dirs && virt && !virt->target) {
+    dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
+    dir.inode = dir.device_id = 0;
+  }
+  return dir;
+}
+
 Node Backup::SaveDirectory(const std::string& path, const std::string& name,
                            const struct stat& st, const VirtualDir* virt, const Node* parent,
                            const std::string& sn_path, std::shared_ptr<LazyParent> up) {
@@ -624,12 +648,8 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
     };
   } else {
     std::vector<std::string> node_warnings;
-    dir = NodeFromStat(path, name, st, &node_warnings, opts_.with_atime, parent);
+    dir = DirNode(path, name, st, virt, parent, &node_warnings);
     for (const auto& w : node_warnings) Warn(path, w);
-    if (opts_.stable_intermediate_dirs && virt && !virt->target) {
-      dir.mtime = dir.atime = dir.ctime = gojson::Timestamp{};
-      dir.inode = dir.device_id = 0;
-    }
     load_parent = [this, parent] { return ParentChildren(parent); };
   }
   uint64_t tree_added = 0;
@@ -653,27 +673,25 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   auto parent = std::make_shared<LazyParent>(std::move(load_parent));
   ChildWalk walk{{}, sn_path, {}, {}, {}};
   std::optional<RawId> key;  // this folder's, when the folder state is kept
-  if (virt && !virt->target) {
-    walk.parent = parent->Get();
-    ListVirtualChildren(*virt, walk);
-  } else {
-    std::vector<Listed> listed = ListDirectory(path, walk);
-    std::vector<std::optional<Node>> walked;  // subfolders ReuseFolder walked already
-    if (collect_state_ && walk.clean) {
-      DirKey k(state_context_);
-      for (const Listed& e : listed) k.AddEntry(e.name, e.st);
-      key = k.Finish();
-      if (const FolderState::Dir* rec = RecordedFolder(*key))
-        if (auto tree = ReuseFolder(listed, *rec, parent, &walked)) return *tree;
-    }
-    walk.parent = parent->Get();
-    for (size_t i = 0; i < listed.size(); ++i) {
-      const Listed& e = listed[i];
-      if (i < walked.size() && walked[i]) {
-        AddWalkedDir(walk, e, std::move(*walked[i]));
-      } else {
-        AddEntry(walk, e.path, e.name, e.st, nullptr);
-      }
+  // A directory above a target is a folder whose entries are the listed children (its
+  // key has its own context: the same entries are not the same tree as a whole folder's).
+  const bool above = virt && !virt->target;
+  std::vector<Listed> listed = above ? ListVirtualChildren(*virt, walk) : ListDirectory(path, walk);
+  std::vector<std::optional<Node>> walked;  // subfolders ReuseFolder walked already
+  if (collect_state_ && walk.clean) {
+    DirKey k(above ? above_context_ : state_context_);
+    for (const Listed& e : listed) k.AddEntry(e.name, e.st);
+    key = k.Finish();
+    if (const FolderState::Dir* rec = RecordedFolder(*key))
+      if (auto tree = ReuseFolder(listed, *rec, parent, &walked, !above)) return *tree;
+  }
+  walk.parent = parent->Get();
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const Listed& e = listed[i];
+    if (i < walked.size() && walked[i]) {
+      AddWalkedDir(walk, e, std::move(*walked[i]));
+    } else {
+      AddEntry(walk, e.path, e.name, e.st, e.virt);
     }
   }
   FlushBatch(walk);
@@ -703,15 +721,14 @@ void Backup::AddStats(const BackupStats& l) {
 }
 
 const FolderState::Dir* Backup::RecordedFolder(const RawId& key) const {
-  if (!state_) return nullptr;
-  const FolderState::Dir* rec = state_->Find(key);
-  return rec && session_.HasBlob(BlobType::kTree, rec->tree) ? rec : nullptr;
+  return state_ ? state_->Find(key) : nullptr;
 }
 
 std::optional<BlobId> Backup::ReuseFolder(const std::vector<Listed>& listed,
                                           const FolderState::Dir& rec,
                                           const std::shared_ptr<LazyParent>& parent,
-                                          std::vector<std::optional<Node>>* done) {
+                                          std::vector<std::optional<Node>>* done,
+                                          bool counted) {
   // The subfolders, in name order: each on a walk thread while one is free.
   std::vector<std::pair<size_t, std::future<Node>>> subs;
   done->assign(listed.size(), std::nullopt);
@@ -719,12 +736,12 @@ std::optional<BlobId> Backup::ReuseFolder(const std::vector<Listed>& listed,
     const Listed& e = listed[i];
     if (!S_ISDIR(e.st.st_mode)) continue;
     std::future<Node> f = walk_threads_.TryAsync([this, &e, parent] {
-      return SaveDirectory(e.path, e.name, e.st, nullptr, nullptr, "", parent);
+      return SaveDirectory(e.path, e.name, e.st, e.virt, nullptr, "", parent);
     });
     if (f.valid()) {
       subs.emplace_back(i, std::move(f));
     } else {
-      (*done)[i] = SaveDirectory(e.path, e.name, e.st, nullptr, nullptr, "", parent);
+      (*done)[i] = SaveDirectory(e.path, e.name, e.st, e.virt, nullptr, "", parent);
     }
   }
   for (auto& [i, f] : subs) (*done)[i] = f.get();
@@ -746,7 +763,7 @@ std::optional<BlobId> Backup::ReuseFolder(const std::vector<Listed>& listed,
     }
   }
   AddStats(local);
-  dirs_reused_++;
+  if (counted) dirs_reused_++;
   RecordFolder(rec.key, rec.tree, rec.subtrees);
   return rec.tree;
 }
@@ -756,7 +773,7 @@ void Backup::AddWalkedDir(ChildWalk& walk, const Listed& e, Node walked) {
   p.path = e.path;
   p.parent = walk.ParentNode(e.name);
   std::vector<std::string> w;
-  p.node = NodeFromStat(e.path, e.name, e.st, &w, opts_.with_atime, p.parent);
+  p.node = DirNode(e.path, e.name, e.st, e.virt, p.parent, &w);
   for (const auto& msg : w) Warn(e.path, msg);
   if (!w.empty()) walk.clean = false;
   p.node.subtree = walked.subtree;
@@ -781,6 +798,7 @@ void Backup::OpenFolderState(const std::vector<std::string>& abs_paths, const st
   who.insert(who.end(), abs_paths.begin(), abs_paths.end());
   state_path_ = FolderStatePath(opts_.folder_state_dir, "backup", who);
   state_context_ = FolderContext(kBackupKeyVersion, {});
+  above_context_ = FolderContext(kBackupKeyVersion, {"above a target"});
   if (!parent || opts_.force) return;
   state_ = LoadUsableFolderState(repo_, state_path_, state_context_, *parent,
                                  repo_.index_files());
@@ -803,7 +821,8 @@ void Backup::SaveFolderStateFor(const FileId& snap) {
   }
 }
 
-void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
+std::vector<Listed> Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
+  std::vector<Listed> listed;
   const Excluder* ex = excluder_.get();
   const bool by_name = ex && ex->by_name();
   const bool by_stat = ex && ex->by_stat();
@@ -829,15 +848,18 @@ void Backup::ListVirtualChildren(const VirtualDir& virt, ChildWalk& walk) {
       // would store the link and drop the file). The target itself stays unresolved.
       SourceError(child.fs_path, std::string(child.target ? "lstat " : "stat ") +
                                      child.fs_path + ": " + strerror(errno));
+      walk.clean = false;
       continue;
     }
     if (!child.target && !S_ISDIR(cst.st_mode)) {
       SourceError(child.fs_path, child.fs_path + " is not a directory");
+      walk.clean = false;
       continue;
     }
     if (child.target && by_stat && ex->ExcludedByStat(child.fs_path, cst)) continue;
-    AddEntry(walk, child.fs_path, child_name, cst, &child);
+    listed.push_back(Listed{child_name, child.fs_path, cst, &child});
   }
+  return listed;
 }
 
 std::vector<Listed> Backup::ListDirectory(const std::string& path, ChildWalk& walk) {
@@ -1176,13 +1198,9 @@ VirtualDir Backup::TargetTree(std::vector<std::string>* abs_paths) const {
   return top;
 }
 
-ParentDir Backup::ParentRoot(const FileId& parent) {
-  Snapshot ps = Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, parent), parent.Hex());
-  parent_tree_ = ps.tree;
-  Node fake;
-  fake.type = NodeType::kDir;
-  fake.subtree = ps.tree;
-  return ParentChildren(&fake);
+void Backup::LoadParentSnapshot(const FileId& parent) {
+  parent_tree_ =
+      Snapshot::Parse(repo_.LoadJson(FileType::kSnapshot, parent), parent.Hex()).tree;
 }
 
 void Backup::MakeExcluder(const std::vector<std::string>& abs_paths) {
@@ -1225,13 +1243,23 @@ BackupResult Backup::Run() {
     } else if (!opts_.force) {
       res.parent = FindParent(abs_paths, snap.hostname, snap.time);
     }
-    ParentDir parent_root;
-    if (res.parent) parent_root = ParentRoot(*res.parent);
+    // The parent's root directory, read when first needed (with the folder state, an
+    // unchanged backup reads no tree of the parent, and no index).
+    std::function<ParentDir()> load_root = [] { return ParentDir{}; };
+    if (res.parent) {
+      LoadParentSnapshot(*res.parent);
+      load_root = [this] {
+        Node fake;
+        fake.type = NodeType::kDir;
+        fake.subtree = parent_tree_;
+        return ParentChildren(&fake);
+      };
+    }
     MakeExcluder(abs_paths);
     OpenFolderState(abs_paths, snap.hostname, res.parent);
     res.folder_state_used = state_.has_value();
     root_virt_ = &top;
-    res.tree = SaveChildren("/", &top, [&parent_root] { return parent_root; }, "", nullptr);
+    res.tree = SaveChildren("/", &top, std::move(load_root), "", nullptr);
   }
   snap.tree = res.tree;
   snap.parent = res.parent;

@@ -144,7 +144,10 @@ struct BackupOptions {
   // local cache; "" = none. The state of these paths is read when it was written with the
   // parent snapshot (not with --force) and written anew after the snapshot. Never set it
   // for a dry run (its trees are not stored). Ignored with with_atime, item_done and the
-  // capture's hooks above (a capture keeps its own).
+  // capture's hooks above (a capture keeps its own). The directories above the targets
+  // are keyed too (over their listed children): a backup in which nothing changed reads
+  // no tree of the parent and no index (the session's repository may defer its index:
+  // IndexLoad::kOnFirstUse).
   std::string folder_state_dir;
 };
 
@@ -164,7 +167,9 @@ struct BackupResult {
   bool incomplete = false;  // some sources could not be read
   bool skipped = false;     // skip_if_unchanged: the tree equals the parent's, nothing written
   bool folder_state_used = false;  // a folder state of the parent was read
-  uint64_t dirs_reused = 0;  // folders whose tree came from it (not listed against the parent)
+  // The targets' folders whose tree came from it (not listed against the parent); the
+  // directories above the targets are not counted.
+  uint64_t dirs_reused = 0;
 };
 
 // Runs a backup through `session` (into its indexed repository): every blob is saved by

@@ -481,5 +481,71 @@ TEST_F(ArchiverTest, FolderStateOnlyWhenItIsThisRepositorysAndItsIndexRemains) {
   EXPECT_EQ(Src(after_rewrite), Src(third));
 }
 
+// With the state, a backup in which nothing changed takes every folder's tree from it,
+// the directories above the target included: it reads no index file and no tree of the
+// parent (the CLI's backup defers its index for this). Once a file changes, the index is
+// read and the snapshot is the one a backup without the state stores.
+TEST_F(ArchiverTest, FolderStateUnchangedBackupReadsNoIndex) {
+  const fs::path src = root_ / "src";
+  WriteFile(src / "a/x", "x");
+  WriteFile(src / "a/deep/y", "y");
+  WriteFile(src / "top", "t");
+  const fs::path state = root_ / "state";
+  BackupOptions o = Options(std::nullopt, true);
+  o.folder_state_dir = state.string();
+  BackupResult last = RunBackup(*repo_, o, false);
+  // Each run opens the repository as `haven backup` does, the index deferred.
+  struct Run {
+    BackupResult r;
+    bool index_read;
+  };
+  auto run = [&](const FileId& parent, bool with_state) {
+    auto opened = Repository::Open(be_, "pw", 2);
+    auto lazy = IndexedRepository::Load(*opened, IndexLoad::kOnFirstUse);
+    EXPECT_FALSE(lazy->index_loaded());
+    WriteSession session(*lazy);
+    BackupOptions b = Options(parent, false);
+    if (with_state) b.folder_state_dir = state.string();
+    BackupResult r = RunBackup(session, b, false);
+    return Run{r, lazy->index_loaded()};
+  };
+  // /tmp (a child of /, above the target) changes whenever another test writes there; a
+  // run during which its stat moved, or moved since the run that wrote the state, has a
+  // new key for / and reads the parent's root: such a pair of runs is tried again.
+  auto tmp_stat = [] {
+    struct stat st {};
+    EXPECT_EQ(lstat("/tmp", &st), 0);
+    return std::tuple(st.st_mtim.tv_sec, st.st_mtim.tv_nsec, st.st_ctim.tv_sec,
+                      st.st_ctim.tv_nsec, st.st_nlink);
+  };
+  bool quiet_pair = false;
+  for (int attempt = 0; attempt < 100 && !quiet_pair; ++attempt) {
+    const auto before = tmp_stat();
+    Run a = run(last.snapshot_id, true);
+    Run b = run(a.r.snapshot_id, true);
+    const bool quiet = tmp_stat() == before;
+    EXPECT_EQ(b.r.dirs_reused, 3u);  // src, a, deep (the folders above are not counted)
+    EXPECT_EQ(b.r.stats.files_unmodified, 3u);
+    EXPECT_EQ(b.r.stats.files_new + b.r.stats.files_changed, 0u);
+    last = b.r;
+    if (!quiet) continue;
+    quiet_pair = true;
+    EXPECT_FALSE(b.index_read);
+    EXPECT_EQ(b.r.tree, a.r.tree);
+  }
+  ASSERT_TRUE(quiet_pair) << "/tmp changed during each of 100 pairs of backups";
+  // A file rewritten: the index is read (its folder's parent tree, the new blob), and the
+  // snapshot is the one a backup without the state stores against the same parent.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  WriteFile(src / "a/deep/y", "Y");
+  Run plain = run(last.snapshot_id, false);
+  Run fast = run(last.snapshot_id, true);
+  EXPECT_TRUE(fast.index_read);
+  repo_->LoadIndex();  // (the trees the runs stored)
+  EXPECT_EQ(Src(fast.r), Src(plain.r));
+  EXPECT_EQ(fast.r.stats.files_changed, 1u);
+  EXPECT_EQ(fast.r.dirs_reused, 0u);  // deep relisted; a and src store new trees
+}
+
 }  // namespace
 }  // namespace haven

@@ -175,6 +175,7 @@ class CaptureRun {
 
   CaptureResult Run() {
     StartPackages();
+    StartIndexLoad();
     FindTargetsAndParent();
     LoadState();
     PlanFiles();
@@ -196,6 +197,19 @@ class CaptureRun {
     dopts.timeout_ms = prof_.package_timeout_s * 1000;
     dopts.cancel = &cancel_;
     packages_ = std::async(std::launch::async, DiscoverPackages, dopts);
+  }
+
+  // 1b. The index, read while the planning walk and the scan run (the snapshot's package
+  // lists and profile are stored against it, so even an unchanged capture needs it). A
+  // read error is thrown again by the first call that needs the index.
+  void StartIndexLoad() {
+    if (repo_.index_loaded()) return;
+    index_load_ = std::async(std::launch::async, [this] {
+      try {
+        repo_.LoadIndex();
+      } catch (...) {
+      }
+    });
   }
 
   // 2. The tracked paths and the parent: the newest capture of this host not in the future.
@@ -231,15 +245,15 @@ class CaptureRun {
     res_.state_used = state_.has_value();
   }
 
-  // The directories whose tree the state records under the key the walk found for them
-  // (still indexed): every file directly in one is unchanged; the archiver takes the
-  // tree as it is (ArchiveOptions' known_tree).
+  // The directories whose tree the state records under the key the walk found for them:
+  // every file directly in one is unchanged; the archiver takes the tree as it is
+  // (ArchiveOptions' known_tree). The trees are indexed (the state is used only while
+  // every index file it recorded remains): no index lookup here.
   void MatchState() {
     if (!state_) return;
     for (const WalkedDir& d : keys_->dirs) {
       if (!d.complete) continue;
-      const FolderState::Dir* rec = state_->Find(d.key);
-      if (rec && repo_.HasBlob(BlobType::kTree, rec->tree))
+      if (const FolderState::Dir* rec = state_->Find(d.key))
         reused_.emplace(d.path, Reuse{&d, rec->tree});
     }
   }
@@ -606,6 +620,7 @@ class CaptureRun {
   std::vector<const Planned*> mismatched_ GUARDED_BY(mu_);
   uint64_t verified_ GUARDED_BY(mu_) = 0;
   std::unordered_map<std::string, BlobId> saved_trees_ GUARDED_BY(mu_);  // archiver's
+  std::future<void> index_load_;  // last: joined before the members it could touch go
 };
 
 }  // namespace

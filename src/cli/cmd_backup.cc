@@ -468,7 +468,9 @@ void RunBackupCmd(const BackupCmd& o) {
   open.dry_run = o.dry_run;
   auto repo = OpenRepository(open);
   auto lock = LockRepository(*repo, false);
-  auto indexed = IndexedRepository::Load(*repo);
+  // The index is read when first needed: not at all when every folder comes from the
+  // folder state.
+  auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);
   // After the password (which may come from stdin too, before the list).
   SetTargets(o, opts);
   SetSnapshotAndWarnings(o, opts);

@@ -142,7 +142,8 @@ void RunCaptureCmd(const CaptureCmd& o) {
   if (!o.dry_run && repo->cache() && !repo->cache()->RepoDir().empty())
     opts.state_dir = repo->cache()->RepoDir() + "/capture";
   auto lock = LockRepository(*repo, false);
-  auto indexed = IndexedRepository::Load(*repo);
+  // (the capture reads the index while its planning walk runs)
+  auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);
   WriteSession session(*indexed, GlobalWriteOptions());
   capture::CaptureResult r = capture::RunCapture(session, scanner, opts);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

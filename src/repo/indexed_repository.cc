@@ -164,9 +164,19 @@ void ParseIndexFile(const Repository& repo, const std::string& hex, Bytes& raw,
 
 }  // namespace
 
-std::unique_ptr<IndexedRepository> IndexedRepository::Load(const Repository& opened) {
+std::unique_ptr<IndexedRepository> IndexedRepository::Load(const Repository& opened,
+                                                           IndexLoad when) {
   std::unique_ptr<IndexedRepository> repo(new IndexedRepository(opened));
-  repo->LoadIndexFiles();
+  {
+    std::vector<std::pair<FileId, uint64_t>> files = ListIndexFiles(repo->backend());
+    {
+      WriterLock lock(repo->index_mu_);
+      for (const auto& f : files) repo->index_files_.push_back(f.first);
+    }
+    MutexLock lock(repo->load_mu_);  // (load_mu_ before index_mu_, never the other way)
+    repo->listed_ = std::move(files);
+  }
+  if (when == IndexLoad::kNow) repo->LoadIndex();
   if (const auto& cache = repo->cache()) {
     const IndexedRepository* r = repo.get();  // cleared again by the destructor
     cache->SetTreePackPredicate([r](const std::string& name) {
@@ -181,9 +191,22 @@ IndexedRepository::~IndexedRepository() {
   if (cache()) cache()->SetTreePackPredicate(nullptr);
 }
 
-void IndexedRepository::LoadIndexFiles() {
+void IndexedRepository::LoadIndex() const {
+  if (loaded_.load(std::memory_order_acquire)) return;
+  MutexLock lock(load_mu_);
+  if (loaded_.load(std::memory_order_relaxed)) return;
+  // (index_ and listed_ change only here, under load_mu_; a WriteSession adds to index_
+  // only after its HasBlob calls came through here)
+  auto* self = const_cast<IndexedRepository*>(this);
+  self->LoadIndexFiles();  // throws on a read error: the next call tries again
+  self->listed_.clear();
+  self->listed_.shrink_to_fit();
+  loaded_.store(true, std::memory_order_release);
+}
+
+void IndexedRepository::LoadIndexFiles() NO_THREAD_SAFETY_ANALYSIS {  // load_mu_ held
   // Ids and listed sizes: each file is read into a buffer of its listed size.
-  const std::vector<std::pair<FileId, uint64_t>> files = ListIndexFiles(backend());
+  const std::vector<std::pair<FileId, uint64_t>>& files = listed_;
   // Each file is decoded, parsed and added by one thread; the shards are sorted in
   // parallel at the end. Only the files in progress are held in memory at once (a decoded
   // file and its parser take several times the file's JSON), so the parsers are the
@@ -208,8 +231,6 @@ void IndexedRepository::LoadIndexFiles() {
   {
     WriterLock lock(index_mu_);
     index_ = std::move(fresh);
-    index_files_.clear();
-    for (const auto& f : files) index_files_.push_back(f.first);
   }
   // Parsing left freed buffers (decoded JSON, parser tapes) in the allocator's arenas;
   // hand them back so that resident memory is the index itself.
@@ -217,11 +238,13 @@ void IndexedRepository::LoadIndexFiles() {
 }
 
 void IndexedRepository::CompactIndex() {
+  LoadIndex();
   WriterLock lock(index_mu_);
   index_.Compact();
 }
 
 Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
+  LoadIndex();
   std::vector<BlobLocation> locs;
   {
     ReaderLock lock(index_mu_);
@@ -249,16 +272,19 @@ std::vector<Node> IndexedRepository::LoadTree(const BlobId& id) {
 }
 
 bool IndexedRepository::HasBlob(BlobType t, const BlobId& id) const {
+  LoadIndex();
   ReaderLock lock(index_mu_);
   return index_.Has(t, id);
 }
 
 bool IndexedRepository::IsTreePack(const PackId& pack) const {
+  LoadIndex();
   ReaderLock lock(index_mu_);
   return index_.IsTreePack(pack);
 }
 
 void IndexedRepository::AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs) {
+  LoadIndex();
   WriterLock lock(index_mu_);
   index_.AddPack(pack, blobs);
 }

@@ -4,13 +4,21 @@
 // Repository&. Blobs are written through a WriteSession made from this object, which adds
 // the packs it uploads to this index.
 //
+// The index may be read when first needed instead (IndexLoad::kOnFirstUse): the list of
+// index files is taken at once (index_files()), the files themselves are read by the first
+// call that needs a blob's location. A backup whose every folder comes from the folder
+// state (archiver/folder_state.h) never needs one, and never reads the index.
+//
 // Thread safety: every method may run on many threads at once; the index and the list of
-// index files are behind index_mu_ (readers shared, a WriteSession's additions exclusive).
+// index files are behind index_mu_ (readers shared, a WriteSession's additions exclusive);
+// a deferred load runs once, under load_mu_, while other callers wait for it.
 // index() and index_files() hand out references: read them while no WriteSession of this
 // repository is saving (after its Flush), as prune, check and restore do.
 #pragma once
 
+#include <atomic>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/mutex.h"
@@ -21,22 +29,39 @@ namespace haven {
 
 class WriteSession;
 
+// When IndexedRepository::Load reads the index files: before it returns, or at the first
+// call that needs the index (a read error is then thrown by that call, and by each later
+// one that needs the index).
+enum class IndexLoad { kNow, kOnFirstUse };
+
 class IndexedRepository : public Repository {
  public:
-  // Loads every index file of `opened`'s repository (in parallel, --jobs loaders; one
-  // failure fails the load). The result shares `opened`'s backend and lock check; it
-  // tells the local cache (if any) which packs hold trees until it is destroyed.
-  static std::unique_ptr<IndexedRepository> Load(const Repository& opened);
+  // Lists the index files of `opened`'s repository and loads every one (in parallel, --jobs
+  // loaders; one failure fails the load), now or when first needed. The result shares
+  // `opened`'s backend and lock check; it tells the local cache (if any) which packs hold
+  // trees until it is destroyed.
+  static std::unique_ptr<IndexedRepository> Load(const Repository& opened,
+                                                 IndexLoad when = IndexLoad::kNow);
   ~IndexedRepository() override;
   IndexedRepository(const IndexedRepository&) = delete;
   IndexedRepository& operator=(const IndexedRepository&) = delete;
 
   // See the thread-safety note above.
-  const Index& index() const NO_THREAD_SAFETY_ANALYSIS { return index_; }
-  // Ids of the index files loaded, then of those a WriteSession wrote.
+  const Index& index() const NO_THREAD_SAFETY_ANALYSIS {
+    LoadIndex();
+    return index_;
+  }
+  // Ids of the index files listed (loaded now or later), then of those a WriteSession
+  // wrote. Never reads the index.
   const std::vector<FileId>& index_files() const NO_THREAD_SAFETY_ANALYSIS {
     return index_files_;
   }
+  // Reads the index now unless it is read already (IndexLoad::kOnFirstUse): the first
+  // caller reads it, others wait for it. Throws the read's error (and tries again on the
+  // next call).
+  void LoadIndex() const;
+  // True once the index has been read (always, for IndexLoad::kNow).
+  bool index_loaded() const { return loaded_.load(std::memory_order_acquire); }
   // Merges blobs added since the load into the index's sorted runs (Index::Compact), so
   // that index positions cover every blob. Not while a WriteSession saves.
   void CompactIndex();
@@ -54,14 +79,18 @@ class IndexedRepository : public Repository {
  private:
   friend class WriteSession;  // adds what it uploads, through the two methods below
   explicit IndexedRepository(const Repository& opened) : Repository(opened) {}
-  // Reads, checks and parses every index file into index_ (the body of Load).
-  void LoadIndexFiles();
+  // Reads, checks and parses every listed index file into index_.
+  void LoadIndexFiles() EXCLUDES(index_mu_);
   void AddPack(const PackId& pack, const std::vector<PackedBlob>& blobs);
   void AddIndexFile(const FileId& id);
 
   mutable SharedMutex index_mu_;
   Index index_ GUARDED_BY(index_mu_);
   std::vector<FileId> index_files_ GUARDED_BY(index_mu_);
+  // Index files as listed (id, size), until they are loaded.
+  std::vector<std::pair<FileId, uint64_t>> listed_ GUARDED_BY(load_mu_);
+  mutable Mutex load_mu_;
+  mutable std::atomic<bool> loaded_{false};
 };
 
 }  // namespace haven

@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "backend/cache_backend.h"
 #include "backend/mem_backend.h"
@@ -102,6 +105,53 @@ TEST(IndexLoad, AFailedReadFailsTheLoad) {
   mem->Remove({FileType::kIndex, victim});
   mem->Save({FileType::kIndex, victim}, AsBytes("short"));  // listed with a wrong size
   EXPECT_THROW(IndexedRepository::Load(*opened), Error);
+}
+
+// IndexLoad::kOnFirstUse: the files are listed (index_files) but not read until a call
+// needs the index; the first of many concurrent callers reads them once, the others wait
+// for it; a read error is thrown to the caller that needed the index, and the next call
+// tries again (it never leaves an empty index behind).
+TEST(IndexLoad, DeferredToFirstUse) {
+  auto mem = RepoWithManyFiles();
+  auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(0), 2);
+  auto opened = Repository::Open(traced, "pw", 2);
+  std::string victim;
+  mem->List(FileType::kIndex, [&](const FileInfo& fi) {
+    if (victim.empty()) victim = fi.name;
+  });
+  const Bytes good = mem->Load({FileType::kIndex, victim});
+  const std::string data = "blob 7";
+  const BlobId id(Sha256(AsBytes(data)));
+
+  auto lazy = IndexedRepository::Load(*opened, IndexLoad::kOnFirstUse);
+  EXPECT_FALSE(lazy->index_loaded());
+  EXPECT_EQ(lazy->index_files().size(), size_t{kFiles});
+  EXPECT_TRUE(traced->Loads(FileType::kIndex).empty());
+  // A damaged file (same size): the call that needs the index fails, twice.
+  Bytes bad = good;
+  bad[bad.size() / 2] ^= 1;
+  mem->Remove({FileType::kIndex, victim});
+  mem->Save({FileType::kIndex, victim}, bad);
+  EXPECT_THROW(lazy->HasBlob(BlobType::kData, id), Error);
+  EXPECT_THROW(lazy->LoadBlob(BlobType::kData, id), Error);
+  EXPECT_FALSE(lazy->index_loaded());
+  // Repaired: eight threads ask at once; each file is read once more, and all agree.
+  mem->Remove({FileType::kIndex, victim});
+  mem->Save({FileType::kIndex, victim}, good);
+  traced->Reset();
+  std::vector<std::thread> threads;
+  std::atomic<int> found{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      if (lazy->HasBlob(BlobType::kData, id)) found++;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(found.load(), 8);
+  EXPECT_TRUE(lazy->index_loaded());
+  EXPECT_EQ(traced->Loads(FileType::kIndex).size(), size_t{kFiles});
+  EXPECT_EQ(lazy->index().BlobCount(), size_t{kFiles});
+  EXPECT_EQ(std::string(AsChars(lazy->LoadBlob(BlobType::kData, id))), data);
+  EXPECT_EQ(lazy->index_files().size(), size_t{kFiles});
 }
 
 }  // namespace
