@@ -19,6 +19,12 @@
 //   bench_floor hash --threads N SRC...
 //       every regular file under SRC read and SHA-256-hashed (check --read-data hashes every
 //       pack file; the blob hashes and decryption come on top).
+//   bench_floor unpack --threads N [--piece BYTES] SRC...
+//       what check --read-data does with each blob once it is decrypted: every regular file
+//       under SRC is cut into pieces (default 1 MiB, restic's average chunk; a smaller file
+//       is one piece) and each piece compressed by zstd -3 when that shrinks it, in memory
+//       and NOT timed; then, timed, every piece is decompressed (when it was compressed)
+//       and SHA-256-hashed, on N threads. The seconds printed are the timed part only.
 //
 // Prints one line: mode, files, bytes, seconds. Exit 1 with a message on any error.
 #include <fcntl.h>
@@ -27,8 +33,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -225,12 +233,77 @@ void Pieces(const std::string& path, size_t piece, int threads, Totals* tot) {
   close(fd);
 }
 
+// unpack: the pieces prepared untimed, then decompressed and hashed; *t0 is reset to the
+// start of the timed part.
+void Unpack(const std::vector<Entry>& files, size_t piece, int threads, Totals* tot,
+            std::chrono::steady_clock::time_point* t0) {
+  struct Piece {
+    std::vector<uint8_t> stored;
+    size_t plain = 0;
+    bool compressed = false;
+  };
+  std::vector<std::vector<Piece>> per_file(files.size());
+  std::atomic<size_t> next{0};
+  OnThreads(threads, [&](int) {
+    ZSTD_CCtx* cctx = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      if (files[i].link) continue;
+      const std::vector<uint8_t> data = ReadAll(files[i].root + "/" + files[i].rel);
+      for (size_t off = 0; off < data.size(); off += piece) {
+        const size_t n = std::min(piece, data.size() - off);
+        Piece p;
+        p.plain = n;
+        p.stored.resize(ZSTD_compressBound(n));
+        const size_t z = ZSTD_compress2(cctx, p.stored.data(), p.stored.size(), data.data() + off, n);
+        if (ZSTD_isError(z)) Fail(std::string("zstd: ") + ZSTD_getErrorName(z));
+        p.compressed = z < n;
+        if (p.compressed) {
+          p.stored.resize(z);
+        } else {
+          p.stored.assign(data.begin() + static_cast<std::ptrdiff_t>(off),
+                          data.begin() + static_cast<std::ptrdiff_t>(off + n));
+        }
+        p.stored.shrink_to_fit();
+        per_file[i].push_back(std::move(p));
+      }
+    }
+    ZSTD_freeCCtx(cctx);
+  });
+  std::vector<const Piece*> pieces;
+  for (const auto& f : per_file)
+    for (const Piece& p : f) pieces.push_back(&p);
+  *t0 = std::chrono::steady_clock::now();
+  next = 0;
+  OnThreads(threads, [&](int) {
+    ZSTD_DCtx* dctx = ZSTD_createDCtx();
+    std::vector<uint8_t> plain(piece);
+    for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
+      const Piece& p = *pieces[i];
+      const uint8_t* bytes = p.stored.data();
+      if (p.compressed) {
+        const size_t n = ZSTD_decompressDCtx(dctx, plain.data(), plain.size(), p.stored.data(),
+                                             p.stored.size());
+        if (ZSTD_isError(n) || n != p.plain) Fail("zstd: a piece did not decompress");
+        bytes = plain.data();
+      }
+      unsigned char digest[32];
+      unsigned int len = 0;
+      if (!EVP_Digest(bytes, p.plain, digest, &len, EVP_sha256(), nullptr)) Fail("sha256 failed");
+      tot->bytes += p.plain;
+    }
+    ZSTD_freeDCtx(dctx);
+  });
+  for (const auto& f : per_file) tot->files += !f.empty();
+}
+
 int Usage() {
   std::fprintf(stderr,
                "usage: bench_floor hash-compress --threads N --out FILE SRC...\n"
                "       bench_floor create-write --threads N SRC DST\n"
                "       bench_floor pieces --threads N [--piece BYTES] FILE\n"
-               "       bench_floor hash --threads N SRC...\n");
+               "       bench_floor hash --threads N SRC...\n"
+               "       bench_floor unpack --threads N [--piece BYTES] SRC...\n");
   return 2;
 }
 
@@ -255,7 +328,7 @@ int main(int argc, char** argv) {
       args.push_back(a);
     }
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   Totals tot;
   std::vector<Entry> files;
   if (mode == "hash-compress" && !out.empty() && !args.empty()) {
@@ -271,6 +344,9 @@ int main(int argc, char** argv) {
     CreateWrite(files, dirs, args[1], threads, &tot);
   } else if (mode == "pieces" && args.size() == 1) {
     Pieces(args[0], piece, threads, &tot);
+  } else if (mode == "unpack" && !args.empty()) {
+    Walk(args, &files, nullptr);
+    Unpack(files, piece, threads, &tot, &t0);
   } else if (mode == "hash" && !args.empty()) {
     Walk(args, &files, nullptr);
     EachFileHashed(files, threads, &tot, [](int, const std::vector<uint8_t>&) {});
