@@ -197,16 +197,15 @@ void IndexedRepository::LoadIndex() const {
   if (loaded_.load(std::memory_order_relaxed)) return;
   // (index_ and listed_ change only here, under load_mu_; a WriteSession adds to index_
   // only after its HasBlob calls came through here)
-  auto* self = const_cast<IndexedRepository*>(this);
-  self->LoadIndexFiles();  // throws on a read error: the next call tries again
-  self->listed_.clear();
-  self->listed_.shrink_to_fit();
+  const_cast<IndexedRepository*>(this)->LoadIndexFiles();  // throws: the next call tries again
+  listed_.clear();
+  listed_.shrink_to_fit();
   loaded_.store(true, std::memory_order_release);
 }
 
 void IndexedRepository::LoadIndexFiles() NO_THREAD_SAFETY_ANALYSIS {  // load_mu_ held
   // Ids and listed sizes: each file is read into a buffer of its listed size.
-  const std::vector<std::pair<FileId, uint64_t>>& files = listed_;
+  const std::vector<std::pair<FileId, uint64_t>> files = listed_;  // (a copy: a few ids)
   // Each file is decoded, parsed and added by one thread; the shards are sorted in
   // parallel at the end. Only the files in progress are held in memory at once (a decoded
   // file and its parser take several times the file's JSON), so the parsers are the

@@ -88,7 +88,7 @@ class IndexedRepository : public Repository {
   Index index_ GUARDED_BY(index_mu_);
   std::vector<FileId> index_files_ GUARDED_BY(index_mu_);
   // Index files as listed (id, size), until they are loaded.
-  std::vector<std::pair<FileId, uint64_t>> listed_ GUARDED_BY(load_mu_);
+  mutable std::vector<std::pair<FileId, uint64_t>> listed_ GUARDED_BY(load_mu_);
   mutable Mutex load_mu_;
   mutable std::atomic<bool> loaded_{false};
 };
