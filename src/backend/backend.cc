@@ -13,6 +13,14 @@ void Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out)
   std::memcpy(out.data(), b.data(), b.size());
 }
 
+void Backend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                         const std::function<void(ByteView)>& sink) {
+  if (length == 0) return;
+  Bytes b = Load(h, offset, length);
+  if (b.size() != length) FailShortRead(h, offset, length, b.size());
+  sink(b);
+}
+
 void FailShortRead(const Handle& h, uint64_t offset, uint64_t want, uint64_t got) {
   Fail(ErrorCode::kCorrupt, "short read of " + h.ToString() + ": expected " + std::to_string(want) +
                                 " bytes at offset " + std::to_string(offset) + ", got " +

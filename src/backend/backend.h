@@ -85,6 +85,16 @@ class Backend {
   // buffer instead of allocating a fresh one per read. Same errors as Load. The default calls Load and copies; backends that
   // can read in place (LocalBackend) and pass-through decorators override it.
   virtual void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out);
+  // Reads `length` (> 0) bytes at `offset` and hands them to `sink` in order, in pieces of
+  // any size, as they arrive: a reader of a large range over a network (restore of a remote
+  // repository) then holds none of it. Exactly `length` bytes are delivered, or the call
+  // throws; bytes delivered before a failure are never delivered again (a retry resumes
+  // after them). An exception thrown by `sink` ends the read and is rethrown unchanged.
+  // Same errors as Load. The default loads the range with Load and delivers it whole;
+  // backends that can stream (REST, S3 over a connection of their own) and pass-through
+  // decorators override it.
+  virtual void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                          const std::function<void(ByteView)>& sink);
 
   // Size of the object, or nullopt if it does not exist.
   virtual std::optional<uint64_t> Stat(const Handle& h) = 0;

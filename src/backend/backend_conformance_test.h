@@ -189,6 +189,41 @@ TYPED_TEST_P(BackendConformanceTest, LoadIntoFillsCallerMemoryWithTheRange) {
   EXPECT_TRUE(Contains(e.what(), missing.name)) << e.what();
 }
 
+TYPED_TEST_P(BackendConformanceTest, LoadStreamDeliversTheRangeInOrder) {
+  Backend& be = this->be();
+  Bytes data = TestBytes(3 << 20, 11);  // larger than one piece of a streamed reply
+  Handle h = HandleFor(FileType::kPack, data);
+  be.Save(h, data);
+  for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {0, data.size()}, {10, 20}, {data.size() - 1, 1}, {1 << 20, 2 << 20}}) {
+    Bytes got;
+    be.LoadStream(h, off, len, [&](ByteView p) { got.insert(got.end(), p.begin(), p.end()); });
+    EXPECT_TRUE(got == Bytes(data.begin() + static_cast<long>(off),
+                             data.begin() + static_cast<long>(off + len)))
+        << off << "+" << len << ": got " << got.size() << " bytes";
+  }
+  // Past the end: kCorrupt naming the object, after at most the bytes that exist.
+  for (auto [off, len] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {data.size() - 10, 20}, {0, data.size() + 1}, {data.size() + 1, 1}, {UINT64_MAX, 2}}) {
+    Bytes got;
+    Error e = CatchError([&] {
+      be.LoadStream(h, off, len, [&](ByteView p) { got.insert(got.end(), p.begin(), p.end()); });
+    });
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt) << off << "+" << len;
+    EXPECT_TRUE(Contains(e.what(), h.name)) << e.what();
+    EXPECT_LT(got.size(), len);
+    for (size_t i = 0; i < got.size() && off < data.size() && i < data.size() - off; i++)
+      ASSERT_EQ(got[i], data[off + i]) << "byte " << i << " of " << off << "+" << len;
+  }
+  // What the sink throws comes out unchanged.
+  struct Stop {};
+  EXPECT_THROW(be.LoadStream(h, 0, data.size(), [](ByteView) { throw Stop{}; }), Stop);
+  Handle missing{FileType::kPack, TestName(5)};
+  Error e = CatchError([&] { be.LoadStream(missing, 0, 10, [](ByteView) {}); });
+  EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+  EXPECT_TRUE(Contains(e.what(), missing.name)) << e.what();
+}
+
 TYPED_TEST_P(BackendConformanceTest, MissingObjects) {
   Backend& be = this->be();
   Handle h{FileType::kSnapshot, TestName(1)};
@@ -353,6 +388,7 @@ REGISTER_TYPED_TEST_SUITE_P(BackendConformanceTest,
                             RangeLoads,
                             LoadPastEndIsCorruptAndNamesTheObject,
                             LoadIntoFillsCallerMemoryWithTheRange,
+                            LoadStreamDeliversTheRangeInOrder,
                             MissingObjects,
                             EmptyObject,
                             ListReturnsEachTypeSeparately,

@@ -483,6 +483,15 @@ void CacheBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t>
   Backend::LoadInto(h, offset, out);  // through Load: the cached file, or fetched whole
 }
 
+void CacheBackend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                              const std::function<void(ByteView)>& sink) {
+  if (!IsCacheableType(h.type) || RepoDir().empty())
+    return inner_->LoadStream(h, offset, length, sink);
+  CheckHandle(h);
+  if (!IsCached(h)) return inner_->LoadStream(h, offset, length, sink);
+  Backend::LoadStream(h, offset, length, sink);  // through Load, as LoadInto
+}
+
 void CacheBackend::Save(const Handle& h, ByteView data) {
   bool noted = false;
   if (h.type == FileType::kPack) {

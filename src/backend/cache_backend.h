@@ -100,6 +100,9 @@ class CacheBackend : public Backend {
   // no whole response body beside the caller's buffer (restore's and repack's ranges of up
   // to 16 MiB were held twice, 100 MiB at the peak of an S3 restore), no copy.
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  // The same for streamed reads: what the cache does not hold streams from the storage.
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
   std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
   std::optional<int64_t> ModTime(const Handle& h) override { return inner_->ModTime(h); }
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;

@@ -1,6 +1,6 @@
 // The base of a decorator: every call is forwarded to the wrapped backend, so a decorator
 // overrides only what it changes, and a method added to Backend reaches every decorator
-// built on this (LoadInto in place, Connections, RemoveStaleTempFiles...). NewPackStream is
+// built on this (LoadInto in place, LoadStream, Connections, RemoveStaleTempFiles...). NewPackStream is
 // the exception: it would bypass a decorator's Save, so each one that may stream says so.
 #pragma once
 
@@ -23,6 +23,10 @@ class ForwardingBackend : public Backend {
   }
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
     inner_->LoadInto(h, offset, out);
+  }
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override {
+    inner_->LoadStream(h, offset, length, sink);
   }
   std::optional<uint64_t> Stat(const Handle& h) override { return inner_->Stat(h); }
   std::optional<int64_t> ModTime(const Handle& h) override { return inner_->ModTime(h); }

@@ -31,6 +31,8 @@ struct Transfer {
   size_t upload_pos = 0;
   bool overflow = false;  // the body did not fit into req->into
   bool too_big = false;   // an in-memory body passed req->max_body
+  bool started = false;   // the stream's first piece was handed over
+  std::exception_ptr stream_failure;  // what req->stream or req->stream_start threw
 };
 
 std::string Lower(std::string_view s) {
@@ -66,7 +68,19 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   const size_t len = size * n;
   long status = 0;
   curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
-  if (t->req->into && status >= 200 && status < 300) {
+  if (t->req->stream && status >= 200 && status < 300) {
+    try {
+      if (!t->started) {
+        t->started = true;
+        t->resp->status = status;
+        if (t->req->stream_start) (*t->req->stream_start)(*t->resp);
+      }
+      (*t->req->stream)(ByteView(reinterpret_cast<const uint8_t*>(data), len));
+    } catch (...) {
+      t->stream_failure = std::current_exception();
+      return 0;  // aborts the transfer with CURLE_WRITE_ERROR
+    }
+  } else if (t->req->into && status >= 200 && status < 300) {
     std::span<uint8_t> out = *t->req->into;
     if (t->resp->received + len > out.size()) {
       t->overflow = true;
@@ -355,6 +369,10 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  if (req.stream) {
+    if (multi_) Fail(ErrorCode::kFatal, "HttpClient: a multiplexing client cannot stream a body");
+    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L << 10);  // fewer, larger pieces
+  }
   if (!options_.unix_socket_path.empty()) {
     curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
     // The one connection (rclone's stdio) cannot be opened again once closed: never let
@@ -378,6 +396,7 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   CURLcode rc = multi_ ? multi_->Perform(c) : curl_easy_perform(c);
   curl_slist_free_all(hdrs);
   const std::string label = what.empty() ? req.method : what;
+  if (t.stream_failure) std::rethrow_exception(t.stream_failure);
   if (t.overflow)
     Fail(ErrorCode::kIo, label + ": the server sent more than the " +
                              std::to_string(req.into->size()) + " bytes requested", true);

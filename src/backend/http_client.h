@@ -44,6 +44,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -63,6 +65,8 @@ struct HttpRange {
   uint64_t length = 0;  // 0: to the end ("bytes=offset-")
 };
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string method = "GET";  // GET, HEAD, PUT, POST, DELETE
   std::string url;             // scheme://host[:port]/path?query, already escaped
@@ -77,6 +81,13 @@ struct HttpRequest {
   // allocate without bound); more fails the call (kIo, retryable). 0: kMaxBody.
   uint64_t max_body = 0;
   static constexpr uint64_t kMaxBody = uint64_t{512} << 20;  // packs are <= 128 MiB
+  // When set, a 2xx body is handed to *stream in pieces as it arrives and not kept
+  // (HttpResponse::received counts it); *stream_start, when set, is called once before the
+  // first piece with the status and headers, and may throw to refuse the reply. An exception
+  // thrown by either aborts the transfer and Perform rethrows it unchanged. Only on a client
+  // that streams() (not `multiplex`, whose one thread would run every caller's pieces).
+  const std::function<void(ByteView)>* stream = nullptr;
+  const std::function<void(const HttpResponse&)>* stream_start = nullptr;
 };
 
 struct HttpResponse {
@@ -131,6 +142,8 @@ class HttpClient {
   HttpResponse Perform(const HttpRequest& req, const std::string& what = "");
 
   int max_connections() const { return options_.max_connections; }
+  // True when a request may stream its body (HttpRequest::stream) on the caller's thread.
+  bool streams() const { return !options_.multiplex; }
 
  private:
   struct Handle;

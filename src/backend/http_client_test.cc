@@ -173,6 +173,65 @@ TEST(HttpClient, TransportErrorsAreRetryableIo) {
   EXPECT_FALSE(bad_url.retryable());
 }
 
+TEST(HttpClient, StreamedBodyArrivesInPiecesAfterItsStartIsChecked) {
+  const std::string big(3 << 20, 'q');  // more than one piece
+  TestServer server([&](const SeenRequest& r) {
+    if (r.head.find("/error") != std::string::npos) return Reply(503, "busy");
+    return Reply(206, big);
+  });
+  HttpClient http;
+  ASSERT_TRUE(http.streams());
+  std::string got;
+  size_t pieces = 0;
+  long seen_status = 0;
+  const std::function<void(ByteView)> sink = [&](ByteView p) {
+    got.append(reinterpret_cast<const char*>(p.data()), p.size());
+    pieces++;
+  };
+  const std::function<void(const HttpResponse&)> start = [&](const HttpResponse& r) {
+    EXPECT_TRUE(got.empty());  // before the first piece
+    seen_status = r.status;
+  };
+  HttpRequest get{.url = server.Url("/x")};
+  get.stream = &sink;
+  get.stream_start = &start;
+  HttpResponse r = http.Perform(get);
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(seen_status, 206);
+  EXPECT_EQ(got, big);
+  EXPECT_GT(pieces, 1u);
+  EXPECT_EQ(r.received, big.size());
+  EXPECT_TRUE(r.body.empty());  // handed over, not kept
+
+  // A non-2xx body is not streamed: it stays for the error message.
+  got.clear();
+  HttpRequest err{.url = server.Url("/error")};
+  err.stream = &sink;
+  r = http.Perform(err);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_TRUE(got.empty());
+  EXPECT_EQ(BodyOf(r), "busy");
+
+  // What the start check or the sink throws aborts the transfer and comes out unchanged.
+  const std::function<void(const HttpResponse&)> refuse = [](const HttpResponse&) {
+    Fail(ErrorCode::kCorrupt, "refused by the start check");
+  };
+  get.stream_start = &refuse;
+  Error e = Catch([&] { http.Perform(get); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(std::string(e.what()), "refused by the start check");
+  struct Stop {};
+  const std::function<void(ByteView)> stop = [](ByteView) { throw Stop{}; };
+  get.stream = &stop;
+  get.stream_start = nullptr;
+  EXPECT_THROW(http.Perform(get), Stop);
+  // The client is still usable.
+  get.stream = &sink;
+  got.clear();
+  EXPECT_EQ(http.Perform(get).status, 206);
+  EXPECT_EQ(got, big);
+}
+
 TEST(HttpClient, TruncatedBodyIsAnError) {
   TestServer server([&](const SeenRequest&) {
     return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort");

@@ -45,4 +45,13 @@ void LimitBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t>
   if (down_) down_->Take(out.size());
 }
 
+void LimitBackend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                              const std::function<void(ByteView)>& sink) {
+  if (!down_) return inner_->LoadStream(h, offset, length, sink);
+  inner_->LoadStream(h, offset, length, [&](ByteView piece) {
+    down_->Take(piece.size());  // paid as the bytes arrive, so the link is what is limited
+    sink(piece);
+  });
+}
+
 }  // namespace haven

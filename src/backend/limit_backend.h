@@ -36,6 +36,8 @@ class LimitBackend : public ForwardingBackend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
 
  private:
   std::unique_ptr<RateLimiter> up_, down_;

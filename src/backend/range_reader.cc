@@ -1,6 +1,8 @@
 #include "backend/range_reader.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <exception>
 #include <future>
 #include <memory>
@@ -69,6 +71,87 @@ void RangeReader::LoadSlot(const Handle& h, const ByteRange& r, Slot& slot) {
   }
   MutexLock lock(mu_);
   --in_flight_;
+}
+
+void StreamExtents(Backend& backend, const Handle& h, const ByteRange& r,
+                   const std::function<ByteRange(size_t)>& extent,
+                   const std::function<void(size_t, size_t, std::span<uint8_t>)>& consume,
+                   size_t* handed) {
+  size_t k = r.first;  // the next extent to hand over
+  if (handed) *handed = k;
+  if (k >= r.last) return;
+  // buf[0, len) holds the stream's bytes [base, pos): from the next extent's start (or
+  // less, while a hole streams by) to what has arrived. Grown only, per thread.
+  thread_local Bytes buf;
+  size_t len = 0;
+  uint64_t base = r.offset, pos = r.offset;
+  ByteRange next = extent(k);
+  using Clock = std::chrono::steady_clock;
+  Clock::duration consuming{};
+  const Clock::time_point started = Clock::now();
+  auto hand_over = [&] {
+    while (k < r.last && next.end() <= pos) {
+      size_t m = k + 1;
+      ByteRange e;
+      while (m < r.last && (e = extent(m)).offset == next.offset && e.length == next.length) m++;
+      const Clock::time_point t0 = Clock::now();
+      consume(k, m, std::span<uint8_t>(buf.data() + (next.offset - base), next.length));
+      consuming += Clock::now() - t0;
+      k = m;
+      if (handed) *handed = k;
+      if (k < r.last) next = extent(k);
+    }
+    // Bytes before the next extent are no longer needed.
+    const uint64_t keep = k < r.last ? std::min(next.offset, pos) : pos;
+    if (keep > base) {
+      const size_t drop = static_cast<size_t>(keep - base);
+      std::memmove(buf.data(), buf.data() + drop, len - drop);
+      len -= drop;
+      base = keep;
+    }
+  };
+  backend.LoadStream(h, r.offset, r.length, [&](ByteView piece) {
+    if (k < r.last && len == 0 && next.offset > pos) {  // a hole: skipped, not copied
+      const size_t skip = static_cast<size_t>(std::min<uint64_t>(piece.size(), next.offset - pos));
+      piece = piece.subspan(skip);
+      pos += skip;
+      base = pos;
+    }
+    if (piece.empty() || k >= r.last) {
+      pos += piece.size();
+      base = pos;
+      return;
+    }
+    if (buf.size() < len + piece.size()) buf.resize(std::max(len + piece.size(), 2 * buf.size()));
+    std::memcpy(buf.data() + len, piece.data(), piece.size());
+    len += piece.size();
+    pos += piece.size();
+    hand_over();
+  });
+  if (Timings::Enabled()) Timings::Add(Stage::kLoad, Clock::now() - started - consuming);
+  if (k < r.last)  // LoadStream delivers the whole range or throws: a backend's fault
+    Fail(ErrorCode::kCorrupt, "load " + h.ToString() + ": the stream ended before " +
+                                  std::to_string(r.end()));
+}
+
+void RangeReader::ForEachRange(size_t n, const std::function<void(size_t)>& stream) {
+  std::vector<std::future<void>> others;
+  others.reserve(n > 0 ? n - 1 : 0);
+  std::exception_ptr first;
+  try {
+    for (size_t i = 1; i < n; i++) others.push_back(pool_.Submit([&stream, i] { stream(i); }));
+    if (n > 0) stream(0);
+  } catch (...) {
+    first = std::current_exception();
+  }
+  for (auto& f : others) {  // none may outlive `stream`
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 int RangeReader::peak_in_flight() const {

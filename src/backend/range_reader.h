@@ -57,6 +57,21 @@ std::vector<ByteRange> CoalesceExtents(size_t n, const std::function<ByteRange(s
                                        uint64_t max_hole = kMaxRangeHole,
                                        uint64_t max_span = kMaxRangeSpan);
 
+// Streams range `r` of h (Backend::LoadStream) and hands each of its extents over as soon
+// as its bytes have all arrived: consume(first, last, bytes) for each run [first, last) of
+// extents with the same offset and length (r.first <= first < last <= r.last), in order,
+// with their bytes, which the consumer may change (decrypt in place) and which are valid
+// during the call only. `extent(i)` gives extent i, sorted by offset (they may overlap).
+// Holds one extent and one piece of the stream at a time, not the range: a restore over a
+// network keeps a blob per worker in memory, not a 16 MiB range (W2's peak RSS). Holes
+// between extents are skipped as they stream by. A load error is thrown after the
+// extents that arrived complete were handed over; `*handed` (when given) is then the first
+// extent not handed over. What consume throws ends the read and is rethrown.
+void StreamExtents(Backend& backend, const Handle& h, const ByteRange& r,
+                   const std::function<ByteRange(size_t)>& extent,
+                   const std::function<void(size_t first, size_t last, std::span<uint8_t> bytes)>& consume,
+                   size_t* handed = nullptr);
+
 class RangeReader {
  public:
   // The bytes of range i, or the error its load threw (bytes empty then).
@@ -74,6 +89,12 @@ class RangeReader {
   // consumer throws is rethrown once the loads still running have ended.
   // Safe to call from several threads at once.
   void Read(const Handle& h, std::span<const ByteRange> ranges, const Consumer& consume);
+
+  // Runs stream(i) for each of n ranges of one object, the first on the calling thread and
+  // the others on the I/O threads, all at once (each streams its range with StreamExtents,
+  // holding a blob, not the range: no window), and returns when every one has ended; then
+  // the first exception is rethrown. Safe to call from several threads at once.
+  void ForEachRange(size_t n, const std::function<void(size_t i)>& stream);
 
   // For tests: the most loads that were running at one time.
   int peak_in_flight() const;

@@ -1,14 +1,20 @@
 // CoalesceExtents (holes read through up to a limit, where ranges split) and RangeReader
-// (ranges of one object loaded in parallel, handed over in order, errors to the consumer).
+// (ranges of one object loaded in parallel, handed over in order, errors to the consumer),
+// StreamExtents (extents handed over as their bytes stream in) and ForEachRange.
 #include "backend/range_reader.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <string>
+#include <thread>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
+#include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/test_load_trace.h"
 
@@ -117,6 +123,133 @@ TEST(RangeReader, LoadErrorsGoToTheConsumerAndItsExceptionsWaitForTheLoads) {
                 EXPECT_EQ(e, nullptr);
                 EXPECT_EQ(Bytes(bytes.begin(), bytes.end()), Bytes(data.begin() + 10, data.begin() + 30));
               });
+}
+
+// Streams its inner backend's bytes in pieces of a few bytes, optionally failing once
+// `fail_at` bytes of a call have been delivered.
+class Trickle : public ForwardingBackend {
+ public:
+  Trickle(std::shared_ptr<Backend> inner, size_t piece, uint64_t fail_at = UINT64_MAX)
+      : ForwardingBackend(std::move(inner)), piece_(piece), fail_at_(fail_at) {}
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override {
+    Bytes all = inner_->Load(h, offset, length);
+    for (size_t at = 0; at < all.size(); at += piece_) {
+      if (at >= fail_at_) Fail(ErrorCode::kIo, "connection reset", true);
+      sink(ByteView(all).subspan(at, std::min(piece_, all.size() - at)));
+    }
+  }
+
+ private:
+  const size_t piece_;
+  const uint64_t fail_at_;
+};
+
+TEST(StreamExtents, HandsOverEachExtentWithItsBytesAsTheyArrive) {
+  auto mem = std::make_shared<MemBackend>();
+  const Bytes data = Pattern(5000);
+  const Handle h{FileType::kPack, std::string(64, 'c')};
+  mem->Save(h, data);
+  // Sorted by offset: a hole before the first, repeats (same offset and length: one
+  // hand-over), the same offset with another length, overlaps, a hole, an empty extent.
+  const std::vector<std::pair<uint64_t, uint64_t>> ext{
+      {100, 50}, {100, 50}, {100, 70}, {160, 300}, {400, 100}, {1500, 1000}, {2500, 0}, {2500, 7}};
+  for (size_t piece : {1, 3, 64, 4096}) {
+    Trickle t(mem, piece);
+    const ByteRange r{50, 2600, 0, ext.size()};
+    std::vector<std::string> seen;
+    StreamExtents(
+        t, h, r, [&](size_t i) { return ByteRange{ext[i].first, ext[i].second}; },
+        [&](size_t first, size_t last, std::span<uint8_t> bytes) {
+          seen.push_back(std::to_string(first) + "-" + std::to_string(last));
+          const auto [off, len] = ext[first];
+          EXPECT_EQ(bytes.size(), len);
+          EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), data.begin() + static_cast<long>(off)))
+              << "extent " << first << " with pieces of " << piece;
+        });
+    EXPECT_EQ(seen, (std::vector<std::string>{"0-2", "2-3", "3-4", "4-5", "5-6", "6-7", "7-8"}))
+        << "pieces of " << piece;
+  }
+}
+
+TEST(StreamExtents, ALoadErrorComesAfterTheExtentsThatArrived) {
+  auto mem = std::make_shared<MemBackend>();
+  const Bytes data = Pattern(3000);
+  const Handle h{FileType::kPack, std::string(64, 'd')};
+  mem->Save(h, data);
+  const std::vector<std::pair<uint64_t, uint64_t>> ext{{0, 100}, {100, 100}, {200, 1000}, {1200, 10}};
+  Trickle t(mem, 50, 500);  // fails after 500 bytes: inside the third extent
+  std::vector<size_t> seen;
+  size_t handed = 99;
+  Error e(ErrorCode::kFatal, "none");
+  try {
+    StreamExtents(
+        t, h, ByteRange{0, 1210, 0, ext.size()}, [&](size_t i) { return ByteRange{ext[i].first, ext[i].second}; },
+        [&](size_t first, size_t, std::span<uint8_t>) { seen.push_back(first); }, &handed);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& err) {
+    e = err;
+  }
+  EXPECT_EQ(e.code(), ErrorCode::kIo);
+  EXPECT_EQ(seen, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(handed, 2u);
+  // What the consumer throws ends the read, unchanged.
+  Trickle ok(mem, 50);
+  EXPECT_THROW(StreamExtents(
+                   ok, h, ByteRange{0, 1210, 0, ext.size()},
+                   [&](size_t i) { return ByteRange{ext[i].first, ext[i].second}; },
+                   [&](size_t, size_t, std::span<uint8_t>) { throw std::runtime_error("stop"); }),
+               std::runtime_error);
+  // A backend that ends the stream early (against LoadStream's contract) is an error, not
+  // extents silently missing.
+  class Short : public ForwardingBackend {
+   public:
+    using ForwardingBackend::ForwardingBackend;
+    void LoadStream(const Handle& hh, uint64_t offset, uint64_t, const std::function<void(ByteView)>& sink) override {
+      sink(inner_->Load(hh, offset, 150));
+    }
+  } short_be(mem);
+  seen.clear();
+  Error e2 = [&] {
+    try {
+      StreamExtents(
+          short_be, h, ByteRange{0, 1210, 0, ext.size()},
+          [&](size_t i) { return ByteRange{ext[i].first, ext[i].second}; },
+          [&](size_t first, size_t, std::span<uint8_t>) { seen.push_back(first); });
+    } catch (const Error& err) {
+      return err;
+    }
+    return Error(ErrorCode::kFatal, "none");
+  }();
+  EXPECT_EQ(e2.code(), ErrorCode::kCorrupt);
+  EXPECT_EQ(seen, (std::vector<size_t>{0}));
+}
+
+TEST(RangeReader, ForEachRangeRunsTheRangesAtOnceAndWaitsForAll) {
+  auto mem = std::make_shared<MemBackend>();
+  RangeReader reader(*mem, 3);
+  std::atomic<int> running{0}, peak{0};
+  std::vector<int> done(4, 0);
+  reader.ForEachRange(4, [&](size_t i) {
+    int now = ++running;
+    for (int p = peak.load(); now > p && !peak.compare_exchange_weak(p, now);) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    done[i] = 1;
+    --running;
+  });
+  EXPECT_EQ(done, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(peak.load(), 4);  // the caller's thread and the three I/O threads
+  // The first exception comes out after every range ended.
+  std::atomic<int> ended{0};
+  EXPECT_THROW(reader.ForEachRange(3,
+                                   [&](size_t i) {
+                                     if (i == 0) throw std::runtime_error("first");
+                                     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                                     ++ended;
+                                   }),
+               std::runtime_error);
+  EXPECT_EQ(ended.load(), 2);
 }
 
 }  // namespace

@@ -256,6 +256,43 @@ void RestBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> 
   if (r.received != out.size()) FailShortRead(h, offset, out.size(), r.received);
 }
 
+void RestBackend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                             const std::function<void(ByteView)>& sink) {
+  if (length == 0) return;
+  if (!http_->streams()) return Backend::LoadStream(h, offset, length, sink);
+  CheckHandle(h);
+  if (offset > std::numeric_limits<uint64_t>::max() - length) FailShortRead(h, offset, length, 0);
+  const std::string what = "load " + h.ToString();
+  // The reply is checked before its first byte is handed over (as GetRange does after).
+  const std::function<void(const HttpResponse&)> start = [&](const HttpResponse& r) {
+    if (r.status == 200 && offset != 0)
+      Fail(ErrorCode::kIo, what + ": the server ignored the byte range", true);
+    if (r.status != 206) return;
+    if (auto total = RangeTotal(r); total && offset > *total) FailShortRead(h, offset, length, 0);
+    if (auto from = r.RangeStart(); !from || *from != offset)
+      Fail(ErrorCode::kIo, what + ": the partial reply does not start at offset " + std::to_string(offset), true);
+  };
+  uint64_t got = 0;
+  const std::function<void(ByteView)> piece = [&](ByteView p) {
+    if (p.size() > length - got)  // as LoadInto: a reply longer than asked is refused
+      Fail(ErrorCode::kIo, what + ": the server sent more than the " + std::to_string(length) +
+                               " bytes requested", true);
+    got += p.size();
+    sink(p);
+  };
+  HttpRequest req{.method = "GET", .url = UrlOf(h)};
+  req.range = HttpRange{offset, length};
+  req.stream = &piece;
+  req.stream_start = &start;
+  HttpResponse r = Send(req, what);
+  if (r.status == 416) {
+    if (!Stat(h)) Fail(ErrorCode::kNotFound, what + ": not found");
+    FailShortRead(h, offset, length, 0);
+  }
+  Check(r, what);
+  if (got != length) FailShortRead(h, offset, length, got);
+}
+
 std::optional<uint64_t> RestBackend::Stat(const Handle& h) {
   CheckHandle(h);
   const std::string what = "stat " + h.ToString();

@@ -77,6 +77,10 @@ class RestBackend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  // Streams the body as it arrives (not over rclone's --stdio pipe, whose one thread would
+  // carry every caller's pieces: there the range is loaded whole).
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;

@@ -216,6 +216,10 @@ TEST(RestBackend, APartialReplyFromTheWrongOffsetOrTooLongIsRefused) {
     EXPECT_EQ(e.code(), ErrorCode::kIo);
     EXPECT_TRUE(e.retryable());
     EXPECT_TRUE(Contains(e.what(), "does not start at offset 4")) << e.what();
+    // Streamed: refused before any byte is handed over.
+    e = CatchError([&] { be.LoadStream(h, 4, 4, [](ByteView) { ADD_FAILURE() << "wrong bytes handed over"; }); });
+    EXPECT_TRUE(e.retryable());
+    EXPECT_TRUE(Contains(e.what(), "does not start at offset 4")) << e.what();
   }
   {  // 64 bytes asked, a megabyte sent: refused while it arrives
     testing_http::TestServer server([](const testing_http::SeenRequest&) {
@@ -225,12 +229,21 @@ TEST(RestBackend, APartialReplyFromTheWrongOffsetOrTooLongIsRefused) {
     Error e = CatchError([&] { be.Load(h, 0, 64); });
     EXPECT_EQ(e.code(), ErrorCode::kIo);
     EXPECT_TRUE(Contains(e.what(), "the server sent more than 64 bytes")) << e.what();
+    size_t delivered = 0;
+    e = CatchError([&] { be.LoadStream(h, 0, 64, [&](ByteView p) { delivered += p.size(); }); });
+    EXPECT_EQ(e.code(), ErrorCode::kIo);
+    EXPECT_TRUE(e.retryable());
+    EXPECT_TRUE(Contains(e.what(), "more than the 64 bytes requested")) << e.what();
+    EXPECT_LE(delivered, 64u);
   }
   testing_http::TestServer server([](const testing_http::SeenRequest&) {
     return testing_http::Reply(206, "4567", "Content-Range: bytes 4-7/10\r\n");
   });
   RestBackend be(server.Url("/r/"), RestOptions{});
   Bytes got = be.Load(h, 4, 4);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
+  got.clear();
+  be.LoadStream(h, 4, 4, [&](ByteView p) { got.insert(got.end(), p.begin(), p.end()); });
   EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
 }
 

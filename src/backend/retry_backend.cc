@@ -88,6 +88,29 @@ void RetryBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t>
       /*retry_corrupt_once=*/true);
 }
 
+void RetryBackend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                              const std::function<void(ByteView)>& sink) {
+  uint64_t done = 0;  // bytes delivered: a retry resumes after them
+  try {
+    Run(
+        "load " + h.ToString(),
+        [&](int) {
+          if (done == length) return;  // everything arrived before the failure
+          inner_->LoadStream(h, offset + done, length - done, [&](ByteView piece) {
+            done += piece.size();
+            try {
+              sink(piece);
+            } catch (...) {
+              throw CallbackFailed{std::current_exception()};
+            }
+          });
+        },
+        /*retry_corrupt_once=*/true);
+  } catch (const CallbackFailed& f) {
+    std::rethrow_exception(f.error);
+  }
+}
+
 std::optional<uint64_t> RetryBackend::Stat(const Handle& h) {
   return Run("stat " + h.ToString(), [&](int) { return inner_->Stat(h); });
 }

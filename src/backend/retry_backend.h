@@ -2,6 +2,8 @@
 // exponential backoff. Errors with retryable() == false (kNotFound, ENOSPC, a permanent
 // injected fault, ...) and exceptions of other types pass through at once, except:
 //  * Load, LoadInto: one kCorrupt (a short read, possibly a truncated transfer) is retried once.
+//  * LoadStream: the same; a retry asks only for the bytes not yet delivered, and an
+//    exception thrown by the sink is never retried.
 //  * Save: a retry after a lost reply finds the object with equal size, which the Backend
 //    contract accepts, so retried saves are safe.
 //  * Remove: kNotFound on a second or later attempt counts as success (an earlier attempt
@@ -49,6 +51,8 @@ class RetryBackend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
   std::optional<int64_t> ModTime(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;

@@ -180,6 +180,8 @@ HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
   req.url = (loc_.https ? "https://" : "http://") + sr.host + sr.path + (query.empty() ? "" : "?" + query);
   req.body = call.body;
   req.into = call.into;  // the Range header is in req.headers already
+  req.stream = call.stream;
+  req.stream_start = call.stream_start;
   for (int attempt = 0;; ++attempt) {
     const std::string region = Region();
     req.headers = sr.headers;
@@ -323,6 +325,37 @@ void S3Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> ou
   }
   HttpResponse r = GetRange(h, offset, out.size(), out);
   if (r.received != out.size()) FailShortRead(h, offset, out.size(), r.received);
+}
+
+void S3Backend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                           const std::function<void(ByteView)>& sink) {
+  if (length == 0) return;
+  if (!http_->streams()) return Backend::LoadStream(h, offset, length, sink);
+  CheckHandle(h);
+  if (offset > std::numeric_limits<uint64_t>::max() - length) FailShortRead(h, offset, length, 0);
+  const std::string what = "load " + h.ToString();
+  // The reply is checked before its first byte is handed over (as GetRange does after).
+  const std::function<void(const HttpResponse&)> start = [&](const HttpResponse& r) {
+    if (r.status == 200) Fail(ErrorCode::kIo, what + ": the server ignored the byte range", true);
+    if (r.status == 206) CheckContentRangeStart(r, offset, what);
+  };
+  uint64_t got = 0;
+  const std::function<void(ByteView)> piece = [&](ByteView p) {
+    if (p.size() > length - got)
+      Fail(ErrorCode::kIo, what + ": the server sent more than the " + std::to_string(length) +
+                               " bytes requested", true);
+    got += p.size();
+    sink(p);
+  };
+  Call c{.key = KeyOf(h), .stream = &piece, .stream_start = &start};
+  c.range = HttpRange{offset, length};
+  HttpResponse r = Send(c, what);
+  if (r.status == 416) {
+    if (!Stat(h)) Fail(ErrorCode::kNotFound, what + ": not found");
+    FailShortRead(h, offset, length, 0);
+  }
+  CheckStatus(r, what);
+  if (got != length) FailShortRead(h, offset, length, got);
 }
 
 std::optional<uint64_t> S3Backend::Stat(const Handle& h) {

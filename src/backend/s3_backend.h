@@ -87,6 +87,9 @@ class S3Backend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  // Streams the body as it arrives.
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
@@ -105,6 +108,8 @@ class S3Backend : public Backend {
     ByteView body;
     std::optional<HttpRange> range;
     std::optional<std::span<uint8_t>> into;
+    const std::function<void(ByteView)>* stream = nullptr;  // HttpRequest::stream
+    const std::function<void(const HttpResponse&)>* stream_start = nullptr;
   };
   HttpResponse Send(const Call& call, const std::string& what);
   void EnsureBucket();

@@ -290,12 +290,23 @@ TEST(S3Fake, AnIgnoredRangeAndA416AreReported) {
   });
   S3Backend be = FakeS3(server);
   Handle h{FileType::kPack, Name('e')};
+  for (bool stream : {false, true}) {
+    size_t delivered = 0;
+    try {
+      if (stream) be.LoadStream(h, 2, 3, [&](ByteView p) { delivered += p.size(); });
+      else be.Load(h, 2, 3);
+      ADD_FAILURE();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kIo);
+      EXPECT_TRUE(e.retryable());
+    }
+    EXPECT_EQ(delivered, 0u);  // refused before the first byte
+  }
   try {
-    be.Load(h, 2, 3);
+    be.LoadStream(h, 5, 1, [](ByteView) {});
     ADD_FAILURE();
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kIo);
-    EXPECT_TRUE(e.retryable());
+    EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
   }
   try {
     be.Load(h, 5, 0);  // past the end of a 0-byte object
@@ -312,10 +323,11 @@ TEST(S3Fake, APartialReplyFromTheWrongOffsetIsRefused) {
   {
     TestServer server([](const SeenRequest&) { return Reply(206, "0123", "Content-Range: bytes 0-3/10\r\n"); });
     S3Backend be = FakeS3(server);
-    for (bool into : {false, true}) {
+    for (int how : {0, 1, 2}) {
       try {
         std::vector<uint8_t> buf(4);
-        if (into) be.LoadInto(h, 4, buf);
+        if (how == 1) be.LoadInto(h, 4, buf);
+        else if (how == 2) be.LoadStream(h, 4, 4, [](ByteView) { ADD_FAILURE() << "wrong bytes handed over"; });
         else be.Load(h, 4, 4);
         ADD_FAILURE() << "wrong bytes accepted";
       } catch (const Error& e) {
@@ -333,6 +345,9 @@ TEST(S3Fake, APartialReplyFromTheWrongOffsetIsRefused) {
   TestServer server([](const SeenRequest&) { return Reply(206, "4567", "Content-Range: bytes 4-7/10\r\n"); });
   S3Backend be = FakeS3(server);
   Bytes got = be.Load(h, 4, 4);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
+  got.clear();
+  be.LoadStream(h, 4, 4, [&](ByteView p) { got.insert(got.end(), p.begin(), p.end()); });
   EXPECT_EQ(std::string(got.begin(), got.end()), "4567");
 }
 

@@ -43,6 +43,10 @@ class LoadTraceBackend : public ForwardingBackend {
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
     Traced(h, offset, out.size(), [&] { inner_->LoadInto(h, offset, out); });
   }
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override {
+    Traced(h, offset, length, [&] { inner_->LoadStream(h, offset, length, sink); });
+  }
   int Connections() const override { return connections_; }
   void HoldUntilQuiet(FileType t, std::chrono::milliseconds quiet) {
     MutexLock lock(mu_);

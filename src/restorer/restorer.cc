@@ -155,7 +155,8 @@ class Restore {
       : repo_(repo),
         opts_(opts),
         pool_(Workers(repo, opts), Workers(repo, opts) * 2),
-        reader_(repo.backend(), repo.backend().Connections()) {
+        reader_(repo.backend(), repo.backend().Connections()),
+        stream_packs_(repo.backend().RoundTrips()) {
     if (opts_.no_permissions) umask_ = CurrentUmask();
   }
 
@@ -510,11 +511,31 @@ class Restore {
       return ByteRange{uses[k].offset, uses[k].length};
     });
     PackWrites w;
+    const Handle h{FileType::kPack, pack.id.Hex()};
     try {
-      reader_.Read({FileType::kPack, pack.id.Hex()}, ranges,
-                   [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
-                     WriteRange(pack, ranges[r], bytes, error ? error->what() : "", w);
-                   });
+      if (stream_packs_) {
+        // The ranges of the pack stream at once (as RangeReader::Read loads them), each
+        // with the descriptors and counts of its own, merged into w afterwards.
+        std::vector<PackWrites> more(ranges.empty() ? 0 : ranges.size() - 1);
+        struct Merge {
+          PackWrites& w;
+          std::vector<PackWrites>& more;
+          ~Merge() {
+            for (PackWrites& m : more) {
+              for (auto& [file, n] : m.done) w.done[file] += n;
+              for (auto& [file, fd] : m.fds)
+                if (!w.fds.emplace(file, fd).second) close(fd);
+            }
+          }
+        } merge{w, more};
+        reader_.ForEachRange(ranges.size(), [&](size_t i) {
+          StreamRange(pack, h, ranges[i], i == 0 ? w : more[i - 1]);
+        });
+      } else {
+        reader_.Read(h, ranges, [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
+          WriteRange(pack, ranges[r], bytes, error ? error->what() : "", w);
+        });
+      }
     } catch (...) {
       for (auto& [file, fd] : w.fds) close(fd);
       throw;
@@ -532,32 +553,65 @@ class Restore {
   // and writes each to every file and offset that uses it.
   void WriteRange(Pack& pack, const ByteRange& r, std::span<uint8_t> range,
                   const std::string& read_error, PackWrites& w) {
-    thread_local Bytes decode_buf;
     const std::vector<Use>& uses = pack.uses;
     for (size_t k = r.first; k < r.last;) {
       // Every use of the same blob (same offset) shares one decode.
       size_t m = k + 1;
       while (m < r.last && uses[m].offset == uses[k].offset) m++;
       const Use& u = uses[k];
-      ByteView plain;
-      Bytes fallback;
-      std::string error;
-      try {
-        if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
-        ScopedTimer t(Stage::kDecode);
-        plain = DecodeInRange(u, range.subspan(u.offset - r.offset, u.length), pack, decode_buf);
-      } catch (const Error& e) {
-        // Another copy elsewhere may be intact.
-        try {
-          fallback = repo_.LoadBlob(BlobType::kData, u.id);
-          plain = fallback;
-        } catch (const Error& e2) {
-          error = e2.what();
-        }
-      }
-      for (size_t q = k; q < m; q++) WriteUse(uses[q], plain, error, w);
+      WriteBlob(pack, k, m,
+                read_error.empty() ? range.subspan(u.offset - r.offset, u.length) : std::span<uint8_t>(),
+                read_error, w);
       k = m;
     }
+  }
+
+  // The same, the range streamed (storage with round trips): each blob is decoded and
+  // written as soon as its bytes have come, so a worker holds a blob, not the range.
+  void StreamRange(Pack& pack, const Handle& h, const ByteRange& r, PackWrites& w) {
+    const std::vector<Use>& uses = pack.uses;
+    size_t handed = r.first;
+    std::string read_error;
+    try {
+      StreamExtents(
+          repo_.backend(), h, r, [&](size_t k) { return ByteRange{uses[k].offset, uses[k].length}; },
+          [&](size_t k, size_t m, std::span<uint8_t> sealed) { WriteBlob(pack, k, m, sealed, "", w); },
+          &handed);
+    } catch (const Error& e) {
+      read_error = e.what();
+    }
+    // The blobs that did not come fail (or are found elsewhere) as in WriteRange.
+    for (size_t k = handed; k < r.last;) {
+      size_t m = k + 1;
+      while (m < r.last && uses[m].offset == uses[k].offset) m++;
+      WriteBlob(pack, k, m, {}, read_error, w);
+      k = m;
+    }
+  }
+
+  // Decodes one blob of a pack (uses [k, m), all at one offset; `sealed` its bytes, or
+  // `read_error` why they could not be read) and writes it to every use.
+  void WriteBlob(Pack& pack, size_t k, size_t m, std::span<uint8_t> sealed,
+                 const std::string& read_error, PackWrites& w) {
+    thread_local Bytes decode_buf;
+    const Use& u = pack.uses[k];
+    ByteView plain;
+    Bytes fallback;
+    std::string error;
+    try {
+      if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
+      ScopedTimer t(Stage::kDecode);
+      plain = DecodeInRange(u, sealed, pack, decode_buf);
+    } catch (const Error& e) {
+      // Another copy elsewhere may be intact.
+      try {
+        fallback = repo_.LoadBlob(BlobType::kData, u.id);
+        plain = fallback;
+      } catch (const Error& e2) {
+        error = e2.what();
+      }
+    }
+    for (size_t q = k; q < m; q++) WriteUse(pack.uses[q], plain, error, w);
   }
 
   // Writes one use of a decoded blob (or fails its file with `error`).
@@ -875,6 +929,9 @@ class Restore {
   OrderedTreeStream* stream_ = nullptr;  // during the walk: the trees, loaded ahead
   ThreadPool pool_;
   RangeReader reader_;  // the pack workers' range reads (I/O threads of its own)
+  // Storage with round trips: each range streamed by the worker of its pack, blob by blob
+  // (StreamExtents), instead of loaded whole (RangeReader).
+  const bool stream_packs_;
   mode_t umask_ = 022;  // with no_permissions: the defaults' mask
   std::vector<std::unique_ptr<File>> files_;
   std::vector<uint32_t> empty_;

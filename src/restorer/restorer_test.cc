@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <random>
 #include <set>
@@ -13,6 +16,7 @@
 #include <tuple>
 
 #include "archiver/archiver.h"
+#include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/test_load_trace.h"
 #include "core/error.h"
@@ -317,6 +321,73 @@ TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
   EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the blobs span
   // ...both in flight at once.
   EXPECT_EQ(traced->PeakFor(data_pack.Hex()), 2);
+  fs::remove_all(root);
+}
+
+// Over storage with round trips the ranges stream: the blobs that arrived before a read
+// failed are written, the files of the others fail (after the fallback to another copy).
+TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
+  const fs::path root = fs::temp_directory_path() / ("haven-restore-stream-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  BlobId tree;
+  std::map<std::string, std::string> files;
+  {
+    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
+    repo->LoadIndex();
+    repo->set_pack_size(64 << 20);
+    repo->set_compression(Compression::kOff);
+    testing::TreeBuilder trees(*repo);
+    std::vector<Node> nodes;
+    for (const auto& [name, seed] : std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}, {"c", 3}}) {
+      files[name] = Random(seed, 1 << 20);
+      nodes.push_back(trees.File(name, files[name]));
+    }
+    tree = trees.Tree(nodes);
+    repo->Flush();
+  }
+  // Data packs stream their first 1.5 MiB, then the connection breaks for good; a plain
+  // load of them (the fallback) fails too.
+  class Breaks : public ForwardingBackend {
+   public:
+    using ForwardingBackend::ForwardingBackend;
+    bool RoundTrips() const override { return true; }
+    Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+      if (h.type == FileType::kPack && data_.count(h.name)) Fail(ErrorCode::kIo, "gone");
+      return inner_->Load(h, offset, length);
+    }
+    void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                    const std::function<void(ByteView)>& sink) override {
+      if (!data_.count(h.name)) return Backend::LoadStream(h, offset, length, sink);
+      streams++;
+      Bytes all = inner_->Load(h, offset, length);
+      for (size_t at = 0; at < all.size(); at += 64 << 10) {
+        if (offset + at >= (3u << 19)) Fail(ErrorCode::kIo, "connection reset");
+        sink(ByteView(all).subspan(at, std::min<size_t>(64 << 10, all.size() - at)));
+      }
+    }
+    std::set<std::string> data_;
+    std::atomic<int> streams{0};
+  };
+  auto breaks = std::make_shared<Breaks>(mem);
+  auto repo = haven::testing::TestRepository::Open(breaks, kPassword, 2);
+  repo->LoadIndex();
+  breaks->data_.insert(repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0].pack.Hex());
+  RestoreOptions opts;
+  opts.target = (root / "out").string();
+  opts.jobs = 2;
+  std::vector<std::string> warnings;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  RestoreResult r = RunRestore(*repo, tree, opts);
+  EXPECT_EQ(breaks->streams.load(), 1);
+  // The pack holds a, b, c in the order they were saved: a arrived whole, b and c did not.
+  EXPECT_EQ(r.errors, 2u);
+  ASSERT_EQ(warnings.size(), 2u);
+  std::sort(warnings.begin(), warnings.end());
+  EXPECT_NE(warnings[0].find("/b"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[1].find("/c"), std::string::npos) << warnings[1];
+  EXPECT_EQ(ReadFile(root / "out" / "a"), files["a"]);
   fs::remove_all(root);
 }
 
