@@ -125,25 +125,7 @@ TEST(RangeReader, LoadErrorsGoToTheConsumerAndItsExceptionsWaitForTheLoads) {
               });
 }
 
-// Streams its inner backend's bytes in pieces of a few bytes, optionally failing once
-// `fail_at` bytes of a call have been delivered.
-class Trickle : public ForwardingBackend {
- public:
-  Trickle(std::shared_ptr<Backend> inner, size_t piece, uint64_t fail_at = UINT64_MAX)
-      : ForwardingBackend(std::move(inner)), piece_(piece), fail_at_(fail_at) {}
-  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
-                  const std::function<void(ByteView)>& sink) override {
-    Bytes all = inner_->Load(h, offset, length);
-    for (size_t at = 0; at < all.size(); at += piece_) {
-      if (at >= fail_at_) Fail(ErrorCode::kIo, "connection reset", true);
-      sink(ByteView(all).subspan(at, std::min(piece_, all.size() - at)));
-    }
-  }
-
- private:
-  const size_t piece_;
-  const uint64_t fail_at_;
-};
+using Trickle = testing::TrickleBackend;
 
 TEST(StreamExtents, HandsOverEachExtentWithItsBytesAsTheyArrive) {
   auto mem = std::make_shared<MemBackend>();

@@ -1,7 +1,8 @@
 // Tests only: a decorator that records every load (object, offset, length) and can hold
 // each one for a fixed delay, as a high-latency store would, to count the requests a
 // command makes and see which of them were in flight at once. Header-only; used by the
-// restore, prune, check, range-reader and index-load tests.
+// restore, prune, check, range-reader and index-load tests. TrickleBackend (below) streams
+// in small pieces.
 //
 // A fixed delay alone measures the machine as much as the code: loads a command issues
 // together overlap only if the threads that issue them start within the delay, and under
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "backend/forwarding_backend.h"
+#include "core/error.h"
 #include "core/mutex.h"
 
 namespace haven::testing {
@@ -129,6 +131,28 @@ class LoadTraceBackend : public ForwardingBackend {
   std::map<FileType, int> now_by_type_ GUARDED_BY(mu_), peak_by_type_ GUARDED_BY(mu_);
   std::map<FileType, std::chrono::milliseconds> quiet_ GUARDED_BY(mu_);
   std::map<FileType, std::chrono::steady_clock::time_point> last_start_ GUARDED_BY(mu_);
+};
+
+// Tests only: streams (LoadStream) its inner backend's bytes in pieces of `piece` bytes, as
+// a network delivers them, and stands for storage with round trips; when `fail_at` is
+// given, each stream fails (kIo, retryable) once that many of its bytes were delivered.
+class TrickleBackend : public ForwardingBackend {
+ public:
+  TrickleBackend(std::shared_ptr<Backend> inner, size_t piece, uint64_t fail_at = UINT64_MAX)
+      : ForwardingBackend(std::move(inner)), piece_(std::max<size_t>(piece, 1)), fail_at_(fail_at) {}
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override {
+    Bytes all = inner_->Load(h, offset, length);
+    for (size_t at = 0; at < all.size(); at += piece_) {
+      if (at >= fail_at_) Fail(ErrorCode::kIo, "connection reset", true);
+      sink(ByteView(all).subspan(at, std::min(piece_, all.size() - at)));
+    }
+  }
+  bool RoundTrips() const override { return true; }
+
+ private:
+  const size_t piece_;
+  const uint64_t fail_at_;
 };
 
 }  // namespace haven::testing

@@ -1,5 +1,6 @@
 #include <chrono>
 #include <cstdio>
+#include <future>
 
 #include "cli/case_fold_pattern.h"
 #include "cli/common.h"
@@ -85,9 +86,13 @@ void RunRestoreCmd(const RestoreCmd& o) {
     sub = arg.substr(c + 1);
     arg = arg.substr(0, c);
   }
+  // The index loads while the snapshot is found: two independent reads whose round trips
+  // overlap over a network (W2: two of the ten before the first pack). A snapshot that is
+  // not found still waits for the load to end (the future's destructor) before the error.
+  auto index_load = std::async(std::launch::async, [&repo] { return IndexedRepository::Load(*repo); });
   const SnapshotEntry e = FindSnapshot(*repo, arg, o.filter);
   const auto& [id, s] = e;
-  auto indexed = IndexedRepository::Load(*repo);
+  auto indexed = index_load.get();
   const BlobId tree = TreeToRestore(*indexed, e, sub);
   if (!Globals().json)
     Print("restoring snapshot " + id.Short() + " of " +

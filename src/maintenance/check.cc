@@ -1,6 +1,8 @@
 #include "maintenance/check.h"
 
 #include <algorithm>
+#include <cstring>
+#include <chrono>
 #include <cstdlib>
 #include <atomic>
 #include <map>
@@ -25,7 +27,7 @@ namespace haven {
 
 std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uint64_t size,
                                        const std::vector<PackedBlob>& indexed,
-                                       PackCheckBuffers& bufs, uint64_t segment) {
+                                       PackCheckBuffers& bufs, uint64_t segment, bool stream) {
   const std::string name = pack.Hex();
   const Handle h{FileType::kPack, name};
   segment = std::max<uint64_t>(segment, 1);
@@ -74,41 +76,74 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
   uint64_t pos = 0;          // file bytes read and hashed so far
   uint64_t opened_end = 0;   // end of the furthest blob opened in place
   size_t next = 0;           // next blob of `order`
+  // The end of the segment that starts at pos.
+  auto segment_end = [&] {
+    uint64_t end = size - pos <= 2 * segment ? size : pos + segment;
+    for (size_t j = next; j < order.size() && order[j]->offset < end; ++j)
+      end = std::max(end, std::min(size, uint64_t(order[j]->offset) + order[j]->length));
+    return end;
+  };
+  // Checks the segment [pos, end) whose bytes are in seg, and moves pos to its end.
+  auto check_segment = [&](uint64_t end, std::span<uint8_t> seg) {
+    {
+      ScopedTimer timer(Stage::kHash);
+      hash.Update(seg);
+    }
+    if (end == size) parse_header(seg);
+    ScopedTimer timer(Stage::kDecode);
+    for (; next < order.size() && order[next]->offset < end; ++next) {
+      const PackedBlob& b = *order[next];
+      const uint64_t blob_end = uint64_t(b.offset) + b.length;
+      if (blob_end > size) {
+        blob_errs.push_back("pack " + name + ": blob " + b.id.Hex() +
+                            " lies beyond the end of the pack");
+        continue;
+      }
+      if (b.offset >= opened_end) {
+        decode(b, seg.subspan(b.offset - pos, b.length));
+      } else {
+        // Overlaps a blob already opened in place (a damaged index): read its own copy.
+        std::span<uint8_t> own = bufs.scratch.First(b.length);
+        be.LoadInto(h, b.offset, own);
+        decode(b, own);
+      }
+      opened_end = std::max(opened_end, blob_end);
+    }
+    pos = end;
+  };
   try {
+    if (stream && size > 0) {
+      // One request for the whole pack, its bytes gathered into the same segments as they
+      // arrive: no round trip per segment, and a worker still holds one segment.
+      uint64_t end = segment_end(), have = 0;  // bytes of [pos, end) arrived
+      const auto started = std::chrono::steady_clock::now();
+      std::chrono::steady_clock::duration checking{};
+      be.LoadStream(h, 0, size, [&](ByteView piece) {
+        while (!piece.empty()) {
+          std::span<uint8_t> seg = bufs.window.First(end - pos);
+          const size_t take = static_cast<size_t>(std::min<uint64_t>(piece.size(), seg.size() - have));
+          std::memcpy(seg.data() + have, piece.data(), take);
+          piece = piece.subspan(take);
+          have += take;
+          if (have < seg.size()) return;
+          const auto t0 = std::chrono::steady_clock::now();
+          check_segment(end, seg);
+          checking += std::chrono::steady_clock::now() - t0;
+          have = 0;
+          if (pos < size) end = segment_end();
+        }
+      });
+      if (Timings::Enabled())
+        Timings::Add(Stage::kLoad, std::chrono::steady_clock::now() - started - checking);
+    }
     while (pos < size) {
-      uint64_t end = size - pos <= 2 * segment ? size : pos + segment;
-      for (size_t j = next; j < order.size() && order[j]->offset < end; ++j)
-        end = std::max(end, std::min(size, uint64_t(order[j]->offset) + order[j]->length));
+      const uint64_t end = segment_end();
       std::span<uint8_t> seg = bufs.window.First(end - pos);
       {
         ScopedTimer timer(Stage::kLoad);
         be.LoadInto(h, pos, seg);
       }
-      {
-        ScopedTimer timer(Stage::kHash);
-        hash.Update(seg);
-      }
-      if (end == size) parse_header(seg);
-      ScopedTimer timer(Stage::kDecode);
-      for (; next < order.size() && order[next]->offset < end; ++next) {
-        const PackedBlob& b = *order[next];
-        const uint64_t blob_end = uint64_t(b.offset) + b.length;
-        if (blob_end > size) {
-          blob_errs.push_back("pack " + name + ": blob " + b.id.Hex() +
-                              " lies beyond the end of the pack");
-          continue;
-        }
-        if (b.offset >= opened_end) {
-          decode(b, seg.subspan(b.offset - pos, b.length));
-        } else {
-          // Overlaps a blob already opened in place (a damaged index): read its own copy.
-          std::span<uint8_t> own = bufs.scratch.First(b.length);
-          be.LoadInto(h, b.offset, own);
-          decode(b, own);
-        }
-        opened_end = std::max(opened_end, blob_end);
-      }
-      pos = end;
+      check_segment(end, seg);
     }
   } catch (const Error& e) {
     blob_errs.push_back("pack " + name + ": " + e.what());
@@ -403,14 +438,15 @@ void ReadPacks(IndexedRepository& repo, const PackState& st, const std::vector<P
   std::vector<std::vector<std::string>> per_pack(ids.size());
   std::atomic<size_t> next{0};
   const size_t workers = std::min<size_t>(std::max(1, threads), std::max<size_t>(1, todo.size()));
-  const uint64_t segment = repo.backend().RoundTrips() ? kRemoteCheckSegment : kCheckSegment;
+  // Storage with round trips: each pack is one streamed request (see kCheckSegment).
+  const bool stream = repo.backend().RoundTrips();
   ParallelFor(workers, static_cast<int>(workers), [&](size_t) {
     PackCheckBuffers bufs;  // per thread, reused for all its packs
     for (size_t k; (k = next.fetch_add(1)) < todo.size();) {
       const PackId& pid = ids[todo[k]];
       try {
         per_pack[todo[k]] = CheckPackData(repo, pid, st.on_disk.at(pid), st.packs.at(pid), bufs,
-                                          segment);
+                                          kCheckSegment, stream);
       } catch (const std::exception& e) {
         per_pack[todo[k]].push_back("pack " + pid.Hex() + ": " + e.what());
       }

@@ -40,24 +40,25 @@ struct PackCheckBuffers {
   HugeBuffer scratch;  // a header longer than the last segment, a blob overlapping another
 };
 
-// Packs are read in segments of about this size, extended to end on a blob boundary
-// (a pack of up to twice the size is one read): from a disk, small enough that each blob
-// is still in the CPU cache when it is opened after the hash; from storage where every
-// request is a round trip (Backend::RoundTrips), 4 MiB: a 16 MiB pack in 4 GETs, not 16.
-// Measured over S3 with 25 ms each way (R4, bench/RESULTS.md 2026-12-02): 1 MiB 0.92 of
-// restic's time, 2 MiB 0.84, 4 MiB 0.74-0.76, 8 MiB (a pack in one GET) 0.82-0.86 with
-// peak RSS 147-152 MiB against 99-101 MiB at 4 MiB (each --jobs worker holds a segment).
+// Packs are checked in segments of about this size, extended to end on a blob boundary
+// (a pack of up to twice the size is one segment): small enough that each blob is still in
+// the CPU cache when it is opened after the hash. From a disk each segment is one read;
+// from storage where every request is a round trip (Backend::RoundTrips) the whole pack is
+// one streamed request (Backend::LoadStream) whose bytes fill the same segments as they
+// arrive. (Before streaming, one request per segment measured over S3 with 25 ms each way,
+// R4 in bench/RESULTS.md 2026-12-02: 1 MiB segments 0.92 of restic's time, 4 MiB 0.74-0.76,
+// a whole pack in one buffered GET 0.82-0.86 with 50 MiB more peak RSS.)
 inline constexpr uint64_t kCheckSegment = 1 << 20;
-inline constexpr uint64_t kRemoteCheckSegment = 4 << 20;
 
 // Reads one pack of `size` bytes (as listed) once and checks it against its index
 // entries: the SHA-256 of all bytes equals the pack id, the header parses and equals
 // the index entries, and every indexed blob opens, decompresses and hashes to its id.
-// Returns the problems, each naming the pack (and the blob). `segment` is for tests.
+// Returns the problems, each naming the pack (and the blob). `segment` is for tests;
+// `stream`: the pack is read in one request (Backend::LoadStream), else segment by segment.
 std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uint64_t size,
                                        const std::vector<PackedBlob>& indexed,
                                        PackCheckBuffers& bufs,
-                                       uint64_t segment = kCheckSegment);
+                                       uint64_t segment = kCheckSegment, bool stream = false);
 
 // What is wrong with the names of one tree's nodes: unsafe names (see SafeNodeName),
 // repeated names (restore refuses them: a symlink and a directory of one name would lead
