@@ -290,6 +290,28 @@ void SftpBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> 
   client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, f.handle); });
 }
 
+void SftpBackend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                             const std::function<void(ByteView)>& sink) {
+  if (length == 0) return;
+  CheckHandle(h);
+  OpenFile f = OpenForRead(h);
+  try {
+    if (offset > f.size || length > f.size - offset) FailShort(h, offset, length, f.size);
+    thread_local Bytes buf;  // grown only
+    for (uint64_t done = 0; done < length;) {
+      const size_t n = static_cast<size_t>(std::min(kStreamChunk, length - done));
+      if (buf.size() < n) buf.resize(n);
+      ReadRange(h, f, offset + done, std::span<uint8_t>(buf.data(), n));
+      done += n;
+      sink(ByteView(buf.data(), n));
+    }
+  } catch (...) {
+    if (!client_->DeadReason()) client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, f.handle); });
+    throw;
+  }
+  client_->SendAndForget([&](uint32_t id) { return sftp::EncodeClose(id, f.handle); });
+}
+
 Bytes SftpBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
   CheckHandle(h);
   OpenFile f = OpenForRead(h);

@@ -53,6 +53,11 @@ class SftpBackend : public Backend {
   void Save(const Handle& h, ByteView data) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  // The range read as LoadInto reads it, kStreamChunk bytes at a time into a reused buffer,
+  // each handed over when it has come (restore holds one chunk per worker, not the range).
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override;
+  static constexpr uint64_t kStreamChunk = 4 << 20;
   std::optional<uint64_t> Stat(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
