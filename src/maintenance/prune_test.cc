@@ -818,22 +818,6 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   ExpectHealthy(t, false);
 }
 
-// Over storage with round trips each range is streamed and each blob copied as its bytes
-// come, here in pieces that do not line up with the blobs: the same two requests for the
-// large pack, none for a blob on its own (a bad copy would be loaded again by LoadBlob).
-TEST(Prune, RepackStreamsItsRangesInPieces) {
-  TestRepo t;
-  const BlobId first = MakeHoleyPacks(t);
-  auto trickle = std::make_shared<testing::TrickleBackend>(t.mem_ptr(), 4093);
-  auto traced = std::make_shared<testing::LoadTraceBackend>(trickle, std::chrono::milliseconds(1), 4);
-  const HoleyLoads h = PruneHoleyPacks(first, traced);
-  ASSERT_EQ(h.loads.size(), 2u);
-  uint64_t bytes = 0;
-  for (const auto& l : h.loads) bytes += l.length;
-  EXPECT_LT(bytes, uint64_t{7} << 20);
-  ExpectHealthy(t, false);
-}
-
 // On a local disk a request is a system call, not a round trip: repack reads no hole over
 // 256 KiB and no range over 2 MiB plus one blob, so the buffers it holds stay small
 // (issue 15, B7's peak RSS).

@@ -572,18 +572,12 @@ class Restore {
     const std::vector<Use>& uses = pack.uses;
     size_t handed = r.first;
     std::string read_error;
-    bool writing = false;  // an error thrown while writing is not a read error
     try {
       StreamExtents(
           repo_.backend(), h, r, [&](size_t k) { return ByteRange{uses[k].offset, uses[k].length}; },
-          [&](size_t k, size_t m, std::span<uint8_t> sealed) {
-            writing = true;
-            WriteBlob(pack, k, m, sealed, "", w);
-            writing = false;
-          },
+          [&](size_t k, size_t m, std::span<uint8_t> sealed) { WriteBlob(pack, k, m, sealed, "", w); },
           &handed);
     } catch (const Error& e) {
-      if (writing) throw;
       read_error = e.what();
     }
     // The blobs that did not come fail (or are found elsewhere) as in WriteRange.
