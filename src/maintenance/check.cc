@@ -44,11 +44,19 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
   std::vector<PackedBlob> header;
   // The header sits at the end of the file: parsed from the last segment before any blob
   // in it is opened in place, or read on its own when it is longer than that segment.
+  // While a stream holds a connection nothing else is loaded (the load could wait for a
+  // connection that every stream holds): a long header and blobs overlapping others are
+  // read after the stream has ended.
+  bool in_stream = false;
+  uint64_t header_later = 0;
+  std::vector<const PackedBlob*> overlapped_later;
   auto parse_header = [&](ByteView tail) {
     try {
       uint64_t need = 0;
       header = ParsePackHeader(repo.key(), tail, size, name, &need);
-      if (need > 0) {
+      if (need > 0 && in_stream) {
+        header_later = need;
+      } else if (need > 0) {
         std::span<uint8_t> t = bufs.scratch.First(need);
         {
           ScopedTimer timer(Stage::kLoad);
@@ -101,6 +109,8 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       }
       if (b.offset >= opened_end) {
         decode(b, seg.subspan(b.offset - pos, b.length));
+      } else if (in_stream) {
+        overlapped_later.push_back(&b);
       } else {
         // Overlaps a blob already opened in place (a damaged index): read its own copy.
         std::span<uint8_t> own = bufs.scratch.First(b.length);
@@ -118,6 +128,7 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       uint64_t end = segment_end(), have = 0;  // bytes of [pos, end) arrived
       const auto started = std::chrono::steady_clock::now();
       std::chrono::steady_clock::duration checking{};
+      in_stream = true;
       be.LoadStream(h, 0, size, [&](ByteView piece) {
         while (!piece.empty()) {
           std::span<uint8_t> seg = bufs.window.First(end - pos);
@@ -133,8 +144,24 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
           if (pos < size) end = segment_end();
         }
       });
+      in_stream = false;
       if (Timings::Enabled())
         Timings::Add(Stage::kLoad, std::chrono::steady_clock::now() - started - checking);
+      if (header_later > 0) {
+        try {
+          std::span<uint8_t> t = bufs.scratch.First(header_later);
+          be.LoadInto(h, size - header_later, t);
+          uint64_t need = 0;
+          header = ParsePackHeader(repo.key(), t, size, name, &need);
+        } catch (const Error& e) {
+          header_errs.push_back(e.what());
+        }
+      }
+      for (const PackedBlob* b : overlapped_later) {
+        std::span<uint8_t> own = bufs.scratch.First(b->length);
+        be.LoadInto(h, b->offset, own);
+        decode(*b, own);
+      }
     }
     while (pos < size) {
       const uint64_t end = segment_end();

@@ -572,14 +572,30 @@ class Restore {
     const std::vector<Use>& uses = pack.uses;
     size_t handed = r.first;
     std::string read_error;
+    bool writing = false;  // an error thrown while writing is not a read error
+    // Blobs that did not decode: loaded from another copy only after the stream has ended,
+    // since the stream holds a connection the load may need (with every connection held
+    // by a stream whose blob waits for one, a damaged repository would hang the restore).
+    struct Deferred {
+      size_t k, m;
+      std::string error;
+    };
+    std::vector<Deferred> deferred;
     try {
       StreamExtents(
           repo_.backend(), h, r, [&](size_t k) { return ByteRange{uses[k].offset, uses[k].length}; },
-          [&](size_t k, size_t m, std::span<uint8_t> sealed) { WriteBlob(pack, k, m, sealed, "", w); },
+          [&](size_t k, size_t m, std::span<uint8_t> sealed) {
+            writing = true;
+            if (std::string err = WriteBlob(pack, k, m, sealed, "", w, /*fallback=*/false); !err.empty())
+              deferred.push_back({k, m, std::move(err)});
+            writing = false;
+          },
           &handed);
     } catch (const Error& e) {
+      if (writing) throw;
       read_error = e.what();
     }
+    for (const Deferred& d : deferred) WriteBlob(pack, d.k, d.m, {}, d.error, w);
     // The blobs that did not come fail (or are found elsewhere) as in WriteRange.
     for (size_t k = handed; k < r.last;) {
       size_t m = k + 1;
@@ -590,28 +606,32 @@ class Restore {
   }
 
   // Decodes one blob of a pack (uses [k, m), all at one offset; `sealed` its bytes, or
-  // `read_error` why they could not be read) and writes it to every use.
-  void WriteBlob(Pack& pack, size_t k, size_t m, std::span<uint8_t> sealed,
-                 const std::string& read_error, PackWrites& w) {
+  // `read_error` why they could not be read) and writes it to every use. A blob that does
+  // not decode is loaded from another copy, or without `fallback` left unwritten and its
+  // error returned (for the caller to retry later); else returns "".
+  std::string WriteBlob(Pack& pack, size_t k, size_t m, std::span<uint8_t> sealed,
+                        const std::string& read_error, PackWrites& w, bool fallback = true) {
     thread_local Bytes decode_buf;
     const Use& u = pack.uses[k];
     ByteView plain;
-    Bytes fallback;
+    Bytes other;
     std::string error;
     try {
       if (!read_error.empty()) Fail(ErrorCode::kIo, read_error);
       ScopedTimer t(Stage::kDecode);
       plain = DecodeInRange(u, sealed, pack, decode_buf);
     } catch (const Error& e) {
+      if (!fallback) return e.what();
       // Another copy elsewhere may be intact.
       try {
-        fallback = repo_.LoadBlob(BlobType::kData, u.id);
-        plain = fallback;
+        other = repo_.LoadBlob(BlobType::kData, u.id);
+        plain = other;
       } catch (const Error& e2) {
         error = e2.what();
       }
     }
     for (size_t q = k; q < m; q++) WriteUse(pack.uses[q], plain, error, w);
+    return "";
   }
 
   // Writes one use of a decoded blob (or fails its file with `error`).

@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -388,6 +390,93 @@ TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
   EXPECT_NE(warnings[0].find("/b"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("/c"), std::string::npos) << warnings[1];
   EXPECT_EQ(ReadFile(root / "out" / "a"), files["a"]);
+  fs::remove_all(root);
+}
+
+// A damaged blob in a streamed range is loaded from elsewhere only after the stream ends:
+// the stream holds a connection, and with one connection (or every one held by a stream)
+// a load from inside it would wait forever. The storage here has one "connection"; a call
+// that waits more than 5 s for it fails instead of hanging the test.
+TEST(RestoreRangeReads, ADamagedBlobIsLoadedAgainOnlyAfterItsStreamEnded) {
+  const fs::path root = fs::temp_directory_path() / ("haven-restore-onecon-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  BlobId tree;
+  std::map<std::string, std::string> files;
+  {
+    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
+    repo->LoadIndex();
+    repo->set_compression(Compression::kOff);
+    testing::TreeBuilder trees(*repo);
+    std::vector<Node> nodes;
+    for (const auto& [name, seed] : std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}}) {
+      files[name] = Random(seed, 100000);
+      nodes.push_back(trees.File(name, files[name]));
+    }
+    tree = trees.Tree(nodes);
+    repo->Flush();
+  }
+  class OneConnection : public ForwardingBackend {
+   public:
+    using ForwardingBackend::ForwardingBackend;
+    bool RoundTrips() const override { return true; }
+    int Connections() const override { return 1; }
+    Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+      Hold hold(*this);
+      return inner_->Load(h, offset, length);
+    }
+    void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                    const std::function<void(ByteView)>& sink) override {
+      Hold hold(*this);
+      Bytes all = inner_->Load(h, offset, length);
+      for (size_t at = 0; at < all.size(); at += 4096)
+        sink(ByteView(all).subspan(at, std::min<size_t>(4096, all.size() - at)));
+    }
+
+   private:
+    struct Hold {
+      OneConnection& b;
+      explicit Hold(OneConnection& be) : b(be) {
+        std::unique_lock<std::mutex> l(b.mu_);
+        if (!b.cv_.wait_for(l, std::chrono::seconds(5), [&] { return !b.busy_; }))
+          Fail(ErrorCode::kIo, "no connection came free in 5 s (a load inside a stream?)");
+        b.busy_ = true;
+      }
+      ~Hold() {
+        std::lock_guard<std::mutex> l(b.mu_);
+        b.busy_ = false;
+        b.cv_.notify_all();
+      }
+    };
+    std::mutex mu_;
+    std::condition_variable cv_;
+    bool busy_ = false;
+  };
+  // Damage a's blob in its pack.
+  auto repo0 = haven::testing::TestRepository::Open(mem, kPassword, 1);
+  repo0->LoadIndex();
+  const BlobLocation loc = repo0->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0];
+  const Handle ph{FileType::kPack, loc.pack.Hex()};
+  Bytes pack = mem->Load(ph);
+  pack[loc.offset + 100] ^= 1;
+  mem->Remove(ph);
+  mem->Save(ph, pack);
+  auto one = std::make_shared<OneConnection>(mem);
+  auto repo = haven::testing::TestRepository::Open(one, kPassword, 1);
+  repo->LoadIndex();
+  RestoreOptions opts;
+  opts.target = (root / "out").string();
+  opts.jobs = 1;
+  std::vector<std::string> warnings;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  RestoreResult r = RunRestore(*repo, tree, opts);
+  // a has no other copy: it fails with the decode error, not with a connection timeout.
+  EXPECT_EQ(r.errors, 1u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("/a"), std::string::npos) << warnings[0];
+  EXPECT_EQ(warnings[0].find("no connection came free"), std::string::npos) << warnings[0];
+  EXPECT_EQ(ReadFile(root / "out" / "b"), files["b"]);
   fs::remove_all(root);
 }
 
