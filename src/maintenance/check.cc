@@ -25,6 +25,45 @@
 
 namespace haven {
 
+namespace {
+
+// The entries of one pack's index, by offset (then length).
+std::vector<const PackedBlob*> ByOffset(const std::vector<PackedBlob>& indexed) {
+  std::vector<const PackedBlob*> order;
+  order.reserve(indexed.size());
+  for (const PackedBlob& b : indexed) order.push_back(&b);
+  std::sort(order.begin(), order.end(), [](const PackedBlob* a, const PackedBlob* b) {
+    return std::tie(a->offset, a->length) < std::tie(b->offset, b->length);
+  });
+  return order;
+}
+
+// CheckPackData's problems, in their order: the pack hash, the header, the header against
+// the index, then each blob's.
+std::vector<std::string> PackProblems(const std::string& name, bool hash_ok,
+                                      std::vector<std::string> header_errs,
+                                      const std::vector<PackedBlob>& header,
+                                      const std::vector<PackedBlob>& indexed,
+                                      std::vector<std::string> blob_errs) {
+  std::vector<std::string> errs;
+  if (!hash_ok) errs.push_back("pack " + name + ": content does not match its id (pack hash mismatch)");
+  for (auto& e : header_errs) errs.push_back(std::move(e));
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(static_cast<int>(b.type), b.id, b.offset, b.length,
+                           b.uncompressed_length);
+  };
+  if (!header.empty()) {
+    std::set<decltype(key(header[0]))> hs, is;
+    for (const auto& b : header) hs.insert(key(b));
+    for (const auto& b : indexed) is.insert(key(b));
+    if (hs != is) errs.push_back("pack " + name + ": header entries do not match the index");
+  }
+  for (auto& e : blob_errs) errs.push_back(std::move(e));
+  return errs;
+}
+
+}  // namespace
+
 std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uint64_t size,
                                        const std::vector<PackedBlob>& indexed,
                                        PackCheckBuffers& bufs, uint64_t segment, bool stream) {
@@ -32,38 +71,20 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
   const Handle h{FileType::kPack, name};
   segment = std::max<uint64_t>(segment, 1);
   Backend& be = repo.backend();
-
-  std::vector<const PackedBlob*> order;
-  order.reserve(indexed.size());
-  for (const PackedBlob& b : indexed) order.push_back(&b);
-  std::sort(order.begin(), order.end(), [](const PackedBlob* a, const PackedBlob* b) {
-    return std::tie(a->offset, a->length) < std::tie(b->offset, b->length);
-  });
+  const std::vector<const PackedBlob*> order = ByOffset(indexed);
 
   std::vector<std::string> header_errs, blob_errs;
   std::vector<PackedBlob> header;
   // The header sits at the end of the file: parsed from the last segment before any blob
-  // in it is opened in place, or read on its own when it is longer than that segment.
-  // While a stream holds a connection nothing else is loaded (the load could wait for a
-  // connection that every stream holds): a long header and blobs overlapping others are
-  // read after the stream has ended.
-  bool in_stream = false;
+  // in it is opened in place, or read on its own after the pass when it is longer than
+  // that segment. Blobs overlapping one opened in place are read on their own after the
+  // pass too: nothing else is loaded while a stream holds a connection (the load could
+  // wait for a connection that every stream holds).
   uint64_t header_later = 0;
   std::vector<const PackedBlob*> overlapped_later;
   auto parse_header = [&](ByteView tail) {
     try {
-      uint64_t need = 0;
-      header = ParsePackHeader(repo.key(), tail, size, name, &need);
-      if (need > 0 && in_stream) {
-        header_later = need;
-      } else if (need > 0) {
-        std::span<uint8_t> t = bufs.scratch.First(need);
-        {
-          ScopedTimer timer(Stage::kLoad);
-          be.LoadInto(h, size - need, t);
-        }
-        header = ParsePackHeader(repo.key(), t, size, name, &need);
-      }
+      header = ParsePackHeader(repo.key(), tail, size, name, &header_later);
     } catch (const Error& e) {
       header_errs.push_back(e.what());
     }
@@ -109,13 +130,8 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       }
       if (b.offset >= opened_end) {
         decode(b, seg.subspan(b.offset - pos, b.length));
-      } else if (in_stream) {
-        overlapped_later.push_back(&b);
       } else {
-        // Overlaps a blob already opened in place (a damaged index): read its own copy.
-        std::span<uint8_t> own = bufs.scratch.First(b.length);
-        be.LoadInto(h, b.offset, own);
-        decode(b, own);
+        overlapped_later.push_back(&b);  // a damaged index: read its own copy later
       }
       opened_end = std::max(opened_end, blob_end);
     }
@@ -128,7 +144,6 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       uint64_t end = segment_end(), have = 0;  // bytes of [pos, end) arrived
       const auto started = std::chrono::steady_clock::now();
       std::chrono::steady_clock::duration checking{};
-      in_stream = true;
       be.LoadStream(h, 0, size, [&](ByteView piece) {
         while (!piece.empty()) {
           std::span<uint8_t> seg = bufs.window.First(end - pos);
@@ -144,24 +159,8 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
           if (pos < size) end = segment_end();
         }
       });
-      in_stream = false;
       if (Timings::Enabled())
         Timings::Add(Stage::kLoad, std::chrono::steady_clock::now() - started - checking);
-      if (header_later > 0) {
-        try {
-          std::span<uint8_t> t = bufs.scratch.First(header_later);
-          be.LoadInto(h, size - header_later, t);
-          uint64_t need = 0;
-          header = ParsePackHeader(repo.key(), t, size, name, &need);
-        } catch (const Error& e) {
-          header_errs.push_back(e.what());
-        }
-      }
-      for (const PackedBlob* b : overlapped_later) {
-        std::span<uint8_t> own = bufs.scratch.First(b->length);
-        be.LoadInto(h, b->offset, own);
-        decode(*b, own);
-      }
     }
     while (pos < size) {
       const uint64_t end = segment_end();
@@ -172,6 +171,23 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
       }
       check_segment(end, seg);
     }
+    if (header_later > 0) {
+      try {
+        std::span<uint8_t> t = bufs.scratch.First(header_later);
+        {
+          ScopedTimer timer(Stage::kLoad);
+          be.LoadInto(h, size - header_later, t);
+        }
+        header = ParsePackHeader(repo.key(), t, size, name, &header_later);
+      } catch (const Error& e) {
+        header_errs.push_back(e.what());
+      }
+    }
+    for (const PackedBlob* b : overlapped_later) {
+      std::span<uint8_t> own = bufs.scratch.First(b->length);
+      be.LoadInto(h, b->offset, own);
+      decode(*b, own);
+    }
   } catch (const Error& e) {
     blob_errs.push_back("pack " + name + ": " + e.what());
     return blob_errs;
@@ -181,23 +197,8 @@ std::vector<std::string> CheckPackData(Repository& repo, const PackId& pack, uin
     blob_errs.push_back("pack " + name + ": blob " + order[next]->id.Hex() +
                         " lies beyond the end of the pack");
 
-  std::vector<std::string> errs;
-  if (hash.Finish() != static_cast<const RawId&>(pack))
-    errs.push_back("pack " + name + ": content does not match its id (pack hash mismatch)");
-  for (auto& e : header_errs) errs.push_back(std::move(e));
-  // Compare header and index.
-  auto key = [](const PackedBlob& b) {
-    return std::make_tuple(static_cast<int>(b.type), b.id, b.offset, b.length,
-                           b.uncompressed_length);
-  };
-  if (!header.empty()) {
-    std::set<decltype(key(header[0]))> hs, is;
-    for (const auto& b : header) hs.insert(key(b));
-    for (const auto& b : indexed) is.insert(key(b));
-    if (hs != is) errs.push_back("pack " + name + ": header entries do not match the index");
-  }
-  for (auto& e : blob_errs) errs.push_back(std::move(e));
-  return errs;
+  return PackProblems(name, hash.Finish() == static_cast<const RawId&>(pack), std::move(header_errs),
+                      header, indexed, std::move(blob_errs));
 }
 
 std::vector<std::string> TreeNameErrors(const std::vector<Node>& nodes) {
