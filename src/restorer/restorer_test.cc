@@ -269,50 +269,73 @@ TEST_F(RestoreTest, LostPackFailsOnlyItsFiles) {
   }
 }
 
-// Over a slow link (issue 16): the wanted blobs of a pack are read with one ranged
-// request per run whose holes are at most 4 MiB, and the runs of one pack in parallel.
-TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
-  const fs::path root = fs::temp_directory_path() / ("haven-restore-ranges-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  auto mem = std::make_shared<MemBackend>();
-  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  BlobId tree;
-  std::map<std::string, std::string> files;
-  {
-    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
+// An in-memory repository whose files' blobs lie in one uncompressed data pack, in the
+// order given (name, size, seed); names starting with "hole" are stored but left out of
+// the tree (blobs of files that are not restored). Restore() runs RunRestore into a fresh
+// temporary folder, removed with the object.
+class OnePackRepo {
+ public:
+  OnePackRepo(const std::string& tag, const std::vector<std::tuple<std::string, size_t, int>>& spec)
+      : root_(fs::temp_directory_path() / ("haven-restore-" + tag + "-" + std::to_string(getpid()))) {
+    fs::remove_all(root_);
+    Repository::Init(*mem_, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+    auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 1);
     repo->LoadIndex();
     repo->set_pack_size(64 << 20);
     repo->set_compression(Compression::kOff);
     testing::TreeBuilder trees(*repo);
-    // One data pack, in this order: a, a 3 MiB hole, b, a 6 MiB hole, c (the holes are
-    // blobs of files that are not restored).
     std::vector<Node> nodes;
-    for (const auto& [name, size, seed] : std::vector<std::tuple<std::string, size_t, int>>{
-             {"a", 1 << 20, 1}, {"hole1", 3 << 20, 2}, {"b", 1 << 20, 3},
-             {"hole2", 6 << 20, 4}, {"c", 1 << 20, 5}}) {
+    for (const auto& [name, size, seed] : spec) {
       std::string data = Random(seed, size);
       Node n = trees.File(name, data);
       if (name.rfind("hole", 0) == 0) continue;
-      files[name] = data;
+      files_[name] = data;
       nodes.push_back(n);
     }
-    tree = trees.Tree(nodes);
+    tree_ = trees.Tree(nodes);
     repo->Flush();
   }
-  auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(100), 4);
+  ~OnePackRepo() { fs::remove_all(root_); }
+
+  const std::shared_ptr<MemBackend>& mem() const { return mem_; }
+  const std::map<std::string, std::string>& files() const { return files_; }
+  const std::string& file(const std::string& name) const { return files_.at(name); }
+  fs::path out() const { return root_ / "out"; }
+  // Where `name`'s only blob is stored, as the index of `repo` says.
+  static BlobLocation Where(IndexedRepository& repo, const std::string& data) {
+    return repo.index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(data))))[0];
+  }
+  RestoreResult Restore(IndexedRepository& repo, int jobs, std::vector<std::string>* warnings) const {
+    RestoreOptions opts;
+    opts.target = out().string();
+    opts.jobs = jobs;
+    opts.warn = [warnings](const std::string& w) { warnings->push_back(w); };
+    return RunRestore(repo, tree_, opts);
+  }
+
+ private:
+  fs::path root_;
+  std::shared_ptr<MemBackend> mem_ = std::make_shared<MemBackend>();
+  BlobId tree_;
+  std::map<std::string, std::string> files_;
+};
+
+// Over a slow link (issue 16): the wanted blobs of a pack are read with one ranged
+// request per run whose holes are at most 4 MiB, and the runs of one pack in parallel.
+TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
+  // One data pack, in this order: a, a 3 MiB hole, b, a 6 MiB hole, c.
+  const OnePackRepo t("ranges", {{"a", 1 << 20, 1}, {"hole1", 3 << 20, 2}, {"b", 1 << 20, 3},
+                                 {"hole2", 6 << 20, 4}, {"c", 1 << 20, 5}});
+  auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem(), std::chrono::milliseconds(100), 4);
   traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
   auto repo = haven::testing::TestRepository::Open(traced, kPassword, 2);
   repo->LoadIndex();
-  const PackId data_pack = repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0].pack;
+  const PackId data_pack = OnePackRepo::Where(repo->indexed(), t.file("a")).pack;
   traced->Reset();
-  RestoreOptions opts;
-  opts.target = (root / "out").string();
-  opts.jobs = 2;
   std::vector<std::string> warnings;
-  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
-  RestoreResult r = RunRestore(*repo, tree, opts);
+  RestoreResult r = t.Restore(repo->indexed(), 2, &warnings);
   EXPECT_EQ(r.errors, 0u) << (warnings.empty() ? "" : warnings[0]);
-  for (const auto& [name, data] : files) EXPECT_EQ(ReadFile(root / "out" / name), data) << name;
+  for (const auto& [name, data] : t.files()) EXPECT_EQ(ReadFile(t.out() / name), data) << name;
   std::vector<testing::LoadTraceBackend::Record> loads;
   for (const auto& l : traced->Loads(FileType::kPack))
     if (l.h.name == data_pack.Hex()) loads.push_back(l);
@@ -323,32 +346,12 @@ TEST(RestoreRangeReads, HolesUpTo4MiBCoalescedAndRangesOfOnePackInParallel) {
   EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the blobs span
   // ...both in flight at once.
   EXPECT_EQ(traced->PeakFor(data_pack.Hex()), 2);
-  fs::remove_all(root);
 }
 
 // Over storage with round trips the ranges stream: the blobs that arrived before a read
 // failed are written, the files of the others fail (after the fallback to another copy).
 TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
-  const fs::path root = fs::temp_directory_path() / ("haven-restore-stream-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  auto mem = std::make_shared<MemBackend>();
-  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  BlobId tree;
-  std::map<std::string, std::string> files;
-  {
-    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
-    repo->LoadIndex();
-    repo->set_pack_size(64 << 20);
-    repo->set_compression(Compression::kOff);
-    testing::TreeBuilder trees(*repo);
-    std::vector<Node> nodes;
-    for (const auto& [name, seed] : std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}, {"c", 3}}) {
-      files[name] = Random(seed, 1 << 20);
-      nodes.push_back(trees.File(name, files[name]));
-    }
-    tree = trees.Tree(nodes);
-    repo->Flush();
-  }
+  const OnePackRepo t("stream", {{"a", 1 << 20, 1}, {"b", 1 << 20, 2}, {"c", 1 << 20, 3}});
   // Data packs stream their first 1.5 MiB, then the connection breaks for good; a plain
   // load of them (the fallback) fails too.
   class Breaks : public ForwardingBackend {
@@ -372,16 +375,12 @@ TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
     std::set<std::string> data_;
     std::atomic<int> streams{0};
   };
-  auto breaks = std::make_shared<Breaks>(mem);
+  auto breaks = std::make_shared<Breaks>(t.mem());
   auto repo = haven::testing::TestRepository::Open(breaks, kPassword, 2);
   repo->LoadIndex();
-  breaks->data_.insert(repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0].pack.Hex());
-  RestoreOptions opts;
-  opts.target = (root / "out").string();
-  opts.jobs = 2;
+  breaks->data_.insert(OnePackRepo::Where(repo->indexed(), t.file("a")).pack.Hex());
   std::vector<std::string> warnings;
-  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
-  RestoreResult r = RunRestore(*repo, tree, opts);
+  RestoreResult r = t.Restore(repo->indexed(), 2, &warnings);
   EXPECT_EQ(breaks->streams.load(), 1);
   // The pack holds a, b, c in the order they were saved: a arrived whole, b and c did not.
   EXPECT_EQ(r.errors, 2u);
@@ -389,8 +388,7 @@ TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
   std::sort(warnings.begin(), warnings.end());
   EXPECT_NE(warnings[0].find("/b"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("/c"), std::string::npos) << warnings[1];
-  EXPECT_EQ(ReadFile(root / "out" / "a"), files["a"]);
-  fs::remove_all(root);
+  EXPECT_EQ(ReadFile(t.out() / "a"), t.file("a"));
 }
 
 // A damaged blob in a streamed range is loaded from elsewhere only after the stream ends:
@@ -398,25 +396,7 @@ TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
 // a load from inside it would wait forever. The storage here has one "connection"; a call
 // that waits more than 5 s for it fails instead of hanging the test.
 TEST(RestoreRangeReads, ADamagedBlobIsLoadedAgainOnlyAfterItsStreamEnded) {
-  const fs::path root = fs::temp_directory_path() / ("haven-restore-onecon-" + std::to_string(getpid()));
-  fs::remove_all(root);
-  auto mem = std::make_shared<MemBackend>();
-  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  BlobId tree;
-  std::map<std::string, std::string> files;
-  {
-    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 1);
-    repo->LoadIndex();
-    repo->set_compression(Compression::kOff);
-    testing::TreeBuilder trees(*repo);
-    std::vector<Node> nodes;
-    for (const auto& [name, seed] : std::vector<std::pair<std::string, int>>{{"a", 1}, {"b", 2}}) {
-      files[name] = Random(seed, 100000);
-      nodes.push_back(trees.File(name, files[name]));
-    }
-    tree = trees.Tree(nodes);
-    repo->Flush();
-  }
+  const OnePackRepo t("onecon", {{"a", 100000, 1}, {"b", 100000, 2}});
   class OneConnection : public ForwardingBackend {
    public:
     using ForwardingBackend::ForwardingBackend;
@@ -454,30 +434,27 @@ TEST(RestoreRangeReads, ADamagedBlobIsLoadedAgainOnlyAfterItsStreamEnded) {
     bool busy_ = false;
   };
   // Damage a's blob in its pack.
-  auto repo0 = haven::testing::TestRepository::Open(mem, kPassword, 1);
-  repo0->LoadIndex();
-  const BlobLocation loc = repo0->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["a"]))))[0];
-  const Handle ph{FileType::kPack, loc.pack.Hex()};
-  Bytes pack = mem->Load(ph);
-  pack[loc.offset + 100] ^= 1;
-  mem->Remove(ph);
-  mem->Save(ph, pack);
-  auto one = std::make_shared<OneConnection>(mem);
+  {
+    auto repo0 = haven::testing::TestRepository::Open(t.mem(), kPassword, 1);
+    repo0->LoadIndex();
+    const BlobLocation loc = OnePackRepo::Where(repo0->indexed(), t.file("a"));
+    const Handle ph{FileType::kPack, loc.pack.Hex()};
+    Bytes pack = t.mem()->Load(ph);
+    pack[loc.offset + 100] ^= 1;
+    t.mem()->Remove(ph);
+    t.mem()->Save(ph, pack);
+  }
+  auto one = std::make_shared<OneConnection>(t.mem());
   auto repo = haven::testing::TestRepository::Open(one, kPassword, 1);
   repo->LoadIndex();
-  RestoreOptions opts;
-  opts.target = (root / "out").string();
-  opts.jobs = 1;
   std::vector<std::string> warnings;
-  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
-  RestoreResult r = RunRestore(*repo, tree, opts);
+  RestoreResult r = t.Restore(repo->indexed(), 1, &warnings);
   // a has no other copy: it fails with the decode error, not with a connection timeout.
   EXPECT_EQ(r.errors, 1u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("/a"), std::string::npos) << warnings[0];
   EXPECT_EQ(warnings[0].find("no connection came free"), std::string::npos) << warnings[0];
-  EXPECT_EQ(ReadFile(root / "out" / "b"), files["b"]);
-  fs::remove_all(root);
+  EXPECT_EQ(ReadFile(t.out() / "b"), t.file("b"));
 }
 
 // Trees made by hand, as a hostile repository would hold them (repeated names, links to
