@@ -2,7 +2,8 @@
 // each one for a fixed delay, as a high-latency store would, to count the requests a
 // command makes and see which of them were in flight at once. Header-only; used by the
 // restore, prune, check, range-reader and index-load tests. TrickleBackend (below) streams
-// in small pieces.
+// in small pieces; PooledBackend (below) serves requests over a fixed number of
+// connections, as an HTTP client's pool does.
 //
 // A fixed delay alone measures the machine as much as the code: loads a command issues
 // together overlap only if the threads that issue them start within the delay, and under
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,6 +155,69 @@ class TrickleBackend : public ForwardingBackend {
  private:
   const size_t piece_;
   const uint64_t fail_at_;
+};
+
+// Tests only: storage with round trips reached over `connections` connections, as
+// HttpClient's pool: every request holds one for its duration (a stream, LoadStream in
+// pieces of `piece` bytes, holds it while its sink runs). A request that finds none free
+// for `patience` fails (kFatal, "no free connection"): a caller that waits for a request
+// while holding every connection would otherwise hang the test.
+class PooledBackend : public ForwardingBackend {
+ public:
+  PooledBackend(std::shared_ptr<Backend> inner, int connections, size_t piece,
+                std::chrono::milliseconds patience = std::chrono::seconds(10))
+      : ForwardingBackend(std::move(inner)),
+        connections_(connections),
+        piece_(std::max<size_t>(piece, 1)),
+        patience_(patience),
+        free_(connections) {}
+
+  void Save(const Handle& h, ByteView data) override {
+    Hold(h, [&] { inner_->Save(h, data); });
+  }
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override {
+    Bytes out;
+    Hold(h, [&] { out = inner_->Load(h, offset, length); });
+    return out;
+  }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    Hold(h, [&] { inner_->LoadInto(h, offset, out); });
+  }
+  void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
+                  const std::function<void(ByteView)>& sink) override {
+    Hold(h, [&] {
+      Bytes all = inner_->Load(h, offset, length);
+      for (size_t at = 0; at < all.size(); at += piece_)
+        sink(ByteView(all).subspan(at, std::min(piece_, all.size() - at)));
+    });
+  }
+  std::optional<uint64_t> Stat(const Handle& h) override {
+    std::optional<uint64_t> out;
+    Hold(h, [&] { out = inner_->Stat(h); });
+    return out;
+  }
+  void Remove(const Handle& h) override {
+    Hold(h, [&] { inner_->Remove(h); });
+  }
+  int Connections() const override { return connections_; }
+  bool RoundTrips() const override { return true; }
+
+ private:
+  template <typename Fn>
+  void Hold(const Handle& h, Fn&& fn) {
+    if (!free_.try_acquire_for(patience_))
+      Fail(ErrorCode::kFatal, "no free connection for " + h.name + " (every one held)");
+    struct Release {
+      std::counting_semaphore<>& s;
+      ~Release() { s.release(); }
+    } release{free_};
+    fn();
+  }
+
+  const int connections_;
+  const size_t piece_;
+  const std::chrono::milliseconds patience_;
+  std::counting_semaphore<> free_;
 };
 
 }  // namespace haven::testing

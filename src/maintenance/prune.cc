@@ -8,6 +8,7 @@
 #include <future>
 #include <limits>
 #include <optional>
+#include <semaphore>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -663,19 +664,71 @@ void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& nam
   session.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
 }
 
+// Streams of repack at once, one fewer than the storage's connections. A stream holds its
+// connection while its blobs are copied, and a copy may wait for a pack upload (or load a
+// damaged blob's other copy), which needs a connection of its own: with every connection
+// held by a stream waiting for an upload, nothing would move. The connection left over
+// serves the uploads and loads, one after another. Null: ranges are loaded whole.
+class StreamSlots {
+ public:
+  explicit StreamSlots(int n) : free_(n) {}
+  template <typename Fn>
+  void Run(Fn&& fn) {
+    free_.acquire();
+    struct Release {
+      std::counting_semaphore<>& s;
+      ~Release() { s.release(); }
+    } release{free_};
+    fn();
+  }
+
+ private:
+  std::counting_semaphore<> free_;
+};
+
 // Copies the still-wanted blobs of one pack: one ranged read per run of them (bounded
-// by `split`), the runs of one pack read in parallel.
+// by `split`), the runs of one pack read in parallel. With `streams` (storage with round
+// trips) each run is streamed and each blob copied as soon as its bytes have come.
 void RepackPack(WriteSession& session, RangeReader& reader, const RangeLimits& split,
                 const PackTable& packs, const PackId& pid, const BlobSets& keep,
-                RepackClaims& claims) {
+                RepackClaims& claims, StreamSlots* streams) {
   long pi = packs.Find(pid);
   if (pi < 0) Fail(ErrorCode::kFatal, "internal error: pack " + pid.Hex() + " not indexed");
   const std::vector<const PackedBlob*> want = BlobsToRepack(packs.blobs(pi), keep, claims);
   if (want.empty()) return;
   const std::string name = pid.Hex();
-  const std::vector<ByteRange> ranges = CoalesceExtents(
-      want.size(), [&](size_t k) { return ByteRange{want[k]->offset, want[k]->length}; },
-      split.max_hole, split.max_span);
+  auto extent = [&](size_t k) { return ByteRange{want[k]->offset, want[k]->length}; };
+  const std::vector<ByteRange> ranges =
+      CoalesceExtents(want.size(), extent, split.max_hole, split.max_span);
+  if (streams) {
+    Backend& be = session.repo().backend();
+    reader.ForEachRange(ranges.size(), [&](size_t r) {
+      size_t handed = ranges[r].first;
+      std::string load_error;
+      bool copying = false;  // an error thrown by CopyBlob itself is not a load error
+      try {
+        streams->Run([&] {
+          StreamExtents(
+              be, {FileType::kPack, name}, ranges[r], extent,
+              [&](size_t k, size_t m, std::span<uint8_t> bytes) {
+                copying = true;
+                for (size_t q = k; q < m; q++)
+                  CopyBlob(session, *want[q], name, bytes, want[q]->offset, "",
+                           claims.Of(keep, *want[q]));
+                copying = false;
+              },
+              &handed);
+        });
+      } catch (const Error& e) {
+        // As below: a short or missing pack leaves its blobs to their other copies.
+        if (copying || (e.code() != ErrorCode::kCorrupt && e.code() != ErrorCode::kNotFound)) throw;
+        load_error = e.what();
+      }
+      for (size_t k = handed; k < ranges[r].last; k++)
+        CopyBlob(session, *want[k], name, {}, 0, load_error, claims.Of(keep, *want[k]));
+    });
+    return;
+  }
   reader.Read({FileType::kPack, name}, ranges,
               [&](size_t r, std::span<uint8_t> bytes, const Error* error) {
                 if (error && error->code() != ErrorCode::kCorrupt &&
@@ -699,8 +752,12 @@ uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptio
   RepackClaims claims(plan.keep);
   const RangeLimits split = RangeLimits::For(repo.backend());
   RangeReader reader(repo.backend(), repo.backend().Connections(), split.window());
+  const int connections = repo.backend().Connections();
+  std::optional<StreamSlots> streams;
+  if (repo.backend().RoundTrips() && connections >= 2) streams.emplace(connections - 1);
   ParallelForEach(plan.repack.size(), readers, [&](size_t k) {
-    RepackPack(session, reader, split, packs, plan.repack[k], plan.keep, claims);
+    RepackPack(session, reader, split, packs, plan.repack[k], plan.keep, claims,
+               streams ? &*streams : nullptr);
   });
   session.Flush();
   const uint64_t written = repo.index().PackCount() - packs_before;

@@ -818,6 +818,43 @@ TEST(Prune, RepackReadsCoalescedRangesInParallel) {
   ExpectHealthy(t, false);
 }
 
+// Over storage with round trips each range is streamed and each blob copied as its bytes
+// come, here in pieces that do not line up with the blobs: the same two requests for the
+// large pack, none for a blob on its own (a bad copy would be loaded again by LoadBlob).
+TEST(Prune, RepackStreamsItsRangesInPieces) {
+  TestRepo t;
+  const BlobId first = MakeHoleyPacks(t);
+  auto trickle = std::make_shared<testing::TrickleBackend>(t.mem_ptr(), 4093);
+  auto traced = std::make_shared<testing::LoadTraceBackend>(trickle, std::chrono::milliseconds(1), 4);
+  const HoleyLoads h = PruneHoleyPacks(first, traced);
+  ASSERT_EQ(h.loads.size(), 2u);
+  uint64_t bytes = 0;
+  for (const auto& l : h.loads) bytes += l.length;
+  EXPECT_LT(bytes, uint64_t{7} << 20);
+  ExpectHealthy(t, false);
+}
+
+// A stream holds its connection while its blobs are copied, and a copy that fills a pack
+// waits for its upload, which needs a connection too: repack streams over one connection
+// fewer than the storage has, so the uploads always find one (with streams on every
+// connection a prune like this one hung). One-blob packs: every copy is an upload.
+TEST(Prune, RepackStreamsLeaveAConnectionForUploads) {
+  for (int connections : {2, 3}) {
+    SCOPED_TRACE(connections);
+    TestRepo t;
+    MakeHoleyPacks(t);
+    auto pooled = std::make_shared<testing::PooledBackend>(t.mem_ptr(), connections, 4093,
+                                                           std::chrono::seconds(10));
+    auto repo = TestRepo::OpenOn(pooled, 2);
+    PruneOptions o = Quiet();
+    o.max_unused = "0%";
+    o.write.pack_size = 4096;
+    PruneResult r = RunPrune(*repo, o);
+    EXPECT_GE(r.packs_written, 9u);
+    ExpectHealthy(t, false);
+  }
+}
+
 // On a local disk a request is a system call, not a round trip: repack reads no hole over
 // 256 KiB and no range over 2 MiB plus one blob, so the buffers it holds stay small
 // (issue 15, B7's peak RSS).

@@ -6,7 +6,9 @@
 Listens on a free 127.0.0.1 port (written to --port-file) and relays every connection to
 --upstream, delivering each chunk --delay-ms after it arrived, in each direction (a round
 trip costs 2 x delay more). Bandwidth is not limited: chunks are pipelined, only delayed.
-Stop it with SIGTERM.
+Stop it with SIGTERM. With --log FILE, each request line seen going upstream is written to
+FILE with the time it arrived (seconds since the proxy started) and its connection's number:
+a trace of which requests a command makes one after another.
 """
 import argparse
 import collections
@@ -17,7 +19,22 @@ import threading
 import time
 
 
-def pump(src, dst, delay):
+LOG = None
+LOG_LOCK = threading.Lock()
+T0 = time.monotonic()
+METHODS = (b"GET ", b"HEAD ", b"POST ", b"PUT ", b"DELETE ")
+
+
+def log_request(conn, data):
+    if LOG is None or not data.startswith(METHODS):
+        return
+    line = data.split(b"\r\n", 1)[0].decode("latin-1")
+    with LOG_LOCK:
+        LOG.write(f"{time.monotonic() - T0:9.3f} c{conn} {line}\n")
+        LOG.flush()
+
+
+def pump(src, dst, delay, conn=None):
     queue = collections.deque()
     cv = threading.Condition()
     done = [False]
@@ -26,6 +43,8 @@ def pump(src, dst, delay):
         try:
             while True:
                 data = src.recv(1 << 16)
+                if conn is not None:
+                    log_request(conn, data)
                 with cv:
                     queue.append((time.monotonic() + delay, data))
                     cv.notify()
@@ -56,7 +75,7 @@ def pump(src, dst, delay):
         done[0] = True
 
 
-def serve(client, upstream, delay):
+def serve(client, upstream, delay, conn):
     try:
         up = socket.create_connection(upstream)
     except OSError:
@@ -66,7 +85,7 @@ def serve(client, upstream, delay):
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     t = threading.Thread(target=pump, args=(up, client, delay), daemon=True)
     t.start()
-    pump(client, up, delay)
+    pump(client, up, delay, conn)
     t.join()
     client.close()
     up.close()
@@ -77,7 +96,11 @@ def main():
     ap.add_argument("--upstream", required=True)
     ap.add_argument("--delay-ms", type=float, default=25)
     ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log")
     a = ap.parse_args()
+    global LOG
+    if a.log:
+        LOG = open(a.log, "a")
     host, port = a.upstream.rsplit(":", 1)
     srv = socket.socket()
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -86,9 +109,12 @@ def main():
     with open(a.port_file + ".tmp", "w") as f:
         f.write(str(srv.getsockname()[1]))
     os.rename(a.port_file + ".tmp", a.port_file)
+    conn = 0
     while True:
         c, _ = srv.accept()
-        threading.Thread(target=serve, args=(c, (host, int(port)), a.delay_ms / 1000), daemon=True).start()
+        conn += 1
+        threading.Thread(target=serve, args=(c, (host, int(port)), a.delay_ms / 1000, conn),
+                         daemon=True).start()
 
 
 if __name__ == "__main__":
