@@ -190,26 +190,15 @@ void RestBackend::Create() {
 
 void RestBackend::Save(const Handle& h, ByteView data) {
   CheckHandle(h);
-  // Every name but the config's is its content's hash: a POST over an existing file (a
-  // retried upload whose first reply was lost) writes the same bytes, so the POST goes
-  // first and alone, one round trip (restic does the same). A server that keeps existing
-  // files (rest-server, append-only mode) answers 403: only then is the file stat'ed, to
-  // accept an equal size and name a different one. The config is never written over.
-  auto existing = [&] {
-    auto size = Stat(h);
-    if (size && *size != data.size())
-      Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
-                                  std::to_string(*size) + " bytes, not " +
-                                  std::to_string(data.size()));
-    return size.has_value();
-  };
-  if (h.type == FileType::kConfig && existing()) return;
+  if (auto size = Stat(h)) {
+    if (*size == data.size()) return;  // a retried upload: files are immutable
+    Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
+                                std::to_string(*size) + " bytes, not " + std::to_string(data.size()));
+  }
   const std::string what = "save " + h.ToString();
   HttpRequest req{.method = "POST", .url = UrlOf(h), .body = data};
   req.headers.emplace_back("Content-Type", "application/octet-stream");
-  HttpResponse r = Send(req, what);
-  if (r.status == 403 && h.type != FileType::kConfig && existing()) return;
-  Check(r, what);
+  Check(Send(req, what), what);
 }
 
 HttpResponse RestBackend::GetRange(const Handle& h, uint64_t offset, uint64_t length,

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "backend/backend_conformance_test.h"
@@ -17,7 +16,6 @@
 #include "backend/rclone_test_server.h"
 #include "backend/rest_listing.h"
 #include "core/error.h"
-#include "core/mutex.h"
 
 namespace haven {
 namespace {
@@ -162,61 +160,6 @@ TEST(RestBackend, AppendOnlyRefusesRemovalNamingTheFileAndKeepsSaving) {
   be.Save(lock, data);
   be.Remove(lock);
   EXPECT_EQ(be.Stat(lock), std::nullopt);
-}
-
-// A save is one POST; a server that keeps existing files answers 403, and only then is
-// the file stat'ed: the same size is a retried upload (accepted), another size is named.
-// The config is stat'ed first and never written over.
-TEST(RestBackend, SaveIsOnePostAndStatsOnlyWhenRefused) {
-  Mutex mu;
-  std::vector<std::string> methods;
-  std::map<std::string, size_t> stored;
-  testing_http::TestServer server([&](const testing_http::SeenRequest& r) -> std::string {
-    const std::string method = r.head.substr(0, r.head.find(' '));
-    const size_t p = method.size() + 1;
-    const std::string path = r.head.substr(p, r.head.find(' ', p) - p);
-    MutexLock lock(mu);
-    methods.push_back(method);
-    auto it = stored.find(path);
-    if (method == "HEAD")
-      return it == stored.end() ? testing_http::Reply(404, "")
-                                : "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(it->second) + "\r\n\r\n";
-    if (method == "POST") {
-      if (it != stored.end()) return testing_http::Reply(403, "Forbidden");
-      stored[path] = r.body.size();
-      return testing_http::Reply(200, "");
-    }
-    return testing_http::Reply(500, "unexpected");
-  });
-  RestBackend be(server.Url("/r/"), RestOptions{});
-  auto seen = [&] {
-    MutexLock lock(mu);
-    return std::exchange(methods, {});
-  };
-  Bytes data = TestBytes(100, 1);
-  Handle pack = HandleFor(FileType::kPack, data);
-  be.Save(pack, data);
-  EXPECT_EQ(seen(), (std::vector<std::string>{"POST"}));
-  be.Save(pack, data);
-  EXPECT_EQ(seen(), (std::vector<std::string>{"POST", "HEAD"}));
-  Error e = CatchError([&] { be.Save(pack, TestBytes(50, 2)); });
-  EXPECT_EQ(e.code(), ErrorCode::kFatal);
-  EXPECT_TRUE(Contains(e.what(), "exists already with 100 bytes")) << e.what();
-  EXPECT_TRUE(Contains(e.what(), pack.ToString())) << e.what();
-  seen();
-  Handle lock = HandleFor(FileType::kLock, data);
-  {
-    MutexLock l(mu);
-    stored["/r/locks/" + lock.name] = 7;  // refused for another reason than the name
-  }
-  e = CatchError([&] { be.Save(lock, data); });
-  EXPECT_TRUE(Contains(e.what(), "exists already with 7 bytes")) << e.what();
-  seen();
-  const Handle config{FileType::kConfig, ""};
-  be.Save(config, AsBytes("cfg"));
-  EXPECT_EQ(seen(), (std::vector<std::string>{"HEAD", "POST"}));
-  be.Save(config, AsBytes("cfg"));  // the same size: kept, not written over
-  EXPECT_EQ(seen(), (std::vector<std::string>{"HEAD"}));
 }
 
 TEST(RestBackend, ServerGoneIsARetryableIoError) {
