@@ -6,18 +6,13 @@
 
 #include <stdlib.h>
 
-#include <algorithm>
-#include <chrono>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backend/dry_run_backend.h"
-#include "backend/forwarding_backend.h"
 #include "backend/local_backend.h"
 #include "backend/mem_backend.h"
 #include "core/error.h"
@@ -108,63 +103,6 @@ TEST(WriteSession, PackSizeFromWriteOptions) {
   }
   session.Flush();
   EXPECT_EQ(Count(*be, FileType::kPack), 3u);
-}
-
-// Storage where every request is a round trip: pack saves wait (up to 10 s) until two have
-// been in flight at once, and the most in flight at once is recorded.
-class OverlapBackend : public ForwardingBackend {
- public:
-  using ForwardingBackend::ForwardingBackend;
-  bool RoundTrips() const override { return true; }
-  void Save(const Handle& h, ByteView data) override {
-    if (h.type != FileType::kPack) return inner_->Save(h, data);
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      peak_ = std::max(peak_, ++now_);
-      cv_.notify_all();
-      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return peak_ >= 2; });
-    }
-    inner_->Save(h, data);
-    std::lock_guard<std::mutex> lock(mu_);
-    --now_;
-  }
-  int peak() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return peak_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int now_ = 0, peak_ = 0;
-};
-
-// Where requests are round trips, two packs upload at once (one's round trips overlap
-// the other's), never more: each holds its pack in memory.
-TEST(WriteSession, TwoPacksUploadAtOnceWhereRequestsAreRoundTrips) {
-  auto mem = NewRepo();
-  auto be = std::make_shared<OverlapBackend>(mem);
-  auto opened = Repository::Open(be, "pw", 1);
-  auto repo = IndexedRepository::Load(*opened);
-  WriteOptions w;
-  w.pack_size = WriteOptions::kMinPackSize;
-  w.compression = Compression::kOff;
-  WriteSession session(*repo, w);
-  EXPECT_EQ(session.uploads(), WriteSession::kRoundTripUploads);
-  Bytes big(1 << 20);
-  for (int i = 0; i < 21; ++i) {  // 21 MiB: 5 full packs and a last one
-    for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<uint8_t>((k * 131 + i * 7) ^ (k >> 9));
-    session.SaveBlob(BlobType::kData, BlobId(Sha256(big)), big);
-  }
-  session.Flush();
-  EXPECT_EQ(be->peak(), 2);
-  EXPECT_EQ(Count(*mem, FileType::kPack), 6u);
-  auto reopened = Repository::Open(mem, "pw", 1);
-  EXPECT_EQ(IndexedRepository::Load(*reopened)->index().BlobCount(), 21u);
-  // A local directory (no round trips) uploads one pack at a time.
-  auto plain = IndexedRepository::Load(*Repository::Open(mem, "pw", 1));
-  WriteSession local(*plain);
-  EXPECT_EQ(local.uploads(), 1);
 }
 
 // On a local directory the data packs are streamed to temp files while they fill (no
