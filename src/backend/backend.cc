@@ -13,6 +13,12 @@ void Backend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out)
   std::memcpy(out.data(), b.data(), b.size());
 }
 
+void Backend::SaveFrom(const Handle& h, const SaveSource& src) {
+  Bytes all(src.size);
+  if (src.size) src.read(0, all);
+  Save(h, all);
+}
+
 void Backend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,
                          const std::function<void(ByteView)>& sink) {
   if (length == 0) return;

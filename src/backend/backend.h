@@ -60,6 +60,15 @@ class PackStream {
   virtual void Commit(const std::string& name) = 0;
 };
 
+// The bytes of an object to save that are not in memory: `size` bytes that `read`
+// copies out of wherever they are kept. read(offset, out) fills `out` whole with the bytes
+// at `offset` or throws; it may be asked for any range, any number of times (a retried
+// upload reads again from the start), and from another thread than the caller's.
+struct SaveSource {
+  uint64_t size = 0;
+  std::function<void(uint64_t offset, std::span<uint8_t> out)> read;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -76,6 +85,14 @@ class Backend {
   // name that already exists fails (files are immutable), except when the existing
   // object has identical size (a retried upload), which is accepted.
   virtual void Save(const Handle& h, ByteView data) = 0;
+  // Save of bytes kept outside memory (a data pack spooled to a temp file, see
+  // NewPackStream): read from `src` as they are sent, never held whole. Same guarantees and
+  // errors as Save; a failure of src.read is rethrown unchanged. The default reads them all
+  // and calls Save (so a decorator that changes Save stays correct); the remote backends
+  // and the decorators on their path (retries, --limit-upload) override it. A pack's name
+  // must be the SHA-256 of its bytes, as the repository format has it: S3 signs the name
+  // as the payload's hash instead of reading the bytes twice (a mismatch is refused).
+  virtual void SaveFrom(const Handle& h, const SaveSource& src);
 
   // Reads `length` bytes at `offset`; length 0 means "to the end". A range that
   // extends past the end of the object throws kCorrupt (short read), naming the object.
@@ -118,9 +135,11 @@ class Backend {
 
   // A stream for one new data pack, or nullptr when this backend stores whole objects
   // only (the default: the caller then builds the pack in memory and calls Save). Only a
-  // backend that keeps a pack outside the process's memory while it is written (the local
-  // directory: a temp file) returns one. A decorator that changes Save must not simply
-  // forward it (ForwardingBackend does not): it would bypass its own Save.
+  // backend that keeps a pack outside the process's memory while it is written returns
+  // one: the local directory (a temp file beside the packs) and, for remote storage,
+  // RetryBackend (a SpoolPackStream: an unnamed temp file, committed by SaveFrom with
+  // retries). A decorator that changes Save must not simply forward it (ForwardingBackend
+  // does not): it would bypass its own Save.
   virtual std::unique_ptr<PackStream> NewPackStream() { return nullptr; }
 
   // How many requests this backend serves well in parallel.

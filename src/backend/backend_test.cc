@@ -31,6 +31,7 @@
 #include "backend/backend_conformance_test.h"
 #include "backend/dry_run_backend.h"
 #include "backend/fault_backend.h"
+#include "backend/forwarding_backend.h"
 #include "backend/kill_backend.h"
 #include "backend/limit_backend.h"
 #include "backend/local_backend.h"
@@ -662,6 +663,60 @@ class RetryBackendTest : public ::testing::Test {
   std::shared_ptr<FaultBackend> fault_ = std::make_shared<FaultBackend>(mem_);
 };
 
+// Storage whose requests are round trips (as S3, REST, SFTP): counts SaveFrom calls and
+// the bytes its sources were read in, then saves through the default (read, then Save).
+class RoundTripBackend : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  bool RoundTrips() const override { return true; }
+  void SaveFrom(const Handle& h, const SaveSource& src) override {
+    save_froms++;
+    Backend::SaveFrom(h, src);
+  }
+  std::atomic<int> save_froms{0};
+};
+
+// Over remote storage a data pack is spooled to an unnamed temp file under $TMPDIR and
+// uploaded from it by SaveFrom, retried as a whole (each attempt reads the file again);
+// nothing is left in $TMPDIR, committed or not. A local directory keeps its own stream,
+// and storage without round trips builds packs in memory.
+TEST_F(RetryBackendTest, SpoolsPacksForRemoteStorageAndRetriesTheirUpload) {
+  const std::string tmp = ::testing::TempDir() + "spool-" + std::to_string(::getpid());
+  std::filesystem::remove_all(tmp);
+  std::filesystem::create_directories(tmp);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  auto remote = std::make_shared<RoundTripBackend>(fault_);
+  RetryBackend retry(remote, Options(3));
+  Bytes pack = TestBytes(3 << 20, 7);
+  {
+    auto stream = retry.NewPackStream();
+    ASSERT_NE(stream, nullptr);
+    for (size_t at = 0; at < pack.size(); at += 1 << 20)
+      stream->Append(ByteView(pack).subspan(at, std::min<size_t>(1 << 20, pack.size() - at)));
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the spool file has no name";
+    fault_->FailNext(FaultBackend::Op::kSave, 2);
+    stream->Commit(Sha256(pack).Hex());
+  }
+  EXPECT_EQ(remote->save_froms, 3);  // two failed attempts, each read the file again
+  EXPECT_EQ(mem_->Load(Handle{FileType::kPack, Sha256(pack).Hex()}), pack);
+  {
+    auto dropped = retry.NewPackStream();
+    dropped->Append(pack);
+  }  // no Commit: nothing stored
+  EXPECT_EQ(ListAll(*mem_, FileType::kPack).size(), 1u);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
+  EXPECT_EQ(RetryBackend(fault_).NewPackStream(), nullptr);  // no round trips: in memory
+  // A temp folder that cannot be written: a clear error naming it and TMPDIR.
+  ::setenv("TMPDIR", (tmp + "/missing").c_str(), 1);
+  Error e = CatchError([&] { retry.NewPackStream(); });
+  EXPECT_TRUE(Contains(e.what(), tmp + "/missing")) << e.what();
+  EXPECT_TRUE(Contains(e.what(), "TMPDIR")) << e.what();
+  if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
+  std::filesystem::remove_all(tmp);
+}
+
 TEST_F(RetryBackendTest, RecoversFromTransientFailures) {
   RetryBackend retry(fault_, Options(4));
   Bytes data = TestBytes(500, 1);
@@ -909,6 +964,28 @@ TEST(LimitBackendTest, KeepsEachDirectionUnderItsRate) {
   t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < 4; ++i) free.Load(Handle{FileType::kPack, TestName(i, "ab")});
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+}
+
+// A Save that fails before its bytes went out (the server is gone) costs no wait: under a
+// 64 KiB/s limit, ten failed 1 MiB saves take no time, where paying up front would have
+// held each back ~16 s (integration.rest_bad_input: a backup's retries of its packs must
+// give up in time). A save that succeeds is still paid in full.
+TEST(LimitBackendTest, AFailedSaveIsNotPaidFor) {
+  auto mem = std::make_shared<MemBackend>();
+  auto faulty = std::make_shared<FaultBackend>(mem);
+  LimitBackend be(faulty, 64, 0);
+  Bytes pack(1 << 20, 3);
+  faulty->FailNext(FaultBackend::Op::kSave, 10);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 10; ++i)
+    EXPECT_THROW(be.Save(Handle{FileType::kPack, TestName(i, "cd")}, pack), Error);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
+  LimitBackend small(mem, 256, 0);
+  Bytes half(384 << 10, 4);
+  t0 = std::chrono::steady_clock::now();
+  small.Save(Handle{FileType::kPack, TestName(1, "cd")}, half);
+  small.Save(Handle{FileType::kPack, TestName(2, "cd")}, half);  // waits for the first
+  EXPECT_GT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.6);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/rate_limiter.h"
+
 namespace haven {
 
 struct HttpClient::Handle {
@@ -32,7 +34,8 @@ struct Transfer {
   bool overflow = false;  // the body did not fit into req->into
   bool too_big = false;   // an in-memory body passed req->max_body
   bool started = false;   // the stream's first piece was handed over
-  std::exception_ptr stream_failure;  // what req->stream or req->stream_start threw
+  // What req->stream, req->stream_start or req->body_source->read threw.
+  std::exception_ptr stream_failure;
 };
 
 std::string Lower(std::string_view s) {
@@ -110,16 +113,28 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 
 size_t OnRead(char* buf, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
-  ByteView body = t->req->body;
-  size_t len = std::min(size * n, body.size() - t->upload_pos);
-  std::memcpy(buf, body.data() + t->upload_pos, len);
+  const HttpRequest& req = *t->req;
+  size_t len = static_cast<size_t>(std::min<uint64_t>(size * n, req.BodySize() - t->upload_pos));
+  // --limit-upload: paid as the bytes go out (on the caller's thread; a multiplexed
+  // transfer runs on the client's thread, where no pacing is in effect).
+  PayUploadBytes(len);
+  if (req.body_source) {
+    try {
+      req.body_source->read(t->upload_pos, std::span<uint8_t>(reinterpret_cast<uint8_t*>(buf), len));
+    } catch (...) {
+      t->stream_failure = std::current_exception();
+      return CURL_READFUNC_ABORT;
+    }
+  } else {
+    std::memcpy(buf, req.body.data() + t->upload_pos, len);
+  }
   t->upload_pos += len;
   return len;
 }
 
 int OnSeek(void* user, curl_off_t offset, int origin) {
   auto* t = static_cast<Transfer*>(user);
-  if (origin != SEEK_SET || offset < 0 || static_cast<size_t>(offset) > t->req->body.size())
+  if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > t->req->BodySize())
     return CURL_SEEKFUNC_FAIL;
   t->upload_pos = static_cast<size_t>(offset);
   return CURL_SEEKFUNC_OK;
@@ -155,19 +170,20 @@ void GlobalInit() {
 void SetMethod(CURL* c, const HttpRequest& req, Transfer* t, curl_slist** hdrs) {
   if (req.method == "HEAD") {
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
-  } else if (req.method == "PUT") {
-    curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  } else if (req.method == "PUT" || req.method == "POST") {
+    // The body goes out through OnRead (never copied; paced by --limit-upload).
+    if (req.method == "PUT") {
+      curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
+    } else {
+      curl_easy_setopt(c, CURLOPT_POST, 1L);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
+    }
     curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
     curl_easy_setopt(c, CURLOPT_READDATA, t);
     curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, OnSeek);
     curl_easy_setopt(c, CURLOPT_SEEKDATA, t);
     *hdrs = curl_slist_append(*hdrs, "Expect:");  // no 100-continue round trip
-  } else if (req.method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.empty() ? "" : (const char*)req.body.data());
-    *hdrs = curl_slist_append(*hdrs, "Expect:");
   } else if (req.method != "GET") {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   }

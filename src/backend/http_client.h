@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/backend.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/mutex.h"
@@ -72,6 +73,10 @@ struct HttpRequest {
   std::string url;             // scheme://host[:port]/path?query, already escaped
   std::vector<std::pair<std::string, std::string>> headers;  // sent as given
   ByteView body;               // request body (PUT/POST); must outlive Perform
+  // Instead of `body`: a body read on demand as it is sent (a pack spooled to a temp file);
+  // an exception thrown by its read aborts the request and Perform rethrows it unchanged.
+  // Must outlive Perform.
+  const SaveSource* body_source = nullptr;
   std::optional<HttpRange> range;
   // When set, a 2xx response body is written here instead of HttpResponse::body; a body
   // longer than `into` fails the call (kIo). HttpResponse::received tells how many bytes
@@ -88,6 +93,8 @@ struct HttpRequest {
   // that streams() (not `multiplex`, whose one thread would run every caller's pieces).
   const std::function<void(ByteView)>* stream = nullptr;
   const std::function<void(const HttpResponse&)>* stream_start = nullptr;
+
+  uint64_t BodySize() const { return body_source ? body_source->size : body.size(); }
 };
 
 struct HttpResponse {

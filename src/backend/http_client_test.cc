@@ -1,5 +1,6 @@
 #include "backend/http_client.h"
 #include "backend/http_test_server.h"
+#include "backend/rate_limiter.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -78,9 +80,90 @@ TEST(HttpClient, PutBodyArrivesWhole) {
   HttpClient http;
   std::string big(3 << 20, 'x');
   for (size_t i = 0; i < big.size(); i += 4097) big[i] = static_cast<char>('a' + i % 26);
-  HttpRequest put{.method = "PUT", .url = server.Url("/big"), .body = AsBytes(big)};
-  EXPECT_EQ(http.Perform(put).status, 200);
-  EXPECT_EQ(got, big);
+  for (const char* method : {"PUT", "POST"}) {
+    SCOPED_TRACE(method);
+    got.clear();
+    HttpRequest put{.method = method, .url = server.Url("/big"), .body = AsBytes(big)};
+    EXPECT_EQ(http.Perform(put).status, 200);
+    EXPECT_EQ(got, big);
+  }
+}
+
+// A body read on demand (a spooled pack, HttpRequest::body_source) arrives whole by PUT and
+// POST, read in pieces; a read that throws aborts the request and Perform rethrows it.
+TEST(HttpClient, BodyFromASourceArrivesWholeAndItsFailureIsRethrown) {
+  std::string got;
+  TestServer server([&](const SeenRequest& r) {
+    got = r.body;
+    return Reply(200, "");
+  });
+  HttpClient http;
+  std::string big(3 << 20, 'x');
+  for (size_t i = 0; i < big.size(); i += 4099) big[i] = static_cast<char>('a' + i % 26);
+  std::atomic<int> reads{0};
+  std::atomic<size_t> largest{0};
+  SaveSource src{.size = big.size(), .read = [&](uint64_t offset, std::span<uint8_t> out) {
+                   reads++;
+                   largest = std::max<size_t>(largest, out.size());
+                   std::memcpy(out.data(), big.data() + offset, out.size());
+                 }};
+  for (const char* method : {"PUT", "POST"}) {
+    SCOPED_TRACE(method);
+    got.clear();
+    EXPECT_EQ(http.Perform({.method = method, .url = server.Url("/s"), .body_source = &src}).status, 200);
+    EXPECT_EQ(got, big);
+  }
+  EXPECT_GT(reads, 2 * 8);  // read in pieces, never whole
+  EXPECT_LE(largest, size_t{1} << 20);
+  SaveSource failing{.size = big.size(), .read = [&](uint64_t offset, std::span<uint8_t> out) {
+                       if (offset > (1u << 20)) throw Error(ErrorCode::kCorrupt, "spool went bad");
+                       std::memcpy(out.data(), big.data() + offset, out.size());
+                     }};
+  got = "untouched";
+  Error e = Catch([&] { http.Perform({.method = "PUT", .url = server.Url("/f"), .body_source = &failing}); });
+  EXPECT_EQ(e.code(), ErrorCode::kCorrupt);
+  EXPECT_STREQ(e.what(), "spool went bad");
+  EXPECT_EQ(got, "untouched");  // the server never saw a whole request
+}
+
+// --limit-upload pays for a body as it goes out (backend/rate_limiter.h), not before or
+// after the request: through a 256 KiB/s bucket that starts full, 512 KiB arrive whole
+// after about 1 s (PUT), the next 512 KiB after about 2 s more (POST), and nothing is
+// left to pay when the request returns. Without pacing in effect nothing waits.
+TEST(HttpClient, UploadBodiesArePacedAsTheyGoOut) {
+  using Clock = std::chrono::steady_clock;
+  std::atomic<int64_t> start_ns{0}, arrived_ns{0};
+  auto now_ns = [] { return Clock::now().time_since_epoch() / std::chrono::nanoseconds(1); };
+  std::atomic<size_t> got{0};
+  TestServer server([&](const SeenRequest& r) {
+    arrived_ns = now_ns();
+    got = r.body.size();
+    return Reply(200, "");
+  });
+  HttpClient http;
+  Bytes body(512 << 10, 'x');
+  RateLimiter limiter(256 << 10);
+  auto seconds = [](int64_t ns) { return static_cast<double>(ns) / 1e9; };
+  const char* methods[] = {"PUT", "POST"};
+  const double wanted[] = {1.0, 2.0};
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(methods[i]);
+    start_ns = now_ns();
+    {
+      UploadPacing pacing(limiter);
+      EXPECT_EQ(http.Perform({.method = methods[i], .url = server.Url("/p"), .body = body}).status, 200);
+      EXPECT_GE(pacing.paid(), body.size());
+      pacing.PayRest(body.size());
+    }
+    const double arrived = seconds(arrived_ns - start_ns), done = seconds(now_ns() - start_ns);
+    EXPECT_EQ(got, body.size());
+    EXPECT_GT(arrived, wanted[i] - 0.25);
+    EXPECT_LT(arrived, wanted[i] + 1.5);
+    EXPECT_LT(done - arrived, 0.25);  // paid while sending, nothing after
+  }
+  start_ns = now_ns();
+  EXPECT_EQ(http.Perform({.method = "PUT", .url = server.Url("/q"), .body = body}).status, 200);
+  EXPECT_LT(seconds(now_ns() - start_ns), 0.5);
 }
 
 TEST(HttpClient, RangeHeaderAndCallerMemory) {

@@ -21,6 +21,11 @@ void KillBackend::Save(const Handle& h, ByteView data) {
   inner_->Save(h, data);
 }
 
+void KillBackend::SaveFrom(const Handle& h, const SaveSource& src) {
+  Count(h);
+  inner_->SaveFrom(h, src);
+}
+
 namespace {
 
 class CountedPackStream : public PackStream {

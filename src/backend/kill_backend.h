@@ -21,6 +21,7 @@ class KillBackend : public ForwardingBackend {
       : ForwardingBackend(std::move(inner)), ops_(ops) {}
 
   void Save(const Handle& h, ByteView data) override;
+  void SaveFrom(const Handle& h, const SaveSource& src) override;
   void Remove(const Handle& h) override;
   std::unique_ptr<PackStream> NewPackStream() override;
 

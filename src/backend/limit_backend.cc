@@ -1,26 +1,6 @@
 #include "backend/limit_backend.h"
 
-#include <algorithm>
-#include <thread>
-
 namespace haven {
-
-RateLimiter::RateLimiter(uint64_t bytes_per_second)
-    : rate_(static_cast<double>(bytes_per_second)), tokens_(rate_), last_(Clock::now()) {}
-
-void RateLimiter::Take(uint64_t bytes) {
-  double wait_s;
-  {
-    MutexLock lk(mu_);
-    Clock::time_point now = Clock::now();
-    tokens_ = std::min(rate_, tokens_ + std::chrono::duration<double>(now - last_).count() * rate_);
-    last_ = now;
-    // Pay now; a negative balance is the time this caller (and the next ones) must wait.
-    tokens_ -= static_cast<double>(bytes);
-    wait_s = tokens_ < 0 ? -tokens_ / rate_ : 0;
-  }
-  if (wait_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
-}
 
 LimitBackend::LimitBackend(std::shared_ptr<Backend> inner, uint64_t upload_kib,
                            uint64_t download_kib)
@@ -30,8 +10,17 @@ LimitBackend::LimitBackend(std::shared_ptr<Backend> inner, uint64_t upload_kib,
 }
 
 void LimitBackend::Save(const Handle& h, ByteView data) {
-  if (up_) up_->Take(data.size());
+  if (!up_) return inner_->Save(h, data);
+  UploadPacing pacing(*up_);
   inner_->Save(h, data);
+  pacing.PayRest(data.size());
+}
+
+void LimitBackend::SaveFrom(const Handle& h, const SaveSource& src) {
+  if (!up_) return inner_->SaveFrom(h, src);
+  UploadPacing pacing(*up_);
+  inner_->SaveFrom(h, src);
+  pacing.PayRest(src.size);
 }
 
 Bytes LimitBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {

@@ -188,15 +188,20 @@ void RestBackend::Create() {
   Check(Send(req, "create the repository"), "create the repository at " + Location());
 }
 
-void RestBackend::Save(const Handle& h, ByteView data) {
+void RestBackend::Save(const Handle& h, ByteView data) { Post(h, data, nullptr); }
+
+void RestBackend::SaveFrom(const Handle& h, const SaveSource& src) { Post(h, {}, &src); }
+
+void RestBackend::Post(const Handle& h, ByteView data, const SaveSource* src) {
   CheckHandle(h);
+  const uint64_t bytes = src ? src->size : data.size();
   if (auto size = Stat(h)) {
-    if (*size == data.size()) return;  // a retried upload: files are immutable
+    if (*size == bytes) return;  // a retried upload: files are immutable
     Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
-                                std::to_string(*size) + " bytes, not " + std::to_string(data.size()));
+                                std::to_string(*size) + " bytes, not " + std::to_string(bytes));
   }
   const std::string what = "save " + h.ToString();
-  HttpRequest req{.method = "POST", .url = UrlOf(h), .body = data};
+  HttpRequest req{.method = "POST", .url = UrlOf(h), .body = data, .body_source = src};
   req.headers.emplace_back("Content-Type", "application/octet-stream");
   Check(Send(req, what), what);
 }

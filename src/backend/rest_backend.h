@@ -75,6 +75,7 @@ class RestBackend : public Backend {
   bool Exists() override;
   void Create() override;
   void Save(const Handle& h, ByteView data) override;
+  void SaveFrom(const Handle& h, const SaveSource& src) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   // Streams the body as it arrives (not over rclone's --stdio pipe, whose one thread would
@@ -92,6 +93,8 @@ class RestBackend : public Backend {
 
  private:
   HttpResponse Send(HttpRequest req, const std::string& what);
+  // Save's one body: `data`, or `src` when it is set (SaveFrom).
+  void Post(const Handle& h, ByteView data, const SaveSource* src);
   // Throws the REST flavour of StatusError unless the status is 2xx.
   void Check(const HttpResponse& r, const std::string& what) const;
   HttpResponse GetRange(const Handle& h, uint64_t offset, uint64_t length,

@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "backend/spool_pack_stream.h"
+
 namespace haven {
 namespace {
 
@@ -74,6 +76,16 @@ void RetryBackend::Create() {
 
 void RetryBackend::Save(const Handle& h, ByteView data) {
   Run("save " + h.ToString(), [&](int) { inner_->Save(h, data); });
+}
+
+void RetryBackend::SaveFrom(const Handle& h, const SaveSource& src) {
+  Run("save " + h.ToString(), [&](int) { inner_->SaveFrom(h, src); });
+}
+
+std::unique_ptr<PackStream> RetryBackend::NewPackStream() {
+  if (auto stream = inner_->NewPackStream()) return stream;
+  if (inner_->RoundTrips()) return std::make_unique<SpoolPackStream>(*this);
+  return nullptr;
 }
 
 Bytes RetryBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {

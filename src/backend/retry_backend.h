@@ -11,7 +11,9 @@
 //  * List: entries delivered by a failed attempt are not delivered again by the next one;
 //    an exception thrown by fn itself is never retried.
 //  * NewPackStream: the inner backend's stream, not retried: its bytes are on their way to
-//    a temp file, not kept (that is its point), and only the local directory streams.
+//    a temp file, not kept (that is its point). For storage whose requests are round trips
+//    (which has no stream of its own) a SpoolPackStream, whose commit is this SaveFrom:
+//    retried like Save, each attempt reading the temp file again.
 // When attempts run out, the last error is rethrown with " (gave up after N attempts)"
 // appended to its message, keeping its code and retryable flag.
 //
@@ -57,7 +59,10 @@ class RetryBackend : public Backend {
   std::optional<int64_t> ModTime(const Handle& h) override;
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override;
   void Remove(const Handle& h) override;
-  std::unique_ptr<PackStream> NewPackStream() override { return inner_->NewPackStream(); }
+  void SaveFrom(const Handle& h, const SaveSource& src) override;
+  // The inner backend's stream when it has one (the local directory's); where requests are
+  // round trips, a SpoolPackStream committed through this->SaveFrom (retried).
+  std::unique_ptr<PackStream> NewPackStream() override;
   int Connections() const override { return inner_->Connections(); }
   bool RoundTrips() const override { return inner_->RoundTrips(); }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {

@@ -10,6 +10,7 @@
 
 #include "backend/s3_xml.h"
 #include "core/error.h"
+#include "core/sha256.h"
 
 namespace haven {
 namespace {
@@ -160,6 +161,23 @@ std::string S3Backend::KeyOf(const Handle& h) const {
   return (loc_.prefix.empty() ? "" : loc_.prefix + "/") + h.ToString();
 }
 
+namespace {
+
+// Lowercase hex SHA-256 of a source's bytes, read in pieces of 1 MiB.
+std::string SourceSha256(const SaveSource& src) {
+  Sha256Stream hash;
+  Bytes piece(std::min<uint64_t>(src.size, 1 << 20));
+  for (uint64_t at = 0; at < src.size;) {
+    std::span<uint8_t> part(piece.data(), static_cast<size_t>(std::min<uint64_t>(piece.size(), src.size - at)));
+    src.read(at, part);
+    hash.Update(part);
+    at += part.size();
+  }
+  return hash.Finish().Hex();
+}
+
+}  // namespace
+
 HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
   SigV4Request sr;
   sr.method = call.method;
@@ -173,12 +191,15 @@ HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
     if (call.range->length) r += std::to_string(call.range->offset + call.range->length - 1);
     sr.headers.emplace_back("Range", r);
   }
-  sr.payload_sha256 = call.body.empty() ? kEmptySha256 : HexSha256(call.body);
+  sr.payload_sha256 = !call.payload_sha256.empty() ? call.payload_sha256
+                      : call.body.empty()           ? kEmptySha256
+                                                    : HexSha256(call.body);
   HttpRequest req;
   req.method = call.method;
   std::string query = CanonicalQuery(call.query);
   req.url = (loc_.https ? "https://" : "http://") + sr.host + sr.path + (query.empty() ? "" : "?" + query);
   req.body = call.body;
+  req.body_source = call.body_source;
   req.into = call.into;  // the Range header is in req.headers already
   req.stream = call.stream;
   req.stream_start = call.stream_start;
@@ -229,8 +250,13 @@ void S3Backend::Create() {
   EnsureBucket();
 }
 
-void S3Backend::Save(const Handle& h, ByteView data) {
+void S3Backend::Save(const Handle& h, ByteView data) { Put(h, data, nullptr); }
+
+void S3Backend::SaveFrom(const Handle& h, const SaveSource& src) { Put(h, {}, &src); }
+
+void S3Backend::Put(const Handle& h, ByteView data, const SaveSource* src) {
   CheckHandle(h);
+  const uint64_t bytes = src ? src->size : data.size();
   // One round trip: the PUT is conditional (If-None-Match: *, S3's "create only"), so an
   // existing object is never replaced and no HEAD goes first. 412: the name exists (a
   // retried upload whose first reply was lost, or another client's copy of the same
@@ -239,13 +265,16 @@ void S3Backend::Save(const Handle& h, ByteView data) {
   const std::string what = "save " + h.ToString();
   auto existing = [&]() {
     auto size = Stat(h);
-    if (size && *size != data.size())
+    if (size && *size != bytes)
       Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
                                   std::to_string(*size) + " bytes, not " +
-                                  std::to_string(data.size()));
+                                  std::to_string(bytes));
     return size.has_value();
   };
-  Call c{.method = "PUT", .key = KeyOf(h), .body = data};
+  Call c{.method = "PUT", .key = KeyOf(h), .body = data, .body_source = src};
+  // The signature covers the payload's SHA-256: a pack's name is that hash (the server
+  // then checks the bytes it got against it); anything else is read once to hash it.
+  if (src) c.payload_sha256 = h.type == FileType::kPack ? h.name : SourceSha256(*src);
   if (!options_.storage_class.empty()) c.headers.emplace_back("x-amz-storage-class", options_.storage_class);
   if (!plain_put_.load(std::memory_order_relaxed)) {
     c.headers.emplace_back("If-None-Match", "*");

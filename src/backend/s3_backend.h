@@ -85,6 +85,7 @@ class S3Backend : public Backend {
   // config exists already.
   void Create() override;
   void Save(const Handle& h, ByteView data) override;
+  void SaveFrom(const Handle& h, const SaveSource& src) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   // Streams the body as it arrives.
@@ -106,12 +107,16 @@ class S3Backend : public Backend {
     HeaderList query;
     HeaderList headers;
     ByteView body;
+    const SaveSource* body_source = nullptr;  // instead of body (HttpRequest::body_source)
+    std::string payload_sha256;               // hex; empty: computed from body
     std::optional<HttpRange> range;
     std::optional<std::span<uint8_t>> into;
     const std::function<void(ByteView)>* stream = nullptr;  // HttpRequest::stream
     const std::function<void(const HttpResponse&)>* stream_start = nullptr;
   };
   HttpResponse Send(const Call& call, const std::string& what);
+  // Save's one body: `data`, or `src` when it is set (SaveFrom).
+  void Put(const Handle& h, ByteView data, const SaveSource* src);
   void EnsureBucket();
   // GET of [offset, offset+length) (length 0: to the end) into `into` or a new buffer.
   HttpResponse GetRange(const Handle& h, uint64_t offset, uint64_t length,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "backend/posix_io.h"
+#include "backend/rate_limiter.h"
 #include "core/error.h"
 
 namespace haven {
@@ -151,12 +152,23 @@ std::string SftpBackend::OpenForWrite(const Handle& h, const std::string& tmp) {
   return r.reply.handle;
 }
 
-void SftpBackend::WriteAll(const std::string& handle, const std::string& tmp, ByteView data) {
+void SftpBackend::WriteAll(const std::string& handle, const std::string& tmp, ByteView data,
+                           const SaveSource* src) {
   std::deque<SftpClient::Call> inflight;
   const size_t chunk = client_->write_chunk();
-  for (size_t off = 0; off < data.size() || !inflight.empty();) {
-    while (off < data.size() && inflight.size() < kWindow) {
-      ByteView part = data.subspan(off, std::min(chunk, data.size() - off));
+  const uint64_t size = src ? src->size : data.size();
+  Bytes buffer(src ? static_cast<size_t>(std::min<uint64_t>(chunk, size)) : 0);
+  for (uint64_t off = 0; off < size || !inflight.empty();) {
+    while (off < size && inflight.size() < kWindow) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
+      ByteView part;
+      if (src) {  // the packet is encoded (copied) before the buffer is read into again
+        src->read(off, std::span<uint8_t>(buffer.data(), n));
+        part = ByteView(buffer.data(), n);
+      } else {
+        part = data.subspan(static_cast<size_t>(off), n);
+      }
+      PayUploadBytes(part.size());  // --limit-upload, as the bytes go out
       inflight.push_back(client_->Send([&](uint32_t id) { return sftp::EncodeWrite(id, handle, off, part); }));
       off += part.size();
     }
@@ -190,13 +202,17 @@ void SftpBackend::Commit(const Handle& h, const std::string& tmp, uint64_t size)
   FailStatus(r.reply, "rename " + tmp + " to", path);
 }
 
-void SftpBackend::Save(const Handle& h, ByteView data) {
+void SftpBackend::Save(const Handle& h, ByteView data) { Write(h, data, nullptr); }
+
+void SftpBackend::SaveFrom(const Handle& h, const SaveSource& src) { Write(h, {}, &src); }
+
+void SftpBackend::Write(const Handle& h, ByteView data, const SaveSource* src) {
   CheckHandle(h);
   const std::string tmp = PathOf(h) + "-tmp-" + posix::RandomSuffix();
   std::string handle = OpenForWrite(h, tmp);
   bool open = true;
   try {
-    WriteAll(handle, tmp, data);
+    WriteAll(handle, tmp, data, src);
     open = false;
     auto r = client_->Roundtrip([&](uint32_t id) { return sftp::EncodeClose(id, handle); });
     ExpectOk(r.reply, "close", tmp);
@@ -210,7 +226,7 @@ void SftpBackend::Save(const Handle& h, ByteView data) {
     RemovePath(tmp);
     throw;
   }
-  Commit(h, tmp, data.size());
+  Commit(h, tmp, src ? src->size : data.size());
 }
 
 void SftpBackend::RemovePath(const std::string& path) {

@@ -51,6 +51,7 @@ class SftpBackend : public Backend {
   // data/00..data/ff; existing folders are kept, an existing config throws kFatal.
   void Create() override;
   void Save(const Handle& h, ByteView data) override;
+  void SaveFrom(const Handle& h, const SaveSource& src) override;
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
   // The range read as LoadInto reads it, kStreamChunk bytes at a time into a reused buffer,
@@ -82,7 +83,10 @@ class SftpBackend : public Backend {
   OpenFile OpenForRead(const Handle& h);
   void ReadRange(const Handle& h, const OpenFile& f, uint64_t offset, std::span<uint8_t> out);
   std::string OpenForWrite(const Handle& h, const std::string& tmp);
-  void WriteAll(const std::string& handle, const std::string& tmp, ByteView data);
+  // Save's one body: `data`, or `src` when it is set (SaveFrom).
+  void Write(const Handle& h, ByteView data, const SaveSource* src);
+  void WriteAll(const std::string& handle, const std::string& tmp, ByteView data,
+                const SaveSource* src);
   void Commit(const Handle& h, const std::string& tmp, uint64_t size);
   void MakeDirs(const std::vector<std::string>& paths);
   void MakeDirChain(const std::string& path);

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <semaphore>
@@ -185,6 +186,7 @@ class PooledBackend : public ForwardingBackend {
   }
   void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
                   const std::function<void(ByteView)>& sink) override {
+    streams_++;
     Hold(h, [&] {
       Bytes all = inner_->Load(h, offset, length);
       for (size_t at = 0; at < all.size(); at += piece_)
@@ -201,6 +203,8 @@ class PooledBackend : public ForwardingBackend {
   }
   int Connections() const override { return connections_; }
   bool RoundTrips() const override { return true; }
+  // LoadStream calls so far.
+  int streams() const { return streams_.load(); }
 
  private:
   template <typename Fn>
@@ -218,6 +222,7 @@ class PooledBackend : public ForwardingBackend {
   const size_t piece_;
   const std::chrono::milliseconds patience_;
   std::counting_semaphore<> free_;
+  std::atomic<int> streams_{0};
 };
 
 }  // namespace haven::testing

@@ -664,11 +664,12 @@ void CopyBlob(WriteSession& session, const PackedBlob& b, const std::string& nam
   session.SaveBlobCopy(b.type, b.id, plain, sealed, ulen);
 }
 
-// Streams of repack at once, one fewer than the storage's connections. A stream holds its
-// connection while its blobs are copied, and a copy may wait for a pack upload (or load a
-// damaged blob's other copy), which needs a connection of its own: with every connection
-// held by a stream waiting for an upload, nothing would move. The connection left over
-// serves the uploads and loads, one after another. Null: ranges are loaded whole.
+// Streams of repack at once: the storage's connections less the session's uploads (at
+// least one left). A stream holds its connection while its blobs are copied, and a copy
+// may wait for a pack upload (or load a damaged blob's other copy), which needs a
+// connection of its own: with every connection held by a stream waiting for an upload,
+// nothing would move. The connections left over serve the uploads and loads. Null:
+// ranges are loaded whole.
 class StreamSlots {
  public:
   explicit StreamSlots(int n) : free_(n) {}
@@ -754,7 +755,8 @@ uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptio
   RangeReader reader(repo.backend(), repo.backend().Connections(), split.window());
   const int connections = repo.backend().Connections();
   std::optional<StreamSlots> streams;
-  if (repo.backend().RoundTrips() && connections >= 2) streams.emplace(connections - 1);
+  const int spare = std::max(1, session.uploads());
+  if (repo.backend().RoundTrips() && connections > spare) streams.emplace(connections - spare);
   ParallelForEach(plan.repack.size(), readers, [&](size_t k) {
     RepackPack(session, reader, split, packs, plan.repack[k], plan.keep, claims,
                streams ? &*streams : nullptr);

@@ -785,7 +785,7 @@ struct HoleyLoads {
   std::vector<testing::LoadTraceBackend::Record> loads;
 };
 HoleyLoads PruneHoleyPacks(const BlobId& first,
-                           const std::shared_ptr<testing::LoadTraceBackend>& traced) {
+                           const std::shared_ptr<testing::LoadTraceBackend>& traced, int jobs = 0) {
   auto repo = TestRepo::OpenOn(traced, 1);
   repo->LoadIndex();
   HoleyLoads out;
@@ -793,6 +793,7 @@ HoleyLoads PruneHoleyPacks(const BlobId& first,
   traced->Reset();
   PruneOptions o;
   o.max_unused = "0%";
+  o.jobs = jobs;
   PruneResult r = RunPrune(*repo, o);
   EXPECT_EQ(r.plan.repack.size(), 7u);
   for (const auto& l : traced->Loads(FileType::kPack))
@@ -802,20 +803,28 @@ HoleyLoads PruneHoleyPacks(const BlobId& first,
 
 // Over a slow link (issue 16): repack reads the wanted blobs of a pack with one ranged
 // request per run whose holes are at most 4 MiB, the runs of one pack in parallel, and
-// (without --jobs) as many packs at once as the storage has connections.
+// (without --jobs) as many streams at once as the storage has connections less the ones
+// kept for the new packs' uploads (4 - 2 here).
 TEST(Prune, RepackReadsCoalescedRangesInParallel) {
-  TestRepo t;
-  const BlobId first = MakeHoleyPacks(t);
-  auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
-  traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
-  const HoleyLoads h = PruneHoleyPacks(first, traced);
-  ASSERT_EQ(h.loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
-  uint64_t bytes = 0;
-  for (const auto& l : h.loads) bytes += l.length;
-  EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the wanted blobs span
-  EXPECT_EQ(traced->PeakFor(h.big), 2);
-  EXPECT_GE(traced->PeakOfType(FileType::kPack), 3);
-  ExpectHealthy(t, false);
+  for (int jobs : {0, 1}) {
+    SCOPED_TRACE(jobs);
+    TestRepo t;
+    const BlobId first = MakeHoleyPacks(t);
+    auto traced = std::make_shared<testing::LoadTraceBackend>(t.mem_ptr(), std::chrono::milliseconds(50), 4);
+    traced->HoldUntilQuiet(FileType::kPack, std::chrono::milliseconds(300));
+    const HoleyLoads h = PruneHoleyPacks(first, traced, jobs);
+    ASSERT_EQ(h.loads.size(), 2u);  // through the 3 MiB hole, not the 6 MiB one
+    uint64_t bytes = 0;
+    for (const auto& l : h.loads) bytes += l.length;
+    EXPECT_LT(bytes, uint64_t{7} << 20);  // of the 12 MiB the wanted blobs span
+    // Both streams: every pack at once, the two ranges of a pack at once (with one pack
+    // at a time, --jobs 1, nothing else takes the two streams).
+    EXPECT_EQ(traced->PeakOfType(FileType::kPack), 4 - WriteSession::kRoundTripUploads);
+    if (jobs == 1) {
+      EXPECT_EQ(traced->PeakFor(h.big), 2);
+    }
+    ExpectHealthy(t, false);
+  }
 }
 
 // Over storage with round trips each range is streamed and each blob copied as its bytes
@@ -835,11 +844,11 @@ TEST(Prune, RepackStreamsItsRangesInPieces) {
 }
 
 // A stream holds its connection while its blobs are copied, and a copy that fills a pack
-// waits for its upload, which needs a connection too: repack streams over one connection
-// fewer than the storage has, so the uploads always find one (with streams on every
-// connection a prune like this one hung). One-blob packs: every copy is an upload.
-TEST(Prune, RepackStreamsLeaveAConnectionForUploads) {
-  for (int connections : {2, 3}) {
+// waits for its upload, which needs a connection too: repack streams over the storage's
+// connections less the session's uploads, so the uploads always find theirs (with streams
+// on every connection a prune like this one hung). One-blob packs: every copy is an upload.
+TEST(Prune, RepackStreamsLeaveConnectionsForUploads) {
+  for (int connections : {3, 5}) {
     SCOPED_TRACE(connections);
     TestRepo t;
     MakeHoleyPacks(t);
@@ -851,6 +860,7 @@ TEST(Prune, RepackStreamsLeaveAConnectionForUploads) {
     o.write.pack_size = 4096;
     PruneResult r = RunPrune(*repo, o);
     EXPECT_GE(r.packs_written, 9u);
+    EXPECT_GE(pooled->streams(), 7);  // the ranges were streamed, not loaded whole
     ExpectHealthy(t, false);
   }
 }

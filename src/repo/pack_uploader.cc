@@ -1,12 +1,17 @@
 #include "repo/pack_uploader.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "core/timings.h"
 
 namespace haven {
 
-PackUploader::PackUploader(SaveFn save) : save_(std::move(save)) {}
+PackUploader::PackUploader(SaveFn save, int max_uploads)
+    : save_(std::move(save)),
+      max_uploads_(std::max(1, max_uploads)),
+      save_pool_(max_uploads_, SIZE_MAX) {}
 
 Bytes PackUploader::TakeBuffer() {
   MutexLock lock(mu_);
@@ -61,7 +66,7 @@ void PackUploader::Throttle() {
 void PackUploader::Upload(FinishedPack pack, std::vector<PackedBlob> blobs) {
   {
     MutexLock lock(mu_);
-    while (pending_ >= static_cast<size_t>(kMaxUploads) && !error_) done_.Wait(mu_);
+    while (pending_ >= static_cast<size_t>(max_uploads_) && !error_) done_.Wait(mu_);
     if (error_) std::rethrow_exception(error_);
     pending_++;
   }

@@ -13,7 +13,8 @@ WriteSession::WriteSession(IndexedRepository& repo, WriteOptions opts)
       opts_(opts),
       uploader_([this](FinishedPack& pack, std::vector<PackedBlob> blobs) {
         SavePack(pack, std::move(blobs));
-      }) {
+      },
+      repo.backend().RoundTrips() ? kRoundTripUploads : 1) {
   if (const auto& cache = repo_.cache())
     on_tree_pack_ = [cache](const std::string& name) { cache->NoteTreePack(name); };
 }

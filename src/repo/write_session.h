@@ -57,6 +57,11 @@ class WriteSession {
   WriteSession& operator=(const WriteSession&) = delete;
 
   IndexedRepository& repo() { return repo_; }
+  // Packs uploaded at once: 1 on storage without round trips, kRoundTripUploads on storage
+  // with them (a pack's round trips and transfer overlap another's; each one in flight
+  // holds its pack in memory and one of the storage's connections).
+  static constexpr int kRoundTripUploads = 2;
+  int uploads() const { return uploader_.max_uploads(); }
   const WriteOptions& options() const { return opts_; }
 
   // Stores a blob unless the index or an in-flight pack already has it. Returns true
@@ -102,8 +107,8 @@ class WriteSession {
   // Closes an open pack (its last piece, if streamed, into *piece) and empties `open`.
   FinishedPack Finish(OpenPack& open, std::vector<PackedBlob>* blobs, PackPiece* piece)
       REQUIRES(mu_);
-  // On the upload thread: hashes (unless streamed), saves and indexes one pack, and writes
-  // an index file every kIndexFlushBlobs blobs.
+  // On an upload thread (several run at once): hashes (unless streamed), saves and
+  // indexes one pack, and writes an index file every kIndexFlushBlobs blobs.
   void SavePack(FinishedPack& pack, std::vector<PackedBlob> blobs) EXCLUDES(mu_);
   // Takes the pending index file (empty when there is none).
   IndexFile TakePendingIndex() REQUIRES(mu_);

@@ -6,15 +6,22 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "backend/dry_run_backend.h"
+#include "backend/forwarding_backend.h"
 #include "backend/local_backend.h"
 #include "backend/mem_backend.h"
+#include "backend/retry_backend.h"
 #include "core/error.h"
 #include "repo/indexed_repository.h"
 #include "repo/lock.h"
@@ -103,6 +110,101 @@ TEST(WriteSession, PackSizeFromWriteOptions) {
   }
   session.Flush();
   EXPECT_EQ(Count(*be, FileType::kPack), 3u);
+}
+
+// Storage where every request is a round trip: pack saves wait (up to 10 s) until two have
+// been in flight at once, and the most in flight at once is recorded.
+class OverlapBackend : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  bool RoundTrips() const override { return true; }
+  void Save(const Handle& h, ByteView data) override {
+    if (h.type != FileType::kPack) return inner_->Save(h, data);
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      peak_ = std::max(peak_, ++now_);
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return peak_ >= 2; });
+    }
+    inner_->Save(h, data);
+    std::lock_guard<std::mutex> lock(mu_);
+    --now_;
+  }
+  int peak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int now_ = 0, peak_ = 0;
+};
+
+// Where requests are round trips, two packs upload at once (one's round trips overlap
+// the other's), never more: each holds its pack in memory.
+TEST(WriteSession, TwoPacksUploadAtOnceWhereRequestsAreRoundTrips) {
+  auto mem = NewRepo();
+  auto be = std::make_shared<OverlapBackend>(mem);
+  auto opened = Repository::Open(be, "pw", 1);
+  auto repo = IndexedRepository::Load(*opened);
+  WriteOptions w;
+  w.pack_size = WriteOptions::kMinPackSize;
+  w.compression = Compression::kOff;
+  WriteSession session(*repo, w);
+  EXPECT_EQ(session.uploads(), WriteSession::kRoundTripUploads);
+  Bytes big(1 << 20);
+  for (int i = 0; i < 21; ++i) {  // 21 MiB: 5 full packs and a last one
+    for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<uint8_t>((k * 131 + i * 7) ^ (k >> 9));
+    session.SaveBlob(BlobType::kData, BlobId(Sha256(big)), big);
+  }
+  session.Flush();
+  EXPECT_EQ(be->peak(), 2);
+  EXPECT_EQ(Count(*mem, FileType::kPack), 6u);
+  auto reopened = Repository::Open(mem, "pw", 1);
+  EXPECT_EQ(IndexedRepository::Load(*reopened)->index().BlobCount(), 21u);
+  // A local directory (no round trips) uploads one pack at a time.
+  auto plain = IndexedRepository::Load(*Repository::Open(mem, "pw", 1));
+  WriteSession local(*plain);
+  EXPECT_EQ(local.uploads(), 1);
+}
+
+// Over remote storage (requests are round trips, behind the RetryBackend every remote
+// gets) data packs are spooled to temp files and uploaded with SaveFrom, never held whole
+// in memory; tree packs, index files and the rest are saved from memory.
+TEST(WriteSession, SpoolsDataPacksForRemoteStorage) {
+  class Remote : public ForwardingBackend {
+   public:
+    using ForwardingBackend::ForwardingBackend;
+    bool RoundTrips() const override { return true; }
+    void SaveFrom(const Handle& h, const SaveSource& src) override {
+      if (h.type == FileType::kPack) spooled_packs++;
+      Backend::SaveFrom(h, src);
+    }
+    std::atomic<int> spooled_packs{0};
+  };
+  auto mem = NewRepo();
+  auto remote = std::make_shared<Remote>(mem);
+  auto be = std::make_shared<RetryBackend>(remote);
+  auto repo = IndexedRepository::Load(*Repository::Open(be, "pw", 1));
+  WriteOptions w;
+  w.pack_size = WriteOptions::kMinPackSize;
+  w.compression = Compression::kOff;
+  WriteSession session(*repo, w);
+  Bytes big(1 << 20);
+  for (int i = 0; i < 9; ++i) {  // 9 MiB: two full packs and a last one
+    for (size_t k = 0; k < big.size(); ++k) big[k] = static_cast<uint8_t>((k * 131 + i * 7) ^ (k >> 9));
+    session.SaveBlob(BlobType::kData, BlobId(Sha256(big)), big);
+  }
+  const std::string json = "{\"nodes\":[]}\n";
+  Bytes tree(json.begin(), json.end());
+  session.SaveBlob(BlobType::kTree, BlobId(Sha256(tree)), tree);
+  session.Flush();
+  EXPECT_EQ(Count(*mem, FileType::kPack), 4u);
+  EXPECT_EQ(remote->spooled_packs, 3);  // the data packs, not the tree pack
+  auto reopened = IndexedRepository::Load(*Repository::Open(mem, "pw", 1));
+  EXPECT_EQ(reopened->index().BlobCount(), 10u);
+  EXPECT_EQ(reopened->LoadBlob(BlobType::kData, BlobId(Sha256(big))), big);
 }
 
 // On a local directory the data packs are streamed to temp files while they fill (no
