@@ -37,6 +37,7 @@
 #include "backend/local_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/retry_backend.h"
+#include "backend/spool_pack_stream.h"
 #include "core/error.h"
 #include "core/id.h"
 
@@ -708,11 +709,13 @@ TEST_F(RetryBackendTest, SpoolsPacksForRemoteStorageAndRetriesTheirUpload) {
   EXPECT_EQ(ListAll(*mem_, FileType::kPack).size(), 1u);
   EXPECT_TRUE(std::filesystem::is_empty(tmp));
   EXPECT_EQ(RetryBackend(fault_).NewPackStream(), nullptr);  // no round trips: in memory
-  // A temp folder that cannot be written: a clear error naming it and TMPDIR.
+  // A temp folder that cannot be written: the spool's error names it and TMPDIR, and the
+  // RetryBackend gives no stream (the pack is then built in memory, the backup goes on).
   ::setenv("TMPDIR", (tmp + "/missing").c_str(), 1);
-  Error e = CatchError([&] { retry.NewPackStream(); });
+  Error e = CatchError([&] { SpoolPackStream spool(retry); });
   EXPECT_TRUE(Contains(e.what(), tmp + "/missing")) << e.what();
   EXPECT_TRUE(Contains(e.what(), "TMPDIR")) << e.what();
+  EXPECT_EQ(retry.NewPackStream(), nullptr);
   if (old_tmpdir) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
   std::filesystem::remove_all(tmp);
 }

@@ -84,8 +84,12 @@ void RetryBackend::SaveFrom(const Handle& h, const SaveSource& src) {
 
 std::unique_ptr<PackStream> RetryBackend::NewPackStream() {
   if (auto stream = inner_->NewPackStream()) return stream;
-  if (inner_->RoundTrips()) return std::make_unique<SpoolPackStream>(*this);
-  return nullptr;
+  if (!inner_->RoundTrips()) return nullptr;
+  try {
+    return std::make_unique<SpoolPackStream>(*this);
+  } catch (const Error&) {
+    return nullptr;  // no temp file ($TMPDIR unwritable, no descriptors): build it in memory
+  }
 }
 
 Bytes RetryBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {

@@ -61,7 +61,8 @@ class RetryBackend : public Backend {
   void Remove(const Handle& h) override;
   void SaveFrom(const Handle& h, const SaveSource& src) override;
   // The inner backend's stream when it has one (the local directory's); where requests are
-  // round trips, a SpoolPackStream committed through this->SaveFrom (retried).
+  // round trips, a SpoolPackStream committed through this->SaveFrom (retried), or nullptr
+  // (the pack is built in memory) when no temp file can be made.
   std::unique_ptr<PackStream> NewPackStream() override;
   int Connections() const override { return inner_->Connections(); }
   bool RoundTrips() const override { return inner_->RoundTrips(); }

@@ -48,9 +48,20 @@ bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
     return false;
   }
   uint32_t ulen = 0;
-  ByteView sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+  ByteView sealed;
+  try {
+    sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+  } catch (...) {
+    ReleaseClaim(t, id);
+    throw;
+  }
   AppendSealed(t, id, sealed, ulen, plain.size());
   return true;
+}
+
+void WriteSession::ReleaseClaim(BlobType t, const BlobId& id) {
+  MutexLock lock(mu_);
+  in_flight_[static_cast<int>(t)].erase(id);
 }
 
 bool WriteSession::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, ByteView sealed,
@@ -63,7 +74,12 @@ bool WriteSession::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, By
                       !plain.empty() &&
                       (t == BlobType::kTree || opts_.compression != Compression::kOff);
   if (sealed.empty() || compress_now) {
-    sealed = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
+    try {
+      sealed = SealBlob(t, plain, /*skip_incompressible=*/false, &uncompressed_length);
+    } catch (...) {
+      ReleaseClaim(t, id);
+      throw;
+    }
   }
   AppendSealed(t, id, sealed, uncompressed_length, plain.size());
   return true;
@@ -116,7 +132,15 @@ void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
   bool queued = false;
   {
     MutexLock lock(mu_);
-    full = AddToPack(t, id, sealed, uncompressed_length, &blobs, &piece);
+    try {
+      full = AddToPack(t, id, sealed, uncompressed_length, &blobs, &piece);
+    } catch (...) {
+      // Not in a pack (no pack stream could be made: a full disk, no descriptors): give
+      // the claim back, or a later copy of this blob would be taken as stored and a
+      // snapshot would refer to a blob that no pack holds.
+      in_flight_[static_cast<int>(t)].erase(id);
+      throw;
+    }
     if (piece.sink) {  // queued under mu_: pieces are written in the order they were cut
       uploader_.QueuePiece(std::move(piece));
       queued = true;

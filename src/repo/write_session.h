@@ -89,6 +89,8 @@ class WriteSession {
   ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
                     uint32_t* uncompressed_length);
   // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
+  // Gives back SaveBlob's claim on a blob that did not reach a pack (in_flight_).
+  void ReleaseClaim(BlobType t, const BlobId& id) EXCLUDES(mu_);
   void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                     size_t plain_size) EXCLUDES(mu_);
   // The open pack of one blob type: built in memory, or streamed (never both).

@@ -207,6 +207,35 @@ TEST(WriteSession, SpoolsDataPacksForRemoteStorage) {
   EXPECT_EQ(reopened->LoadBlob(BlobType::kData, BlobId(Sha256(big))), big);
 }
 
+// A blob whose pack could not be started (no pack stream: a full disk, no descriptors)
+// is not left claimed: the failed SaveBlob throws, and the next copy of the blob is stored
+// instead of being taken as in flight (a snapshot would refer to a blob no pack holds).
+TEST(WriteSession, ABlobThatReachedNoPackIsNotLeftClaimed) {
+  class FailingStream : public ForwardingBackend {
+   public:
+    using ForwardingBackend::ForwardingBackend;
+    std::unique_ptr<PackStream> NewPackStream() override {
+      if (fail_.exchange(false)) throw Error(ErrorCode::kIo, "no descriptors left");
+      return nullptr;
+    }
+
+   private:
+    std::atomic<bool> fail_{true};
+  };
+  auto mem = NewRepo();
+  auto be = std::make_shared<FailingStream>(mem);
+  auto repo = IndexedRepository::Load(*Repository::Open(be, "pw", 1));
+  WriteSession session(*repo);
+  Bytes blob(4096, 9);
+  const BlobId id(Sha256(blob));
+  EXPECT_THROW(session.SaveBlob(BlobType::kData, id, blob), Error);
+  EXPECT_FALSE(session.HasBlob(BlobType::kData, id));
+  EXPECT_TRUE(session.SaveBlob(BlobType::kData, id, blob));
+  session.Flush();
+  auto reopened = IndexedRepository::Load(*Repository::Open(mem, "pw", 1));
+  EXPECT_EQ(reopened->LoadBlob(BlobType::kData, id), blob);
+}
+
 // On a local directory the data packs are streamed to temp files while they fill (no
 // pack held in memory): the packs land under their SHA-256, the index lists them, and
 // neither a flushed nor a dropped session leaves a temp file.
