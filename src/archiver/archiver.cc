@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -577,6 +578,12 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     multi = true;
     budget_.Acquire(n);
     std::shared_ptr<Bytes> chunk = chunk_buffers_.Get();
+    if (chunk->capacity() < n) {
+      // Grown by powers of two: assign alone would size a buffer to each new largest chunk,
+      // a fresh mapping (a page fault per 4 KiB) several times per buffer.
+      chunk->clear();
+      chunk->reserve(std::bit_ceil(n));
+    }
     chunk->assign(buf.begin(), buf.begin() + static_cast<long>(n));
     pending.push_back(blob_pool_.Submit([this, chunk, store, n] {
       struct Release {

@@ -1,5 +1,6 @@
 #include "repo/pack_stream.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/error.h"
@@ -37,33 +38,32 @@ void PackSink::Commit(const PackId& id) {
 }
 
 void StreamedPackWriter::Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
-                             PackPiece* piece) {
+                             std::vector<PackPiece>* pieces) {
   blobs_.push_back(PackedBlob{type_, id, static_cast<uint32_t>(size_),
                               static_cast<uint32_t>(sealed.size()), uncompressed_length});
   size_ += sealed.size();
-  if (stage_.capacity() == 0) {
-    stage_ = take_buffer_();
-    stage_.clear();
-    if (stage_.capacity() < kPieceSize) stage_.reserve(kPieceSize);
+  while (!sealed.empty()) {
+    if (stage_.capacity() == 0) {
+      stage_ = take_buffer_();
+      stage_.clear();
+      if (stage_.capacity() < kPieceSize) stage_.reserve(kPieceSize);
+    }
+    const size_t n = std::min(kPieceSize - stage_.size(), sealed.size());
+    stage_.insert(stage_.end(), sealed.begin(), sealed.begin() + static_cast<long>(n));
+    sealed = sealed.subspan(n);
+    if (stage_.size() < kPieceSize) return;
+    pieces->push_back(PackPiece{sink_, std::move(stage_)});
+    stage_ = Bytes();
   }
-  stage_.insert(stage_.end(), sealed.begin(), sealed.end());
-  if (stage_.size() < kPieceSize) return;
-  piece->sink = sink_;
-  piece->bytes = std::move(stage_);
-  stage_ = Bytes();
 }
 
 void StreamedPackWriter::Finish(const crypto::CryptoKey& key, std::vector<PackedBlob>* blobs,
-                                PackPiece* piece) {
+                                std::vector<PackPiece>* pieces) {
   Bytes tail = SealedPackTail(key, blobs_);
-  if (!piece->sink) {
-    piece->bytes = std::move(stage_);
-    stage_ = Bytes();
-  }
-  piece->bytes.insert(piece->bytes.end(), stage_.begin(), stage_.end());
-  piece->bytes.insert(piece->bytes.end(), tail.begin(), tail.end());
-  piece->sink = sink_;
+  Bytes last = std::move(stage_);
   stage_ = Bytes();
+  last.insert(last.end(), tail.begin(), tail.end());
+  pieces->push_back(PackPiece{sink_, std::move(last)});
   *blobs = std::move(blobs_);
   blobs_.clear();
 }

@@ -3,8 +3,9 @@
 // or a repack is the chunks in flight, not three 16 MiB pack buffers.
 //
 // The WriteSession adds blobs to a StreamedPackWriter under its own lock; the writer
-// stages them and cuts its bytes into pieces of about kPieceSize (small blobs cost no
-// write each). The session queues each piece to the PackUploader's thread in the order
+// stages them and cuts its bytes into pieces of exactly kPieceSize (small blobs cost no
+// write each; a piece buffer never grows, so the uploader can recycle every one of them and
+// no blob's bytes land in freshly mapped memory, a page fault per 4 KiB). The session queues each piece to the PackUploader's thread in the order
 // they were cut, and that thread writes and hashes them (as it hashed and wrote a whole
 // pack before), so the workers never wait on the disk. The pack's id is the SHA-256 of all
 // its pieces, known once the last one is written.
@@ -64,12 +65,14 @@ class StreamedPackWriter {
   BlobType type() const { return type_; }
   size_t Size() const { return size_; }
   size_t Count() const { return blobs_.size(); }
-  // Adds an already sealed blob (copied); when a piece is full, moves it to *piece (which
-  // must be empty).
-  void Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length, PackPiece* piece);
-  // Closes the pack: the staged rest and the header go into *piece (after what Add put
-  // there); the blobs into *blobs. Once that piece is written, the sink holds the pack.
-  void Finish(const crypto::CryptoKey& key, std::vector<PackedBlob>* blobs, PackPiece* piece);
+  // Adds an already sealed blob (copied); every piece it fills (exactly kPieceSize bytes:
+  // a large blob is cut across pieces) is appended to *pieces, in order.
+  void Add(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
+           std::vector<PackPiece>* pieces);
+  // Closes the pack: the staged rest and the header are appended to *pieces as its last
+  // piece; the blobs go into *blobs. Once that piece is written, the sink holds the pack.
+  void Finish(const crypto::CryptoKey& key, std::vector<PackedBlob>* blobs,
+              std::vector<PackPiece>* pieces);
   const std::shared_ptr<PackSink>& sink() const { return sink_; }
 
  private:

@@ -47,9 +47,11 @@ void PackUploader::RunPiece(PackPiece& piece) {
   }
   MutexLock lock(mu_);
   queued_piece_bytes_ -= piece.bytes.size();
-  // A piece buffer of about a stage's size is kept for the next stage (not the odd large
-  // one a big blob made).
-  if (piece.bytes.capacity() <= 2 * StreamedPackWriter::kPieceSize && free_pieces_.size() < 4) {
+  // A piece buffer of a stage's size is kept for the next stage (pieces never grow; only a
+  // pack's last one, with the header, may have). As many are kept as can be queued, so a
+  // steady stream of pieces reuses memory that is already mapped.
+  if (piece.bytes.capacity() <= 2 * StreamedPackWriter::kPieceSize &&
+      free_pieces_.size() < kMaxFreePieces) {
     piece.bytes.clear();
     free_pieces_.push_back(std::move(piece.bytes));
   }

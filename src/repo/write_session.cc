@@ -128,12 +128,12 @@ void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
   stats_.data_added_packed += sealed.size();
   FinishedPack full;
   std::vector<PackedBlob> blobs;
-  PackPiece piece;
+  std::vector<PackPiece> pieces;
   bool queued = false;
   {
     MutexLock lock(mu_);
     try {
-      full = AddToPack(t, id, sealed, uncompressed_length, &blobs, &piece);
+      full = AddToPack(t, id, sealed, uncompressed_length, &blobs, &pieces);
     } catch (...) {
       // Not in a pack (no pack stream could be made: a full disk, no descriptors): give
       // the claim back, or a later copy of this blob would be taken as stored and a
@@ -141,7 +141,7 @@ void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
       in_flight_[static_cast<int>(t)].erase(id);
       throw;
     }
-    if (piece.sink) {  // queued under mu_: pieces are written in the order they were cut
+    for (PackPiece& piece : pieces) {  // under mu_: written in the order they were cut
       uploader_.QueuePiece(std::move(piece));
       queued = true;
     }
@@ -160,7 +160,8 @@ size_t WriteSession::OpenPack::Count() const {
 
 FinishedPack WriteSession::AddToPack(BlobType t, const BlobId& id, ByteView sealed,
                                      uint32_t uncompressed_length,
-                                     std::vector<PackedBlob>* blobs, PackPiece* piece) {
+                                     std::vector<PackedBlob>* blobs,
+                                     std::vector<PackPiece>* pieces) {
   OpenPack& open = packers_[static_cast<int>(t)];
   // Data packs go to a backend that can stream them (the local directory) as they fill,
   // so no data pack stays in memory; tree packs (small, and kept by the local cache) and
@@ -177,18 +178,18 @@ FinishedPack WriteSession::AddToPack(BlobType t, const BlobId& id, ByteView seal
                                               uploader_.TakeBuffer());
   }
   if (open.streamed)
-    open.streamed->Add(id, sealed, uncompressed_length, piece);
+    open.streamed->Add(id, sealed, uncompressed_length, pieces);
   else
     open.mem->Add(id, sealed, uncompressed_length);
   if (open.Size() < opts_.pack_size && open.Count() < kMaxPackBlobs) return {};
-  return Finish(open, blobs, piece);
+  return Finish(open, blobs, pieces);
 }
 
 FinishedPack WriteSession::Finish(OpenPack& open, std::vector<PackedBlob>* blobs,
-                                  PackPiece* piece) {
+                                  std::vector<PackPiece>* pieces) {
   FinishedPack full;
   if (open.streamed) {
-    open.streamed->Finish(repo_.key(), blobs, piece);
+    open.streamed->Finish(repo_.key(), blobs, pieces);
     full.sink = open.streamed->sink();
   } else {
     full.bytes = open.mem->Finish(repo_.key(), blobs);
@@ -244,9 +245,9 @@ void WriteSession::Flush() {
     std::vector<PackedBlob> blobs;
     {
       MutexLock lock(mu_);
-      PackPiece piece;
-      if (packers_[ti].Count() > 0) full = Finish(packers_[ti], &blobs, &piece);
-      if (piece.sink) uploader_.QueuePiece(std::move(piece));
+      std::vector<PackPiece> pieces;
+      if (packers_[ti].Count() > 0) full = Finish(packers_[ti], &blobs, &pieces);
+      for (PackPiece& piece : pieces) uploader_.QueuePiece(std::move(piece));
     }
     if (!blobs.empty()) uploader_.Upload(std::move(full), std::move(blobs));
   }

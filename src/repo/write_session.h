@@ -102,13 +102,13 @@ class WriteSession {
   };
   // Adds a blob to its type's open pack; returns the pack when that filled it (else an
   // empty FinishedPack and no blobs). Bytes of a streamed pack due to be written go to
-  // *piece, which the caller queues to the uploader before it releases mu_.
+  // *pieces, which the caller queues to the uploader, in order, before it releases mu_.
   FinishedPack AddToPack(BlobType t, const BlobId& id, ByteView sealed,
                          uint32_t uncompressed_length, std::vector<PackedBlob>* blobs,
-                         PackPiece* piece) REQUIRES(mu_);
-  // Closes an open pack (its last piece, if streamed, into *piece) and empties `open`.
-  FinishedPack Finish(OpenPack& open, std::vector<PackedBlob>* blobs, PackPiece* piece)
-      REQUIRES(mu_);
+                         std::vector<PackPiece>* pieces) REQUIRES(mu_);
+  // Closes an open pack (its last piece, if streamed, onto *pieces) and empties `open`.
+  FinishedPack Finish(OpenPack& open, std::vector<PackedBlob>* blobs,
+                      std::vector<PackPiece>* pieces) REQUIRES(mu_);
   // On an upload thread (several run at once): hashes (unless streamed), saves and
   // indexes one pack, and writes an index file every kIndexFlushBlobs blobs.
   void SavePack(FinishedPack& pack, std::vector<PackedBlob> blobs) EXCLUDES(mu_);
