@@ -350,7 +350,10 @@ class Backup {
   // mmap and a page fault per 4 KiB of every chunk.
   class BufferPool {
    public:
-    std::shared_ptr<Bytes> Get() {
+    // A buffer with room for n bytes. One too small is grown to the next power of two: sized
+    // to each new largest chunk, a buffer was mapped afresh (a page fault per 4 KiB) several
+    // times over.
+    std::shared_ptr<Bytes> Get(size_t n) {
       std::unique_ptr<Bytes> b;
       {
         MutexLock lock(mu_);
@@ -360,6 +363,10 @@ class Backup {
         }
       }
       if (!b) b = std::make_unique<Bytes>();
+      if (b->capacity() < n) {
+        b->clear();
+        b->reserve(std::bit_ceil(n));
+      }
       return std::shared_ptr<Bytes>(b.release(), [this](Bytes* p) {
         MutexLock lock(mu_);
         // A buffer keeps the capacity of the largest chunk it held: kept ones are bounded
@@ -577,13 +584,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     }
     multi = true;
     budget_.Acquire(n);
-    std::shared_ptr<Bytes> chunk = chunk_buffers_.Get();
-    if (chunk->capacity() < n) {
-      // Grown by powers of two: assign alone would size a buffer to each new largest chunk,
-      // a fresh mapping (a page fault per 4 KiB) several times per buffer.
-      chunk->clear();
-      chunk->reserve(std::bit_ceil(n));
-    }
+    std::shared_ptr<Bytes> chunk = chunk_buffers_.Get(n);
     chunk->assign(buf.begin(), buf.begin() + static_cast<long>(n));
     pending.push_back(blob_pool_.Submit([this, chunk, store, n] {
       struct Release {

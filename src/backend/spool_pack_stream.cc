@@ -40,10 +40,12 @@ void SpoolPackStream::Append(ByteView data) {
 void SpoolPackStream::Commit(const std::string& name) {
   const int fd = fd_.get();
   const Handle h{FileType::kPack, name};
-  const std::string where = "save " + h.ToString() + ": cannot read its temp file in " + dir_ + ": ";
+  const std::string where =
+      "save " + h.ToString() + ": cannot read its temp file in " + dir_ + ": ";
   SaveSource src{.size = size_, .read = [fd, &where](uint64_t offset, std::span<uint8_t> out) {
                    if (int err = posix::ReadAt(fd, out.data(), out.size(), offset))
-                     Fail(ErrorCode::kIo, where + (err < 0 ? "it is shorter than written" : std::strerror(err)));
+                     Fail(ErrorCode::kIo, where + (err < 0 ? "it is shorter than written"
+                                                           : std::strerror(err)));
                  }};
   owner_.SaveFrom(h, src);
 }

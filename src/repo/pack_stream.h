@@ -5,10 +5,11 @@
 // The WriteSession adds blobs to a StreamedPackWriter under its own lock; the writer
 // stages them and cuts its bytes into pieces of exactly kPieceSize (small blobs cost no
 // write each; a piece buffer never grows, so the uploader can recycle every one of them and
-// no blob's bytes land in freshly mapped memory, a page fault per 4 KiB). The session queues each piece to the PackUploader's thread in the order
-// they were cut, and that thread writes and hashes them (as it hashed and wrote a whole
-// pack before), so the workers never wait on the disk. The pack's id is the SHA-256 of all
-// its pieces, known once the last one is written.
+// no blob's bytes land in freshly mapped memory, a page fault per 4 KiB). The session
+// queues each piece to the PackUploader's thread in the order they were cut, and that
+// thread writes and hashes them (as it hashed and wrote a whole pack before), so the
+// workers never wait on the disk. The pack's id is the SHA-256 of all its pieces, known
+// once the last one is written.
 #pragma once
 
 #include <functional>

@@ -49,7 +49,8 @@ class PackUploader {
 
   static constexpr size_t kMaxQueuedPieceBytes = 8 << 20;
   // Emptied piece buffers kept for reuse: the queue's worth and a few stages.
-  static constexpr size_t kMaxFreePieces = kMaxQueuedPieceBytes / StreamedPackWriter::kPieceSize + 4;
+  static constexpr size_t kMaxFreePieces =
+      kMaxQueuedPieceBytes / StreamedPackWriter::kPieceSize + 4;
 
   // An emptied pack buffer for the next PackWriter, or an empty one.
   Bytes TakeBuffer();

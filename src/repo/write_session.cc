@@ -61,6 +61,10 @@ bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
 
 void WriteSession::ReleaseClaim(BlobType t, const BlobId& id) {
   MutexLock lock(mu_);
+  ReleaseClaimLocked(t, id);
+}
+
+void WriteSession::ReleaseClaimLocked(BlobType t, const BlobId& id) {
   in_flight_[static_cast<int>(t)].erase(id);
 }
 
@@ -138,7 +142,7 @@ void WriteSession::AppendSealed(BlobType t, const BlobId& id, ByteView sealed,
       // Not in a pack (no pack stream could be made: a full disk, no descriptors): give
       // the claim back, or a later copy of this blob would be taken as stored and a
       // snapshot would refer to a blob that no pack holds.
-      in_flight_[static_cast<int>(t)].erase(id);
+      ReleaseClaimLocked(t, id);
       throw;
     }
     for (PackPiece& piece : pieces) {  // under mu_: written in the order they were cut

@@ -91,6 +91,7 @@ class WriteSession {
   // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
   // Gives back SaveBlob's claim on a blob that did not reach a pack (in_flight_).
   void ReleaseClaim(BlobType t, const BlobId& id) EXCLUDES(mu_);
+  void ReleaseClaimLocked(BlobType t, const BlobId& id) REQUIRES(mu_);
   void AppendSealed(BlobType t, const BlobId& id, ByteView sealed, uint32_t uncompressed_length,
                     size_t plain_size) EXCLUDES(mu_);
   // The open pack of one blob type: built in memory, or streamed (never both).
