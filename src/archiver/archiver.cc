@@ -563,36 +563,45 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     }
   };
   // The blob's id, and its size when it was added (0 when the repository had it).
-  auto store = [this](ByteView blob) {
+  auto store = [this](ByteView blob, int level) {
     BlobId id;
     {
       ScopedTimer t(Stage::kHash);
       id = BlobId(Sha256(blob));
     }
-    bool added = session_.SaveBlob(BlobType::kData, id, blob);
+    bool added = session_.SaveBlob(BlobType::kData, id, blob, level);
     return std::pair<BlobId, size_t>(id, added ? blob.size() : 0);
   };
   bool multi = false;
+  // The zstd level of a large file's chunks: chosen by a trial on its chunk kLevelTrialAt,
+  // and again every kLevelTrialEvery chunks (a file whose content changes kind); the mode's
+  // level before the first trial, so a file of fewer chunks never pays for one.
+  constexpr size_t kLevelTrialAt = 8, kLevelTrialEvery = 64;
+  size_t chunks = 0;
+  int level = 0;
   auto emit = [&](size_t n, bool last) {
     r.size += n;
     if (opts_.progress) opts_.progress->AddBytes(n);
     if (last && !multi) {  // the whole file is one chunk: no hand-off
-      auto [id, added] = store(ByteView(buf.data(), n));
+      auto [id, added] = store(ByteView(buf.data(), n), 0);
       r.content.push_back(id);
       r.added += added;
       return;
     }
     multi = true;
+    if (chunks >= kLevelTrialAt && (chunks - kLevelTrialAt) % kLevelTrialEvery == 0)
+      level = session_.DataLevelFor(ByteView(buf.data(), n));
+    ++chunks;
     budget_.Acquire(n);
     std::shared_ptr<Bytes> chunk = chunk_buffers_.Get(n);
     chunk->assign(buf.begin(), buf.begin() + static_cast<long>(n));
-    pending.push_back(blob_pool_.Submit([this, chunk, store, n] {
+    pending.push_back(blob_pool_.Submit([this, chunk, store, n, level] {
       struct Release {
         ByteBudget& b;
         size_t n;
         ~Release() { b.Release(n); }
       } release{budget_, n};
-      return store(*chunk);
+      return store(*chunk, level);
     }));
     collect(static_cast<size_t>(jobs_) * 2);
   };

@@ -19,6 +19,8 @@
 
 #include "archiver/folder_state.h"
 #include "backend/mem_backend.h"
+#include "repo/compress.h"
+#include "repo/test_log_lines.h"
 #include "repo/test_repository.h"
 #include "core/error.h"
 
@@ -116,6 +118,31 @@ class ArchiverTest : public ::testing::Test {
   std::unique_ptr<haven::testing::TestRepository> repo_;
   int runs_ = 0;
 };
+
+// "auto" compression of a large file: its first 8 chunks at level 3, later ones at the
+// level the trial on chunk 8 chose (level 1 for log lines), each stored as exactly the
+// frame that level gives; the file restores byte for byte.
+TEST_F(ArchiverTest, LargeFilesChunksUseTheLevelTheTrialChose) {
+  const Bytes log = haven::testing::LogLines(24 << 20, 11);
+  WriteFile(root_ / "src/app.log", std::string(log.begin(), log.end()));
+  BackupResult r = Backup(false);
+  Node f = Find(r.tree, "app.log");
+  ASSERT_GE(f.content.size(), 10u);
+  int chosen = 0;
+  Bytes joined;
+  for (size_t i = 0; i < f.content.size(); ++i) {
+    Bytes plain = repo_->LoadBlob(BlobType::kData, f.content[i]);
+    joined.insert(joined.end(), plain.begin(), plain.end());
+    if (i == 8) chosen = ChooseAutoLevel(plain);
+    const int level = i < 8 ? 3 : chosen;
+    auto loc = repo_->index().Lookup(BlobType::kData, f.content[i]);
+    ASSERT_EQ(loc.size(), 1u);
+    EXPECT_EQ(loc[0].uncompressed_length, plain.size()) << "chunk " << i;
+    EXPECT_EQ(loc[0].length, ZstdCompress(plain, level).size() + 32) << "chunk " << i;
+  }
+  EXPECT_EQ(chosen, 1);
+  EXPECT_TRUE(joined == log);
+}
 
 TEST_F(ArchiverTest, WithoutSnapshotOnlyTreesAndDataAreStored) {
   WriteFile(root_ / "src/a.txt", "alpha");

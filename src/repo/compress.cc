@@ -49,6 +49,15 @@ Bytes ZstdCompress(ByteView data, int level) {
   return out;
 }
 
+int ChooseAutoLevel(ByteView sample) {
+  const int standard = ZstdLevel(Compression::kAuto);
+  if (sample.size() < kLevelTrialMin || LooksIncompressible(sample)) return standard;
+  thread_local Bytes trial;
+  const size_t fast = ZstdCompressInto(sample, 1, trial);
+  const size_t normal = ZstdCompressInto(sample, standard, trial);
+  return fast <= normal + normal / 100 ? 1 : standard;
+}
+
 size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, size_t slack) {
   thread_local CCtx c;
   if (c.level != level) {

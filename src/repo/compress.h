@@ -16,6 +16,13 @@ int ZstdLevel(Compression c);
 // Parses "auto", "off", "max", "fastest", "better"; throws kInvalidArgument otherwise.
 Compression ParseCompression(std::string_view s);
 
+// "auto"'s level for the data of one large file, measured on a sample of it (docs/format.md
+// §12): zstd level 1 when its output is at most 1 % larger than level 3's (log files: as
+// small or smaller, and about 1.5x faster), else level 3. A sample that looks incompressible
+// or is shorter than kLevelTrialMin gives 3 (no trial).
+inline constexpr size_t kLevelTrialMin = 64 * 1024;
+int ChooseAutoLevel(ByteView sample);
+
 // One standard zstd frame with the content size recorded and no checksum.
 Bytes ZstdCompress(ByteView data, int level);
 // Compresses into out[offset, offset + n) and returns n; out only grows (reused per thread by

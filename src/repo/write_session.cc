@@ -33,7 +33,13 @@ bool WriteSession::HasBlob(BlobType t, const BlobId& id) {
   return repo_.HasBlob(t, id);
 }
 
-bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
+int WriteSession::DataLevelFor(ByteView sample) const {
+  if (opts_.compression != Compression::kAuto || repo_.config().version < 2) return 0;
+  ScopedTimer timer(Stage::kCompress);
+  return ChooseAutoLevel(sample);
+}
+
+bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain, int data_level) {
   if (repo_.HasBlob(t, id)) return false;  // most duplicates end here, without mu_
   const int ti = static_cast<int>(t);
   {
@@ -50,7 +56,7 @@ bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain) {
   uint32_t ulen = 0;
   ByteView sealed;
   try {
-    sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen);
+    sealed = SealBlob(t, plain, /*skip_incompressible=*/true, &ulen, data_level);
   } catch (...) {
     ReleaseClaim(t, id);
     throw;
@@ -90,7 +96,7 @@ bool WriteSession::SaveBlobCopy(BlobType t, const BlobId& id, ByteView plain, By
 }
 
 ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
-                                uint32_t* uncompressed_length) {
+                                uint32_t* uncompressed_length, int data_level) {
   // v2 compresses trees always and data unless compression is off (or, for new data,
   // the sample says it will not shrink); compression and sealing run in the caller.
   const Compression mode = opts_.compression;
@@ -105,7 +111,9 @@ ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompress
   *uncompressed_length = 0;
   ByteView body = plain;
   if (compress) {
-    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(mode)) : ZstdLevel(mode);
+    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(mode))
+                : data_level > 0         ? data_level
+                                         : ZstdLevel(mode);
     ScopedTimer timer(Stage::kCompress);
     const size_t n =
         ZstdCompressInto(plain, level, sealed, crypto::kIvSize, crypto::kTagSize);

@@ -65,8 +65,14 @@ class WriteSession {
   const WriteOptions& options() const { return opts_; }
 
   // Stores a blob unless the index or an in-flight pack already has it. Returns true
-  // when it was added. Compression and sealing run in the calling thread.
-  bool SaveBlob(BlobType t, const BlobId& id, ByteView plain) EXCLUDES(mu_);
+  // when it was added. Compression and sealing run in the calling thread. `data_level` > 0
+  // is the zstd level for a data blob (DataLevelFor's choice); 0 takes the mode's level.
+  bool SaveBlob(BlobType t, const BlobId& id, ByteView plain, int data_level = 0)
+      EXCLUDES(mu_);
+  // The zstd level for the data of one large file, given a sample of it (one of its
+  // chunks): ChooseAutoLevel's trial in "auto" mode on a v2 repository, else 0 (the mode's
+  // level). Counted as compression time.
+  int DataLevelFor(ByteView sample) const;
   // True when the index lists the blob or a pack of this session holds it.
   bool HasBlob(BlobType t, const BlobId& id) EXCLUDES(mu_);
   // Prune's repack: stores a blob although the index already lists it (that copy is about
@@ -87,7 +93,7 @@ class WriteSession {
   // Compresses (v2, per the compression mode) and seals one blob's plaintext.
   // The result lives in a per-thread buffer: valid until this thread's next SealBlob.
   ByteView SealBlob(BlobType t, ByteView plain, bool skip_incompressible,
-                    uint32_t* uncompressed_length);
+                    uint32_t* uncompressed_length, int data_level = 0);
   // Counts a sealed blob and adds it to its type's open pack, uploading the pack when full.
   // Gives back SaveBlob's claim on a blob that did not reach a pack (in_flight_).
   void ReleaseClaim(BlobType t, const BlobId& id) EXCLUDES(mu_);
