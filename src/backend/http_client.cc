@@ -114,9 +114,11 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
 size_t OnRead(char* buf, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const HttpRequest& req = *t->req;
-  size_t len = static_cast<size_t>(std::min<uint64_t>(size * n, req.BodySize() - t->upload_pos));
-  // --limit-upload: paid as the bytes go out (on the caller's thread; a multiplexed
-  // transfer runs on the client's thread, where no pacing is in effect).
+  // --limit-upload: paid as the bytes go out, in pieces small enough that no wait leaves
+  // the connection idle for long (on the caller's thread; a multiplexed transfer runs on
+  // the client's thread, where no pacing is in effect).
+  size_t len = static_cast<size_t>(std::min<uint64_t>(
+      {size * n, req.BodySize() - t->upload_pos, UploadPieceLimit()}));
   PayUploadBytes(len);
   if (req.body_source) {
     try {
@@ -430,6 +432,22 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   return resp;
 }
 
+namespace {
+// S3 error codes that name a transient condition whatever their status (RequestTimeout is a
+// 400: the server gave up waiting for the body, as under a very low --limit-upload;
+// OperationAborted a 409 while a conflicting operation runs), as the AWS SDKs retry them.
+bool TransientS3Code(std::string_view code) {
+  static constexpr std::string_view kCodes[] = {
+      "RequestTimeout",  "RequestTimeoutException", "PriorRequestNotComplete",
+      "SlowDown",        "Throttling",              "ThrottlingException",
+      "RequestThrottled", "RequestLimitExceeded",   "BandwidthLimitExceeded",
+      "TooManyRequestsException", "OperationAborted"};
+  for (std::string_view c : kCodes)
+    if (code == c) return true;
+  return false;
+}
+}  // namespace
+
 Error StatusError(const HttpResponse& r, const std::string& what) {
   std::string msg = what + ": HTTP status " + std::to_string(r.status);
   std::string code = Excerpt(r.body, "Code"), text = Excerpt(r.body, "Message");
@@ -438,7 +456,7 @@ Error StatusError(const HttpResponse& r, const std::string& what) {
   if (r.status == 404) return Error(ErrorCode::kNotFound, msg);
   if (r.status == 401 || r.status == 403)
     return Error(ErrorCode::kIo, msg + ": access denied, check the credentials and permissions");
-  bool retry = r.status >= 500 || r.status == 429 || r.status == 408;
+  bool retry = r.status >= 500 || r.status == 429 || r.status == 408 || TransientS3Code(code);
   return Error(ErrorCode::kIo, msg, retry);
 }
 

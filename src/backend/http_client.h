@@ -23,7 +23,9 @@
 // Errors (haven::Error): transport failures (refused, reset, timeout, DNS, TLS, a body
 // larger than the caller's buffer) are kIo with retryable() == true, except TLS
 // certificate problems and bad URLs (not retryable). CheckStatus / StatusError map HTTP
-// statuses: 404 kNotFound; 5xx, 429 and 408 kIo retryable; 401/403 kIo not retryable
+// statuses: 404 kNotFound; 5xx, 429 and 408 kIo retryable, and so is any status whose S3
+// error code names a transient condition (400 RequestTimeout, SlowDown, throttling, 409
+// OperationAborted); 401/403 kIo not retryable
 // ("access denied"); other 4xx kIo not retryable. Messages name `what` (e.g. "load
 // data/ab/ab12..") and never contain request headers (signatures, tokens).
 //

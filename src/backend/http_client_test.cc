@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -166,6 +167,43 @@ TEST(HttpClient, UploadBodiesArePacedAsTheyGoOut) {
   EXPECT_LT(seconds(now_ns() - start_ns), 0.5);
 }
 
+// Under a low --limit-upload the body goes out in pieces of an eighth of a second's worth
+// (UploadPieceLimit), so the connection is never silent for long inside a request: at
+// 16 KiB/s, 40 KiB are read in pieces of at most 2 KiB with no gap over 0.4 s (one
+// 40 KiB piece paid at once would leave the server waiting 1.5 s for any body byte).
+TEST(HttpClient, LowUploadLimitsPayInSmallPieces) {
+  using Clock = std::chrono::steady_clock;
+  TestServer server([&](const SeenRequest&) { return Reply(200, ""); });
+  HttpClient http;
+  const Bytes body(40 << 10, 'y');
+  std::vector<size_t> sizes;
+  std::vector<Clock::time_point> times;
+  SaveSource src{.size = body.size(), .read = [&](uint64_t offset, std::span<uint8_t> out) {
+                   sizes.push_back(out.size());
+                   times.push_back(Clock::now());
+                   std::memcpy(out.data(), body.data() + offset, out.size());
+                 }};
+  RateLimiter limiter(16 << 10);
+  const auto start = Clock::now();
+  {
+    UploadPacing pacing(limiter);
+    EXPECT_EQ(UploadPieceLimit(), 2048u);
+    EXPECT_EQ(http.Perform({.method = "PUT", .url = server.Url("/p"), .body_source = &src}).status,
+              200);
+  }
+  EXPECT_EQ(UploadPieceLimit(), UINT64_MAX);  // no pacing: no limit
+  ASSERT_FALSE(sizes.empty());
+  EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), 2048u);
+  double longest = std::chrono::duration<double>(times[0] - start).count();
+  for (size_t i = 1; i < times.size(); ++i)
+    longest = std::max(longest, std::chrono::duration<double>(times[i] - times[i - 1]).count());
+  EXPECT_LT(longest, 0.4);
+  EXPECT_GT(std::chrono::duration<double>(Clock::now() - start).count(), 1.2);  // still paced
+  RateLimiter tiny(100);
+  UploadPacing pacing(tiny);
+  EXPECT_EQ(UploadPieceLimit(), 1024u);  // at least 1 KiB
+}
+
 TEST(HttpClient, RangeHeaderAndCallerMemory) {
   std::string range;
   TestServer server([&](const SeenRequest& r) {
@@ -229,6 +267,30 @@ TEST(HttpClient, StatusMapping) {
   HttpResponse ok = http.Perform(HttpRequest{.url = server.Url("/204")});
   CheckStatus(ok, "x");  // 2xx: no throw
   EXPECT_THROW(CheckStatus(http.Perform(HttpRequest{.url = server.Url("/500")}), "x"), Error);
+}
+
+// S3 names transient faults in the body whatever the status: a 400 RequestTimeout (the
+// server stopped waiting for a slow body) is retried, a 400 of another code is not.
+TEST(HttpClient, TransientS3CodesAreRetryable) {
+  TestServer server([&](const SeenRequest& r) {
+    const size_t at = r.head.find('/') + 1;
+    const std::string code = r.head.substr(at, r.head.find(' ', at) - at);
+    const int status = code == "OperationAborted" ? 409 : code == "SlowDown" ? 503 : 400;
+    return Reply(status, "<Error><Code>" + code + "</Code><Message>m</Message></Error>");
+  });
+  HttpClient http;
+  auto err = [&](const std::string& code) {
+    return StatusError(http.Perform(HttpRequest{.url = server.Url("/" + code)}), "save data/ab");
+  };
+  for (const char* code : {"RequestTimeout", "OperationAborted", "SlowDown", "Throttling",
+                           "RequestLimitExceeded"}) {
+    Error e = err(code);
+    EXPECT_EQ(e.code(), ErrorCode::kIo) << code;
+    EXPECT_TRUE(e.retryable()) << code;
+    EXPECT_NE(std::string(e.what()).find(code), std::string::npos) << e.what();
+  }
+  for (const char* code : {"InvalidArgument", "ExpiredToken", "RequestTimeoutX", "EntityTooLarge"})
+    EXPECT_FALSE(err(code).retryable()) << code;
 }
 
 TEST(HttpClient, TransportErrorsAreRetryableIo) {

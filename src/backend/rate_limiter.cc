@@ -1,6 +1,7 @@
 #include "backend/rate_limiter.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <thread>
 
 namespace haven {
@@ -37,6 +38,12 @@ void UploadPacing::PayRest(uint64_t total) {
     limiter_.Take(total - paid_);
     paid_ = total;
   }
+}
+
+uint64_t UploadPieceLimit() {
+  UploadPacing* p = current_pacing;
+  if (!p) return UINT64_MAX;
+  return std::max<uint64_t>(1024, static_cast<uint64_t>(p->limiter_.rate() / 8));
 }
 
 void PayUploadBytes(uint64_t n) {

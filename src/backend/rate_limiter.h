@@ -29,6 +29,7 @@ class RateLimiter {
   explicit RateLimiter(uint64_t bytes_per_second);
   // Blocks until `bytes` may pass.
   void Take(uint64_t bytes) EXCLUDES(mu_);
+  double rate() const { return rate_; }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -54,6 +55,14 @@ class UploadPacing {
 
  private:
   friend void PayUploadBytes(uint64_t n);
+
+// The most body bytes a transport should send (and pay) at once on this thread: an eighth
+// of a second's worth at the current UploadPacing's rate, at least 1 KiB; no limit (the
+// largest uint64_t) when no pacing is in effect. Paying in such pieces keeps every wait
+// inside a request short: one 64 KiB piece at 4 KiB/s would leave the connection silent for
+// 16 s, past the idle timeout after which S3 answers 400 RequestTimeout.
+uint64_t UploadPieceLimit();
+  friend uint64_t UploadPieceLimit();
   RateLimiter& limiter_;
   UploadPacing* const outer_;
   uint64_t paid_ = 0;
@@ -62,5 +71,12 @@ class UploadPacing {
 // Called by a transport on the caller's thread just before it sends `n` body bytes: waits
 // as the current UploadPacing's limiter asks; does nothing when no pacing is in effect.
 void PayUploadBytes(uint64_t n);
+
+// The most body bytes a transport should send (and pay) at once on this thread: an eighth
+// of a second's worth at the current UploadPacing's rate, at least 1 KiB; no limit (the
+// largest uint64_t) when no pacing is in effect. Paying in such pieces keeps every wait
+// inside a request short: one 64 KiB piece at 4 KiB/s would leave the connection silent for
+// 16 s, past the idle timeout after which S3 answers 400 RequestTimeout.
+uint64_t UploadPieceLimit();
 
 }  // namespace haven

@@ -160,7 +160,8 @@ void SftpBackend::WriteAll(const std::string& handle, const std::string& tmp, By
   Bytes buffer(src ? static_cast<size_t>(std::min<uint64_t>(chunk, size)) : 0);
   for (uint64_t off = 0; off < size || !inflight.empty();) {
     while (off < size && inflight.size() < kWindow) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, size - off));
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>({chunk, size - off, UploadPieceLimit()}));
       ByteView part;
       if (src) {  // the packet is encoded (copied) before the buffer is read into again
         src->read(off, std::span<uint8_t>(buffer.data(), n));
