@@ -224,6 +224,25 @@ TEST_F(BoxBackendTest, LockFilesStayInTheProcess) {
   EXPECT_TRUE(ListAll(*a, FileType::kLock).empty());
 }
 
+// The checkpoint runs right after the commit of a write, not inside it (no automatic
+// checkpoint) and not only at close: while the backend is still open the box file itself
+// holds the data, and the commit's timings give the checkpoint its own share.
+TEST_F(BoxBackendTest, CommitCheckpointsIntoTheFileAndTimesItApart) {
+  MakeBox();
+  auto b = Open();
+  const uint64_t before = FileSize();
+  for (int i = 0; i < 6; ++i) {
+    Bytes data = TestBytes(4 << 20, 40 + i);
+    b->Save(HandleFor(FileType::kPack, data), data);
+  }
+  EXPECT_LT(FileSize(), before + (1u << 20));  // nothing in the file before the commit
+  b->Commit();
+  EXPECT_GE(FileSize(), before + (24u << 20));
+  const BoxBackend::CommitTimes t = b->LastCommitTimes();
+  EXPECT_GT(t.commit, 0.0);
+  EXPECT_GT(t.checkpoint, 0.0);
+}
+
 TEST_F(BoxBackendTest, RemovedSpaceIsReturnedAtCommit) {
   MakeBox();
   std::vector<Handle> hs;
