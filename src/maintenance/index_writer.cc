@@ -180,7 +180,11 @@ std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
     cur_blobs += n;
   }
   std::vector<FileId> ids(starts.size());
-  ParallelForEach(starts.size(), threads, [&](size_t f) {
+  // Over round trips a file's save is mostly waiting (a HEAD and a PUT or POST): as many
+  // at once as the storage's connections, so a rewrite of a few files takes one round.
+  const int writers =
+      repo.backend().RoundTrips() ? std::max(threads, repo.backend().Connections()) : threads;
+  ParallelForEach(starts.size(), writers, [&](size_t f) {
     const size_t begin = starts[f];
     const size_t end = f + 1 < starts.size() ? starts[f + 1] : kept.size();
     ids[f] = repo.SaveJsonPieces(FileType::kIndex, [&](const auto& put) {

@@ -82,7 +82,8 @@ inline void ParallelForEach(size_t n, int threads, const std::function<void(size
 }
 
 // Writes index files (at most WriteSession::kIndexFlushBlobs blobs each, whole packs)
-// describing every pack of `packs` for which keep(i) is true. Returns the new file ids.
+// describing every pack of `packs` for which keep(i) is true, on `threads` threads, or
+// on as many as the storage's connections when it has round trips. Returns the new ids.
 std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
                                     const std::function<bool(size_t)>& keep, int threads);
 
