@@ -278,6 +278,28 @@ void CacheBackend::SetWarningHandler(std::function<void(const std::string&)> war
   warn_ = std::move(warn);
 }
 
+std::function<bool(const std::string&)> CacheBackend::HeldUnder(const std::string& base_dir,
+                                                               FileType t) {
+  std::vector<std::string> dirs;  // <base>/<id>/<type folder>
+  if (DIR* d = opendir(base_dir.c_str())) {
+    while (const dirent* e = readdir(d)) {
+      const std::string id = e->d_name;
+      if (id.size() == 64 && IsValidObjectName(id))
+        dirs.push_back(base_dir + "/" + id + "/" + FileTypeDir(t));
+    }
+    closedir(d);
+  }
+  return [dirs = std::move(dirs)](const std::string& name) {
+    if (name.size() < 2 || !IsValidObjectName(name)) return false;
+    struct stat st;
+    for (const std::string& dir : dirs)
+      if (stat((dir + "/" + name.substr(0, 2) + "/" + name).c_str(), &st) == 0 &&
+          S_ISREG(st.st_mode))
+        return true;
+    return false;
+  };
+}
+
 std::string CacheBackend::RepoDir() const {
   ReaderLock lock(cfg_mu_);
   return repo_dir_;

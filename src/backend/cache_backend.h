@@ -67,6 +67,12 @@ class CacheBackend : public Backend {
   // haven's default base folder: $XDG_CACHE_HOME/haven, else $HOME/.cache/haven;
   // "" when neither variable is set.
   static std::string DefaultBaseDir();
+  // Whether some repository's cache folder under `base_dir` holds a file of type t and a
+  // given name (the folders are listed once, now): before the config is decrypted the
+  // repository's own folder is unknown, but names of index files and packs are hashes of
+  // their content, so a file of that name anywhere is the file (IndexPrefetchBackend).
+  static std::function<bool(const std::string& name)> HeldUnder(const std::string& base_dir,
+                                                                 FileType t);
 
   // Creates <base> (0700) with CACHEDIR.TAG and <base>/<id> with its version file and
   // type folders, refreshes the folder's mtime (restic's "in use" marker) and starts

@@ -172,6 +172,24 @@ class CacheBackendTest : public ::testing::Test {
   std::vector<std::string> warnings_;
 };
 
+// HeldUnder: a file cached for any repository under the base counts (index names are
+// content hashes); other types, other names and odd names do not.
+TEST_F(CacheBackendTest, HeldUnderFindsAFileInAnyRepositorysFolder) {
+  cache_->SetRepositoryId(kRepoId);
+  const Bytes one(100, 1), two(100, 2);
+  const std::string name = Put(FileType::kIndex, one);
+  const std::string other = Put(FileType::kIndex, two);
+  EXPECT_EQ(cache_->Load({FileType::kIndex, name}), one);  // now cached
+  ASSERT_TRUE(fs::exists(PathOf(FileType::kIndex, name)));
+  auto held = CacheBackend::HeldUnder(base_, FileType::kIndex);
+  EXPECT_TRUE(held(name));
+  EXPECT_FALSE(held(other));
+  EXPECT_FALSE(held("../" + name));
+  EXPECT_FALSE(held(""));
+  EXPECT_FALSE(CacheBackend::HeldUnder(base_, FileType::kSnapshot)(name));
+  EXPECT_FALSE(CacheBackend::HeldUnder(dir_.path() + "/missing", FileType::kIndex)(name));
+}
+
 TEST_F(CacheBackendTest, CreatesTagVersionAndLayoutExactly) {
   cache_->SetRepositoryId(kRepoId);
   EXPECT_EQ(cache_->RepoDir(), RepoDir());

@@ -466,6 +466,7 @@ void RunBackupCmd(const BackupCmd& o) {
   // A dry run reads the repository as it is and discards every write but the lock's.
   OpenOptions open;
   open.dry_run = o.dry_run;
+  open.prefetch_index = true;
   auto repo = OpenRepository(open);
   auto lock = LockRepository(*repo, false);
   // The index is read when first needed: not at all when every folder comes from the

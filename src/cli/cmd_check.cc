@@ -65,6 +65,7 @@ void RegisterCheck(CLI::App& app) {
     OpenOptions open;
     if (!with_cache)
       open.cache_base = [&temp](const Backend& be) { return be.RoundTrips() ? temp.Make() : std::string(); };
+    open.prefetch_index = true;
     auto repo = OpenRepository(open);
     auto lock = LockRepository(*repo, true);
     CheckOptions opts;

@@ -28,7 +28,7 @@ void RunCopy(const CopyCmdOptions& o) {
   auto src = OpenFromRepository({o.from_repo, o.from_repository_file, o.from_password_file,
                                   o.from_password_command, o.from_key_hint},
                                  "");
-  auto dst = OpenRepository();
+  auto dst = OpenRepository({.prefetch_index = true});
   if (src->config().id == dst->config().id)
     Fail(ErrorCode::kInvalidArgument, "source and destination are the same repository (id " +
                                           src->config().id.substr(0, 10) + "), nothing to copy");

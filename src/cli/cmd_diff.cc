@@ -64,7 +64,7 @@ std::string StatsText(const DiffStats& st) {
 
 void RunDiff(const DiffCmdOptions& o) {
   if (o.snapshots.size() != 2) Fail(ErrorCode::kInvalidArgument, "specify two snapshot IDs");
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   const auto all = repo->LoadSnapshots();
   const FileId id1 = ResolveSnapshot(o.snapshots[0], all);

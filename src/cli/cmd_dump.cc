@@ -100,7 +100,7 @@ void RunDump(const DumpOptions& o) {
   if (o.archive != "tar" && o.archive != "zip")
     Fail(ErrorCode::kInvalidArgument,
          "unknown archive format \"" + o.archive + "\" for -a/--archive (want tar or zip)");
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
   auto indexed = IndexedRepository::Load(*repo);

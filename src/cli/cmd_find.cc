@@ -246,7 +246,7 @@ void RunFind(const FindCmdOptions& o) {
   if (!o.newest.empty()) FindTime(o.newest);
   if ((o.blob && o.tree) || (o.blob && o.pack) || (o.tree && o.pack))
     Fail(ErrorCode::kInvalidArgument, "cannot have several ID types");
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   const auto all = repo->LoadSnapshots();
   auto indexed = IndexedRepository::Load(*repo);

@@ -156,7 +156,7 @@ void RegisterLs(CLI::App& app) {
         Fail(ErrorCode::kInvalidArgument,
              "All path filters must be absolute, starting with a forward slash '/' (got \"" +
                  d + "\")");
-    auto repo = OpenRepository();
+    auto repo = OpenRepository({.prefetch_index = true});
     auto lock = LockRepository(*repo, false);
     auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
     auto indexed = IndexedRepository::Load(*repo);

@@ -99,7 +99,7 @@ mount::MountConfig Config(const MountCmdOptions& o) {
 
 void RunMount(const MountCmdOptions& o) {
   CheckTemplates(o);
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   std::shared_ptr<IndexedRepository> indexed = IndexedRepository::Load(*repo);
   const std::string mountpoint = o.args[0];

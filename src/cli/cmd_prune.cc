@@ -39,7 +39,7 @@ void RegisterPrune(CLI::App& app) {
     ParseMaxUnused(opts.max_unused);
     if (!opts.max_repack_size.empty()) ParsePruneSize(opts.max_repack_size, "--max-repack-size");
     opts.unreferenced_grace = ParseUnreferencedGrace(grace);
-    auto repo = OpenRepository();
+    auto repo = OpenRepository({.prefetch_index = true});
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
     auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
     opts.jobs = JobsOrAuto();

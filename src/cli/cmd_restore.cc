@@ -78,7 +78,7 @@ void PrintSummary(const RestoreResult& r, const ProgressCounters& progress, doub
 
 void RunRestoreCmd(const RestoreCmd& o) {
   auto start = std::chrono::steady_clock::now();
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   // SNAPSHOT[:subfolder]
   std::string arg = o.snap, sub;

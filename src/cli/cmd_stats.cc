@@ -47,7 +47,7 @@ void RunStats(const StatsCmdOptions& o) {
   if (!mode)
     Fail(ErrorCode::kInvalidArgument, "unknown counting mode: " + o.mode +
                                           " (use the -h flag to get a list of supported modes)");
-  auto repo = OpenRepository();
+  auto repo = OpenRepository({.prefetch_index = true});
   auto lock = LockRepository(*repo, false);
   const auto all = repo->LoadSnapshots();
   auto indexed = IndexedRepository::Load(*repo);

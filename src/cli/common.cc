@@ -20,6 +20,7 @@
 
 #include "backend/box_backend.h"
 #include "backend/cache_backend.h"
+#include "backend/index_prefetch_backend.h"
 #include "backend/dry_run_backend.h"
 #include "backend/kill_backend.h"
 #include "backend/limit_backend.h"
@@ -443,14 +444,22 @@ std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
     Fail(ErrorCode::kNoRepository,
          "repository " + be->Location() + " does not exist: unable to open config file");
   std::shared_ptr<CacheBackend> cache;
+  std::string dir;
   if (opts.use_cache && !Globals().no_cache) {
-    std::string dir = opts.cache_base ? opts.cache_base(*be) : CacheBaseDir();
-    if (dir.empty()) {
-      if (!opts.cache_base) Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
-    } else {
-      cache = std::make_shared<CacheBackend>(be, dir);
-      be = cache;
-    }
+    dir = opts.cache_base ? opts.cache_base(*be) : CacheBaseDir();
+    if (dir.empty() && !opts.cache_base)
+      Warn("unable to locate cache directory (set --cache-dir or HAVEN_CACHE_DIR)");
+  }
+  if (opts.prefetch_index && be->RoundTrips()) {
+    // The repository's cache folder is known only once the config is decrypted: a file
+    // any repository's cache under `dir` holds is this one's (names are content hashes).
+    std::function<bool(const std::string&)> cached;
+    if (!dir.empty()) cached = CacheBackend::HeldUnder(dir, FileType::kIndex);
+    be = std::make_shared<IndexPrefetchBackend>(be, std::move(cached));
+  }
+  if (!dir.empty()) {
+    cache = std::make_shared<CacheBackend>(be, dir);
+    be = cache;
   }
   // Same repository state, but every write (other than the lock) is discarded.
   if (opts.dry_run) be = std::make_shared<DryRunBackend>(be);

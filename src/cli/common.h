@@ -82,6 +82,10 @@ struct OpenOptions {
   // front of it; "" for no cache. Unset: CacheBaseDir(). (check: a temporary folder when
   // every request to the storage is a round trip, Backend::RoundTrips, none otherwise.)
   std::function<std::string(const Backend&)> cache_base;
+  // The command loads the index: on storage with round trips its files are read in the
+  // background from here on (IndexPrefetchBackend), beside the key's derivation and the
+  // lock, except those the cache holds.
+  bool prefetch_index = false;
 };
 // Opens -r's repository. Commands that need the index turn it into an IndexedRepository
 // (IndexedRepository::Load) after taking the lock.

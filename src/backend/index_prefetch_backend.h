@@ -1,0 +1,76 @@
+// A decorator that reads a remote repository's index files into memory in the background
+// from the moment the repository is opened, so that their round trips overlap the key's
+// derivation (scrypt: about 0.4 s at restic's parameters) and the lock's, which come first
+// and need none of them. The index load that follows takes each file from here instead of
+// fetching it (docs/backends.md, "Index prefetch").
+//
+// Safe whatever changes meanwhile: the index load lists the index files itself, after the
+// lock, and asks only for the names it listed; index files are named by the hash of their
+// content, so a prefetched file is the file of that name, and the load checks the hash as
+// it does for any read. A file listed later than the prefetch's listing is simply read as
+// usual; a prefetched file no longer listed is never asked for.
+//
+// Bounded: at most `budget` bytes are held (files beyond it are left to the index load), a
+// file is handed out once and its memory released, and `skip(name)` leaves out files the
+// local cache already holds. Failures of the prefetch are ignored (the load reads the file
+// again and reports its own error). The destructor stops the work and joins its threads.
+//
+// Thread safety: every method may be called from several threads.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/forwarding_backend.h"
+#include "core/mutex.h"
+
+namespace haven {
+
+class IndexPrefetchBackend : public ForwardingBackend {
+ public:
+  static constexpr uint64_t kDefaultBudget = uint64_t{64} << 20;
+
+  // Starts the listing and the reads (as many at once as inner->Connections()).
+  IndexPrefetchBackend(std::shared_ptr<Backend> inner,
+                       std::function<bool(const std::string& name)> skip = {},
+                       uint64_t budget = kDefaultBudget);
+  ~IndexPrefetchBackend() override;
+  IndexPrefetchBackend(const IndexPrefetchBackend&) = delete;
+  IndexPrefetchBackend& operator=(const IndexPrefetchBackend&) = delete;
+
+  Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+
+  // Files handed out from memory so far (tests, timings).
+  size_t served() EXCLUDES(mu_);
+
+ private:
+  enum class State { kQueued, kLoading, kDone };
+  struct Entry {
+    State state = State::kQueued;
+    uint64_t size = 0;
+    Bytes bytes;
+    bool ok = false;
+  };
+  void Start(std::function<bool(const std::string&)> skip, uint64_t budget) EXCLUDES(mu_);
+  void Work() EXCLUDES(mu_);
+  // The whole file `name` if it was (or is being) prefetched and succeeded: waits for a
+  // read in flight; a queued read is cancelled (the caller reads it itself).
+  std::optional<Bytes> Take(const std::string& name) EXCLUDES(mu_);
+
+  Mutex mu_;
+  CondVar cv_;
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  std::vector<std::string> queue_ GUARDED_BY(mu_);  // names to read, in listing order
+  size_t next_ GUARDED_BY(mu_) = 0;
+  bool listed_ GUARDED_BY(mu_) = false;
+  bool stop_ GUARDED_BY(mu_) = false;
+  size_t served_ GUARDED_BY(mu_) = 0;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace haven
