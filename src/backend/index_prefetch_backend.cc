@@ -23,20 +23,23 @@ IndexPrefetchBackend::~IndexPrefetchBackend() {
 
 void IndexPrefetchBackend::Start(std::function<bool(const std::string&)> skip, uint64_t budget) {
   const int readers = std::max(1, inner_->Connections());
-  threads_.emplace_back([this, skip = std::move(skip), budget] {
+  auto list = [this, skip = std::move(skip), budget] {
     std::vector<FileInfo> files;
     try {
       inner_->List(FileType::kIndex, [&](const FileInfo& f) { files.push_back(f); });
     } catch (...) {
       files.clear();  // the index load lists again and reports its own error
     }
+    std::vector<FileInfo> wanted;  // (the cache is asked outside mu_: it stats files)
+    uint64_t held = 0;
+    for (const FileInfo& f : files) {
+      if ((skip && skip(f.name)) || held + f.size > budget) continue;
+      held += f.size;
+      wanted.push_back(f);
+    }
     {
       MutexLock lock(mu_);
-      uint64_t held = 0;
-      for (const FileInfo& f : files) {
-        if (stop_) break;
-        if ((skip && skip(f.name)) || held + f.size > budget) continue;
-        held += f.size;
+      for (const FileInfo& f : wanted) {
         entries_[f.name].size = f.size;
         queue_.push_back(f.name);
       }
@@ -44,8 +47,19 @@ void IndexPrefetchBackend::Start(std::function<bool(const std::string&)> skip, u
     }
     cv_.NotifyAll();
     Work();
-  });
-  for (int i = 1; i < readers; ++i) threads_.emplace_back([this] { Work(); });
+  };
+  try {
+    threads_.emplace_back(std::move(list));
+    for (int i = 1; i < readers; ++i) threads_.emplace_back([this] { Work(); });
+  } catch (...) {  // no thread for it: stop those started, then fail as the caller would
+    {
+      MutexLock lock(mu_);
+      stop_ = true;
+    }
+    cv_.NotifyAll();
+    for (auto& t : threads_) t.join();
+    throw;
+  }
 }
 
 void IndexPrefetchBackend::Work() {
@@ -81,7 +95,7 @@ void IndexPrefetchBackend::Work() {
 
 std::optional<Bytes> IndexPrefetchBackend::Take(const std::string& name) {
   MutexLock lock(mu_);
-  while (!stop_ && !listed_) cv_.Wait(mu_);
+  if (!listed_) return std::nullopt;  // (the listing may be retrying: read it now)
   for (;;) {
     auto it = entries_.find(name);  // (again after each wait: another Take may have erased it)
     if (it == entries_.end()) return std::nullopt;

@@ -44,6 +44,10 @@ class IndexPrefetchBackend : public ForwardingBackend {
 
   Bytes Load(const Handle& h, uint64_t offset = 0, uint64_t length = 0) override;
   void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override;
+  // Writes are not this decorator's business: a streamed pack (RetryBackend's spool) and
+  // its commit go straight to the storage below.
+  std::unique_ptr<PackStream> NewPackStream() override { return inner_->NewPackStream(); }
+  void SaveFrom(const Handle& h, const SaveSource& src) override { inner_->SaveFrom(h, src); }
 
   // Files handed out from memory so far (tests, timings).
   size_t served() EXCLUDES(mu_);
@@ -59,7 +63,8 @@ class IndexPrefetchBackend : public ForwardingBackend {
   void Start(std::function<bool(const std::string&)> skip, uint64_t budget) EXCLUDES(mu_);
   void Work() EXCLUDES(mu_);
   // The whole file `name` if it was (or is being) prefetched and succeeded: waits for a
-  // read in flight; a queued read is cancelled (the caller reads it itself).
+  // read in flight; a queued read is cancelled, and before the listing is done nothing is
+  // waited for (the caller reads the file itself).
   std::optional<Bytes> Take(const std::string& name) EXCLUDES(mu_);
 
   Mutex mu_;

@@ -7,10 +7,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <thread>
 
 #include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
+#include "backend/retry_backend.h"
 #include "core/error.h"
 #include "core/id.h"
 
@@ -113,11 +115,32 @@ TEST_F(IndexPrefetchTest, FilesBeyondTheBudgetAreLeftToTheLoad) {
   EXPECT_EQ(counting_->loads, 2);
 }
 
+// Writes pass through untouched: over remote storage a backup still streams its packs
+// through RetryBackend's spool (not built whole in memory) and commits them with SaveFrom.
+TEST_F(IndexPrefetchTest, PackStreamsAndSaveFromReachTheStorage) {
+  auto retry = std::make_shared<RetryBackend>(counting_);
+  IndexPrefetchBackend pre(retry);
+  std::unique_ptr<PackStream> stream = pre.NewPackStream();
+  ASSERT_NE(stream, nullptr);
+  const Bytes body(3000, 7);
+  const std::string name = Sha256(body).Hex();
+  SaveSource src{.size = body.size(), .read = [&](uint64_t off, std::span<uint8_t> out) {
+                   std::memcpy(out.data(), body.data() + off, out.size());
+                 }};
+  pre.SaveFrom({FileType::kPack, name}, src);
+  EXPECT_EQ(mem_->Load({FileType::kPack, name}), body);
+}
+
 TEST_F(IndexPrefetchTest, DestructorJoinsReadsInFlight) {
   for (uint8_t i = 1; i <= 6; ++i) Add(100 * i, i);
   counting_->delay = std::chrono::milliseconds(100);
   const auto start = std::chrono::steady_clock::now();
-  { IndexPrefetchBackend pre(counting_); }
+  {
+    IndexPrefetchBackend pre(counting_);
+    for (int i = 0; i < 200 && counting_->loads == 0; ++i)  // reads in flight
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_GT(counting_->loads, 0);
+  }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   const int loads = counting_->loads;
   std::this_thread::sleep_for(std::chrono::milliseconds(150));

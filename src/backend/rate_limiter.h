@@ -55,13 +55,6 @@ class UploadPacing {
 
  private:
   friend void PayUploadBytes(uint64_t n);
-
-// The most body bytes a transport should send (and pay) at once on this thread: an eighth
-// of a second's worth at the current UploadPacing's rate, at least 1 KiB; no limit (the
-// largest uint64_t) when no pacing is in effect. Paying in such pieces keeps every wait
-// inside a request short: one 64 KiB piece at 4 KiB/s would leave the connection silent for
-// 16 s, past the idle timeout after which S3 answers 400 RequestTimeout.
-uint64_t UploadPieceLimit();
   friend uint64_t UploadPieceLimit();
   RateLimiter& limiter_;
   UploadPacing* const outer_;

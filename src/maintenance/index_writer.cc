@@ -181,9 +181,13 @@ std::vector<FileId> WriteIndexFiles(Repository& repo, const PackTable& packs,
   }
   std::vector<FileId> ids(starts.size());
   // Over round trips a file's save is mostly waiting (a HEAD and a PUT or POST): as many
-  // at once as the storage's connections, so a rewrite of a few files takes one round.
+  // at once as the storage's connections, so a rewrite of a few files takes one round; at
+  // most kMaxIndexWriters beyond --jobs (each file in progress is held in memory, a few MiB).
+  constexpr int kMaxIndexWriters = 8;
   const int writers =
-      repo.backend().RoundTrips() ? std::max(threads, repo.backend().Connections()) : threads;
+      repo.backend().RoundTrips()
+          ? std::max(threads, std::min(repo.backend().Connections(), kMaxIndexWriters))
+          : threads;
   ParallelForEach(starts.size(), writers, [&](size_t f) {
     const size_t begin = starts[f];
     const size_t end = f + 1 < starts.size() ? starts[f + 1] : kept.size();

@@ -46,7 +46,7 @@ class SlowIndexSaves : public ForwardingBackend {
   }
 
  private:
-  static constexpr std::chrono::milliseconds kQuiet{300};
+  static constexpr std::chrono::milliseconds kQuiet{500};
   const int connections_;
   const bool round_trips_;
   bool hold_ = false;

@@ -2,6 +2,7 @@
 
 #include <zstd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <new>
 #include <string>
@@ -52,6 +53,8 @@ Bytes ZstdCompress(ByteView data, int level) {
 int ChooseAutoLevel(ByteView sample) {
   const int standard = ZstdLevel(Compression::kAuto);
   if (sample.size() < kLevelTrialMin || LooksIncompressible(sample)) return standard;
+  // At most the first 1 MiB (a chunk is up to 8 MiB): the per-thread buffer stays small.
+  sample = sample.first(std::min<size_t>(sample.size(), kLevelTrialMax));
   thread_local Bytes trial;
   const size_t fast = ZstdCompressInto(sample, 1, trial);
   const size_t normal = ZstdCompressInto(sample, standard, trial);

@@ -21,6 +21,8 @@ Compression ParseCompression(std::string_view s);
 // small or smaller, and about 1.5x faster), else level 3. A sample that looks incompressible
 // or is shorter than kLevelTrialMin gives 3 (no trial).
 inline constexpr size_t kLevelTrialMin = 64 * 1024;
+// Only the first kLevelTrialMax bytes of a longer sample are tried.
+inline constexpr size_t kLevelTrialMax = 1 << 20;
 int ChooseAutoLevel(ByteView sample);
 
 // One standard zstd frame with the content size recorded and no checksum.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "chunker/chunker.h"
+#include "core/error.h"
 #include "core/timings.h"
 #include "crypto/seal.h"
 
@@ -36,7 +37,11 @@ bool WriteSession::HasBlob(BlobType t, const BlobId& id) {
 int WriteSession::DataLevelFor(ByteView sample) const {
   if (opts_.compression != Compression::kAuto || repo_.config().version < 2) return 0;
   ScopedTimer timer(Stage::kCompress);
-  return ChooseAutoLevel(sample);
+  try {
+    return ChooseAutoLevel(sample);
+  } catch (const Error&) {
+    return 0;  // no choice: the mode's level (SealBlob reports a real zstd failure)
+  }
 }
 
 bool WriteSession::SaveBlob(BlobType t, const BlobId& id, ByteView plain, int data_level) {
