@@ -40,7 +40,7 @@ void IndexPrefetchBackend::Start(std::function<bool(const std::string&)> skip, u
     {
       MutexLock lock(mu_);
       for (const FileInfo& f : wanted) {
-        entries_[f.name].size = f.size;
+        entries_.try_emplace(f.name);
         queue_.push_back(f.name);
       }
       listed_ = true;

@@ -56,7 +56,6 @@ class IndexPrefetchBackend : public ForwardingBackend {
   enum class State { kQueued, kLoading, kDone };
   struct Entry {
     State state = State::kQueued;
-    uint64_t size = 0;
     Bytes bytes;
     bool ok = false;
   };

@@ -56,15 +56,11 @@ class SlowIndexSaves : public ForwardingBackend {
   std::chrono::steady_clock::time_point last_start_;
 };
 
-TEST(WriteIndexFiles, OverRoundTripsAsManyAtOnceAsConnections) {
-  auto mem = std::make_shared<MemBackend>();
-  auto slow = std::make_shared<SlowIndexSaves>(mem, 4, true);
-  Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  auto repo = haven::testing::TestRepository::Open(slow, "pw", 2);
-  // Five packs of 30,000 blobs: two never share a file (50,000 blobs at most), so five
-  // files; the fourth pack is not kept.
+// `packs` packs of 30,000 data blobs each (no two fit one index file of at most 50,000
+// blobs), pack p named by the hash of {p}.
+Index PacksOf30000Blobs(uint8_t packs) {
   Index index;
-  for (uint8_t p = 0; p < 5; ++p) {
+  for (uint8_t p = 0; p < packs; ++p) {
     std::vector<PackedBlob> blobs(30000);
     for (uint32_t i = 0; i < blobs.size(); ++i) {
       Bytes seed = {p, static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8),
@@ -73,6 +69,16 @@ TEST(WriteIndexFiles, OverRoundTripsAsManyAtOnceAsConnections) {
     }
     index.AddPack(PackId(Sha256(Bytes{p})), blobs);
   }
+  return index;
+}
+
+TEST(WriteIndexFiles, OverRoundTripsAsManyAtOnceAsConnections) {
+  auto mem = std::make_shared<MemBackend>();
+  auto slow = std::make_shared<SlowIndexSaves>(mem, 4, true);
+  Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  auto repo = haven::testing::TestRepository::Open(slow, "pw", 2);
+  // Five packs, one file each; the fourth pack is not kept.
+  Index index = PacksOf30000Blobs(5);
   PackTable table = PackTable::FromIndex(index);
   slow->Hold(true);
   const PackId dropped(Sha256(Bytes{3}));
@@ -94,15 +100,7 @@ TEST(WriteIndexFiles, WithoutRoundTripsTheGivenThreads) {
   auto slow = std::make_shared<SlowIndexSaves>(mem, 4, false);
   Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
   auto repo = haven::testing::TestRepository::Open(slow, "pw", 2);
-  Index index;
-  for (uint8_t p = 0; p < 3; ++p) {
-    std::vector<PackedBlob> blobs(30000);
-    for (uint32_t i = 0; i < blobs.size(); ++i) {
-      Bytes seed = {p, static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8), 7};
-      blobs[i] = PackedBlob{BlobType::kData, BlobId(Sha256(seed)), i * 100, 100, 0};
-    }
-    index.AddPack(PackId(Sha256(Bytes{p})), blobs);
-  }
+  Index index = PacksOf30000Blobs(3);
   PackTable table = PackTable::FromIndex(index);
   slow->Hold(true);
   EXPECT_EQ(WriteIndexFiles(*repo, table, [](size_t) { return true; }, 2).size(), 3u);
