@@ -34,6 +34,7 @@
 // unchanged <= 8 ms. The repository lives under --work (default $TMPDIR or /tmp) and is
 // deleted at exit.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -78,11 +79,21 @@ BackupOptions Options() {
   return o;
 }
 
+// CPU milliseconds of the whole process so far (every thread: the workers' share too),
+// reported per iteration as the counter proc_cpu_ms beside the wall time.
+double ProcessCpuMs() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
 void BM_Cold(benchmark::State& state) {
   fs::path dir = g_work / "cold";
+  double cpu = 0;
   for (auto _ : state) {
     state.PauseTiming();
     auto repo = FreshRepository(dir);
+    double c0 = ProcessCpuMs();
     state.ResumeTiming();
     auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
@@ -90,9 +101,11 @@ void BM_Cold(benchmark::State& state) {
     benchmark::DoNotOptimize(r.tree);
     state.PauseTiming();
     if (r.stats.files_new == 0) state.SkipWithError("cold backup stored no new file");
+    cpu += ProcessCpuMs() - c0;
     repo.reset();
     state.ResumeTiming();
   }
+  state.counters["proc_cpu_ms"] = cpu / static_cast<double>(state.iterations());
   fs::remove_all(dir);
 }
 
@@ -149,20 +162,24 @@ void BM_CaptureCold(benchmark::State& state) {
   const int jobs = static_cast<int>(state.range(0));
   fs::path dir = g_work / "capture-cold";
   const capture::Scanner& scanner = BenchScanner();
+  double cpu = 0;
   for (auto _ : state) {
     state.PauseTiming();
     auto repo = FreshRepository(dir);
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
+    double c0 = ProcessCpuMs();
     state.ResumeTiming();
     auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);
     state.PauseTiming();
+    cpu += ProcessCpuMs() - c0;
     if (r.blocked || r.files_scanned == 0) state.SkipWithError("cold capture scanned nothing");
     repo.reset();
     state.ResumeTiming();
   }
+  state.counters["proc_cpu_ms"] = cpu / static_cast<double>(state.iterations());
   fs::remove_all(dir);
 }
 
@@ -185,6 +202,7 @@ void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true)
   fs::remove_all(state_copy);
   fs::copy(state_dir, state_copy, fs::copy_options::recursive);
   auto be = std::make_shared<LocalBackend>(dir.string());
+  double cpu = 0;
   for (auto _ : state) {
     state.PauseTiming();
     fs::remove_all(state_dir);
@@ -193,12 +211,14 @@ void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true)
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
     o.skip_if_unchanged = skip;
     if (!use_state) o.state_dir.clear();
+    double c0 = ProcessCpuMs();
     state.ResumeTiming();
     auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);
     state.PauseTiming();
+    cpu += ProcessCpuMs() - c0;
     if (!r.parent_trusted || r.files_read != 0) state.SkipWithError("unchanged capture read files");
     if (use_state != (r.state_used && r.dirs_reused > 0))
       state.SkipWithError(use_state ? "the capture state was not used" : "a state was used");
@@ -207,6 +227,7 @@ void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true)
     repo.reset();
     state.ResumeTiming();
   }
+  state.counters["proc_cpu_ms"] = cpu / static_cast<double>(state.iterations());
   fs::remove_all(dir);
 }
 

@@ -542,8 +542,10 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
   const size_t kRead = 1 << 20;
   // One read buffer per worker thread, reused for every file: a fresh zero-filled 9 MiB
   // buffer per file cost more than reading and storing a small file (bench B3/B9 profiles).
-  thread_local Bytes buf;
-  if (buf.size() < chunker::kMaxSize + kRead) buf.resize(chunker::kMaxSize + kRead);
+  // Left uninitialised: zero-filling it faulted in all 9 MiB in every new worker thread
+  // (the pools are per backup), while a small file's read touches a page or two.
+  thread_local std::unique_ptr<uint8_t[]> buf_owner(new uint8_t[chunker::kMaxSize + kRead]);
+  uint8_t* const buf = buf_owner.get();
   size_t len = 0;  // bytes of the current chunk in buf
   chunker::Chunker ch(repo_.chunker_tables());
   // Chunks of a file that has more than one are hashed and stored on blob_pool_, so one
@@ -583,18 +585,18 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     r.size += n;
     if (opts_.progress) opts_.progress->AddBytes(n);
     if (last && !multi) {  // the whole file is one chunk: no hand-off
-      auto [id, added] = store(ByteView(buf.data(), n), 0);
+      auto [id, added] = store(ByteView(buf, n), 0);
       r.content.push_back(id);
       r.added += added;
       return;
     }
     multi = true;
     if (chunks >= kLevelTrialAt && (chunks - kLevelTrialAt) % kLevelTrialEvery == 0)
-      level = session_.DataLevelFor(ByteView(buf.data(), n));
+      level = session_.DataLevelFor(ByteView(buf, n));
     ++chunks;
     budget_.Acquire(n);
     std::shared_ptr<Bytes> chunk = chunk_buffers_.Get(n);
-    chunk->assign(buf.begin(), buf.begin() + static_cast<long>(n));
+    chunk->assign(buf, buf + n);
     pending.push_back(blob_pool_.Submit([this, chunk, store, n, level] {
       struct Release {
         ByteBudget& b;
@@ -609,7 +611,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     ssize_t got;
     {
       ScopedTimer t(Stage::kRead);
-      got = read(fd, buf.data() + len, kRead);
+      got = read(fd, buf + len, kRead);
     }
     if (got < 0) {
       if (errno == EINTR) continue;
@@ -623,12 +625,12 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
       std::optional<size_t> cut;
       {
         ScopedTimer t(Stage::kChunk);
-        cut = ch.Next(ByteView(buf.data() + scan_from, len - scan_from));
+        cut = ch.Next(ByteView(buf + scan_from, len - scan_from));
       }
       if (!cut) break;
       size_t chunk_len = scan_from + *cut;
       emit(chunk_len, false);
-      std::memmove(buf.data(), buf.data() + chunk_len, len - chunk_len);
+      std::memmove(buf, buf + chunk_len, len - chunk_len);
       len -= chunk_len;
       scan_from = 0;
     }

@@ -38,9 +38,9 @@ constexpr const char* kCaptureKeyVersion = "haven-capture-dir-key/1";
 // the archiver (BackupOptions::parent_tree): each parent tree is read and decoded once.
 class ParentTree {
  public:
-  ParentTree(IndexedRepository& repo, std::optional<BlobId> root) : repo_(repo) {
-    if (root) dirs_["/"] = Load(*root);
-  }
+  // The root is read on first use (which waits for the index): an unchanged capture with a
+  // state may never look at the parent's trees, and the planning walk runs meanwhile.
+  ParentTree(IndexedRepository& repo, std::optional<BlobId> root) : repo_(repo), root_(root) {}
   const Node* Find(const std::string& path) {
     size_t slash = path.rfind('/');
     std::string dir = slash == 0 ? "/" : path.substr(0, slash);
@@ -97,7 +97,9 @@ class ParentTree {
     auto it = dirs_.find(dir);
     if (it != dirs_.end()) return it->second ? &it->second->nodes : nullptr;
     std::shared_ptr<const LoadedTree> tree;
-    if (dir != "/") {
+    if (dir == "/") {
+      if (root_) tree = Load(*root_);
+    } else {
       const Node* n = Find(dir);
       if (n && n->type == NodeType::kDir && n->subtree) tree = Load(*n->subtree);
     }
@@ -113,6 +115,7 @@ class ParentTree {
     }
   }
   IndexedRepository& repo_;
+  const std::optional<BlobId> root_;
   std::unordered_map<std::string, std::shared_ptr<const LoadedTree>> dirs_;
   std::unordered_map<BlobId, std::shared_ptr<const LoadedTree>, IdHash> by_id_;
 };
@@ -121,7 +124,6 @@ struct Planned {
   std::string path;
   struct stat st;
   const Node* parent = nullptr;  // trusted parent node when unchanged
-  bool in_reused_dir = false;    // its folder's tree comes from the state: not looked at
 };
 
 std::vector<BlobId> ContentIds(const Repository& repo, std::string_view bytes) {
@@ -248,7 +250,8 @@ class CaptureRun {
   // The directories whose tree the state records under the key the walk found for them:
   // every file directly in one is unchanged; the archiver takes the tree as it is
   // (ArchiveOptions' known_tree). The trees are indexed (the state is used only while
-  // every index file it recorded remains): no index lookup here.
+  // every index file it recorded remains): no index lookup here. The walk did not report
+  // these folders' own files (DirKeyWalk::known, the same test): none is planned.
   void MatchState() {
     if (!state_) return;
     for (const WalkedDir& d : keys_->dirs) {
@@ -256,12 +259,6 @@ class CaptureRun {
       if (const FolderState::Dir* rec = state_->Find(d.key))
         reused_.emplace(d.path, Reuse{&d, rec->tree});
     }
-  }
-  bool InReusedDir(const std::string& path) const {
-    if (reused_.empty()) return false;
-    size_t slash = path.rfind('/');
-    return slash != std::string::npos &&
-           reused_.count(slash == 0 ? std::string("/") : path.substr(0, slash));
   }
 
   // 3a. The files the archiver will see (it reports what cannot be listed or stat'ed),
@@ -281,22 +278,27 @@ class CaptureRun {
         if (f.valid()) f.wait();
       }
     } join{prefetch};
+    if (state_)  // (complete is checked by the walk)
+      keys_->known = [this](const RawId& key) { return state_->Find(key) != nullptr; };
+    // The walk's threads: one core is taken while the parent's trees are decoded, or while
+    // the index is still being read (on 2 cores, a third thread only made both slower).
+    const bool index_loading =
+        index_load_.valid() &&
+        index_load_.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
+    int walk_threads = ResolveJobs(opts_.jobs);
+    if (prefetch.valid() || index_loading) walk_threads = std::max(1, walk_threads - 1);
     for (const auto& t : targets_)
       WalkRegularFiles(
           t, &excludes,
           [&](const std::string& p, const struct stat& st) {
             files_.push_back(Planned{p, st, nullptr});
           },
-          [](const std::string&, const std::string&) {}, nullptr,
-          keys_ ? &*keys_ : nullptr, prefetch.valid() ? 1 : ResolveJobs(opts_.jobs));
-    res_.files = files_.size();
+          [](const std::string&, const std::string&) {}, nullptr, keys_ ? &*keys_ : nullptr,
+          walk_threads);
+    res_.files = files_.size() + (keys_ ? keys_->files_not_reported : 0);
     if (prefetch.valid()) prefetch.get();
     MatchState();
     for (Planned& f : files_) {
-      if (InReusedDir(f.path)) {
-        f.in_reused_dir = true;
-        continue;
-      }
       const Node* pn = parent_tree_->Find(f.path);
       bool unchanged = pn && SameFileVersion(*pn, f.st);
       if (unchanged)
@@ -472,7 +474,6 @@ class CaptureRun {
     known_stats_.reserve(files_.size());
     MutexLock lock(mu_);  // (scanned_ no longer changes)
     for (const Planned& f : files_) {
-      if (f.in_reused_dir) continue;  // (not listed unless its folder changed meanwhile)
       const bool kept = f.parent && !must_read_.count(f.path);
       auto it = kept ? scanned_.end() : scanned_.find(f.path);
       if (kept || (it != scanned_.end() && it->second.bytes && it->second.as_planned))

@@ -945,6 +945,57 @@ TEST(CaptureWalk, ThreadsGiveTheSameOrderAndKeys) {
   fs::remove_all(root);
 }
 
+// With DirKeyWalk::known, a complete folder whose key is known reports none of its own files
+// (they are counted instead); its subfolders and every other folder report theirs, and the
+// folder records and keys are those of a walk without it, on one thread or several.
+TEST(CaptureWalk, KnownFoldersReportNoFilesOfTheirOwn) {
+  char tmpl[] = "/tmp/haven-walk-test.XXXXXX";
+  const fs::path root = mkdtemp(tmpl);
+  for (int d = 0; d < 3; ++d) {
+    const fs::path dir = root / ("d" + std::to_string(d));
+    for (int i = 0; i < 4; ++i) WriteFile(dir / ("f" + std::to_string(i)), "x");
+    for (int i = 0; i < 2; ++i) WriteFile(dir / "sub" / ("g" + std::to_string(i)), "y");
+  }
+  WriteFile(root / "top", "t");
+  auto walk = [&](int threads, std::function<bool(const RawId&)> known) {
+    std::pair<std::vector<std::string>, DirKeyWalk> r;
+    r.second.context.bytes.fill(3);
+    r.second.known = std::move(known);
+    WalkRegularFiles(
+        root.string(), nullptr,
+        [&](const std::string& p, const struct stat&) { r.first.push_back(p); },
+        [](const std::string&, const std::string&) {}, nullptr, &r.second, threads);
+    return r;
+  };
+  const auto all = walk(1, nullptr);
+  ASSERT_EQ(all.first.size(), 19u);
+  EXPECT_EQ(all.second.files_not_reported, 0u);
+  RawId d1_key, d2_sub_key;
+  for (const WalkedDir& d : all.second.dirs) {
+    if (d.path == (root / "d1").string()) d1_key = d.key;
+    if (d.path == (root / "d2" / "sub").string()) d2_sub_key = d.key;
+  }
+  for (int threads : {1, 2, 4}) {
+    auto [files, keys] =
+        walk(threads, [&](const RawId& k) { return k == d1_key || k == d2_sub_key; });
+    EXPECT_EQ(keys.files_not_reported, 4u + 2u) << threads;
+    std::vector<std::string> want;
+    for (const auto& f : all.first) {
+      const fs::path dir = fs::path(f).parent_path();
+      if (dir != root / "d1" && dir != root / "d2" / "sub") want.push_back(f);
+    }
+    std::sort(files.begin(), files.end());
+    EXPECT_EQ(files, want) << threads;  // (d1/sub's files are reported: only d1's own are not)
+    ASSERT_EQ(keys.dirs.size(), all.second.dirs.size());
+    for (size_t i = 0; i < keys.dirs.size(); ++i) {
+      EXPECT_EQ(keys.dirs[i].path, all.second.dirs[i].path);
+      EXPECT_EQ(keys.dirs[i].key, all.second.dirs[i].key) << keys.dirs[i].path;
+      EXPECT_EQ(keys.dirs[i].files, all.second.dirs[i].files) << keys.dirs[i].path;
+    }
+  }
+  fs::remove_all(root);
+}
+
 TEST_F(CaptureTest, DISABLED_BenchTwoThousandFiles) {
   MakeTree(1000);
   auto p = Profile::Parse("[track]\npaths = [\"~/.config\"]\n[packages]\nmanagers = []\n",

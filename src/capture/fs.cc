@@ -37,6 +37,7 @@ struct WalkOut {
   const OnError* on_error = nullptr;
   std::vector<Event> events;    // otherwise collected here
   std::vector<WalkedDir> dirs;  // with keys: every folder walked, children first
+  uint64_t not_reported = 0;    // files of known folders (DirKeyWalk::known)
 
   void File(std::string path, const struct stat& st) {
     if (on_file) {
@@ -62,6 +63,7 @@ struct WalkOut {
       }
     }
     for (auto& d : sub.dirs) dirs.push_back(std::move(d));
+    not_reported += sub.not_reported;
   }
 };
 
@@ -70,6 +72,7 @@ struct Walk {
   const PatternList* excludes;
   SkipDirs* skip;  // (a walk with skip runs on one thread: skipped is not shared)
   const RawId* context;  // null: no keys
+  const std::function<bool(const RawId&)>* known;  // null: every file is reported
   SpareThreads spare;
 };
 
@@ -93,12 +96,16 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
   }
   std::sort(names.begin(), names.end());
   const int dfd = dirfd(d);
+  auto child_path = [&path](const std::string& n) {
+    return path.back() == '/' ? path + n : path + "/" + n;
+  };
   struct Entry {
-    std::string path;
+    std::string path;  // only for a subfolder or an entry that failed
     const std::string* name;
     struct stat st;
     std::string error;  // of its lstat
     std::future<WalkOut> later;  // a subfolder walked on a thread of its own
+    std::optional<WalkOut> done;  // or walked here while such threads ran
   };
   // Opens subfolder e (nullopt: it failed, reported into `to`).
   auto open_sub = [&](const Entry& e, WalkOut& to) -> std::optional<int> {
@@ -111,26 +118,44 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
   };
   std::vector<Entry> entries;  // (after open_sub: their threads end before it goes)
   entries.reserve(names.size());
+  const bool excluding = w.excludes && !w.excludes->empty();
   for (const auto& n : names) {
-    std::string child = path.back() == '/' ? path + n : path + "/" + n;
-    if (w.excludes && !w.excludes->empty() && w.excludes->Matches(child)) continue;
+    if (excluding && w.excludes->Matches(child_path(n))) continue;
     Entry& e = entries.emplace_back();
-    e.path = std::move(child);
     e.name = &n;
-    if (fstatat(dfd, n.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0)
+    if (fstatat(dfd, n.c_str(), &e.st, AT_SYMLINK_NOFOLLOW) != 0) {
+      e.path = child_path(n);
       e.error = "lstat " + e.path + ": " + strerror(errno);
+    } else if (S_ISDIR(e.st.st_mode)) {
+      e.path = child_path(n);
+    }
   }
-  if (!w.skip)
-    for (Entry& e : entries)
-      if (e.error.empty() && S_ISDIR(e.st.st_mode))
-        e.later = w.spare.TryAsync([&w, &e, &open_sub] {
-          WalkOut sub;
-          if (auto cfd = open_sub(e, sub)) WalkDirectory(*cfd, e.path, e.st, w, sub);
-          return sub;
-        });
+  // Each subfolder goes to a spare thread when one is free. Once one has, the others are
+  // walked here right away (into their own results, spliced in order below) rather than
+  // after waiting for it: the threads work side by side.
+  if (!w.skip) {
+    bool threaded = false;
+    for (Entry& e : entries) {
+      if (!e.error.empty() || !S_ISDIR(e.st.st_mode)) continue;
+      e.later = w.spare.TryAsync([&w, &e, &open_sub] {
+        WalkOut sub;
+        if (auto cfd = open_sub(e, sub)) WalkDirectory(*cfd, e.path, e.st, w, sub);
+        return sub;
+      });
+      if (e.later.valid()) {
+        threaded = true;
+      } else if (threaded) {
+        WalkOut& sub = e.done.emplace();
+        if (auto cfd = open_sub(e, sub)) WalkDirectory(*cfd, e.path, e.st, w, sub);
+      }
+    }
+  }
   std::optional<DirKey> key;
   if (w.context) key.emplace(*w.context);
   WalkedDir rec;
+  // With w.known, this folder's files wait for its key (to be left out when it is known).
+  const bool defer_files = key && w.known;
+  std::vector<const Entry*> files_here;
   for (Entry& e : entries) {
     if (!e.error.empty()) {
       out.Error(e.path, std::move(e.error));
@@ -141,7 +166,11 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
     if (S_ISREG(e.st.st_mode)) {
       rec.files++;
       rec.bytes += static_cast<uint64_t>(e.st.st_size);
-      out.File(std::move(e.path), e.st);
+      if (defer_files) {
+        files_here.push_back(&e);
+      } else {
+        out.File(child_path(*e.name), e.st);
+      }
       continue;
     }
     if (!S_ISDIR(e.st.st_mode)) continue;
@@ -154,6 +183,8 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
     const size_t before = out.dirs.size();
     if (e.later.valid()) {
       out.Splice(e.later.get());
+    } else if (e.done) {
+      out.Splice(std::move(*e.done));
     } else if (auto cfd = open_sub(e, out)) {
       WalkDirectory(*cfd, e.path, e.st, w, out);
     }
@@ -169,11 +200,21 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
       rec.dirs += c.dirs;
     }
   }
-  closedir(d);
-  if (!key) return -1;
+  if (!key) {
+    closedir(d);
+    return -1;
+  }
   rec.path = path;
   rec.st = dir_st;
   rec.key = key->Finish();
+  if (defer_files) {
+    if (rec.complete && (*w.known)(rec.key)) {
+      out.not_reported += files_here.size();
+    } else {
+      for (const Entry* e : files_here) out.File(child_path(*e->name), e->st);
+    }
+  }
+  closedir(d);  // (last: the entries' names live in `names`, but keep the folder open as long)
   out.dirs.push_back(std::move(rec));
   return static_cast<long>(out.dirs.size() - 1);
 }
@@ -200,13 +241,17 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
     return;
   }
   Walk w{excludes, skip, keys ? &keys->context : nullptr,
+         keys && keys->known ? &keys->known : nullptr,
          SpareThreads(skip ? 0 : std::max(0, threads - 1))};
   WalkOut out;
   out.on_file = &on_file;
   out.on_error = &on_error;
   if (keys) out.dirs = std::move(keys->dirs);
   WalkDirectory(fd, path, st, w, out);
-  if (keys) keys->dirs = std::move(out.dirs);
+  if (keys) {
+    keys->dirs = std::move(out.dirs);
+    keys->files_not_reported += out.not_reported;
+  }
 }
 
 void SkipDirs::Add(const std::string& dir) {

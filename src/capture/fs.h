@@ -38,14 +38,21 @@ struct WalkedDir {
 struct DirKeyWalk {
   RawId context;  // folder_state.h's FolderContext
   std::vector<WalkedDir> dirs;
+  // Set: a complete folder whose key this returns true for (one the caller already holds,
+  // e.g. from the last capture's state) reports none of its own files: on_file is not
+  // called for them, they are counted in files_not_reported. The files of every folder
+  // are then reported once its key is known, after its subfolders' files. Called on the
+  // walk's threads.
+  std::function<bool(const RawId& key)> known;
+  uint64_t files_not_reported = 0;
 };
 
 // Calls on_file for every regular file at or below `path`, in walk order; on_error with
 // (path, message) for what cannot be listed or stat'ed. `excludes` and `skip` may be null;
 // `path` itself is walked even when it is in `skip`. With `keys`, every folder's record
-// is appended to keys->dirs (children first). `threads` > 1 (and no `skip`): subfolders are
-// walked on up to that many threads; the callbacks still come in walk order, on the
-// calling thread, once the walk is over.
+// is appended to keys->dirs (children first), and keys->known may leave folders' files out.
+// `threads` > 1 (and no `skip`): subfolders are walked on up to that many threads; the
+// callbacks still come in walk order, on the calling thread, once the walk is over.
 void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       const std::function<void(const std::string&, const struct stat&)>& on_file,
                       const std::function<void(const std::string&, const std::string&)>& on_error,
