@@ -6,22 +6,28 @@
 
 namespace haven {
 
-ThreadPool::ThreadPool(int threads, size_t queue_limit) : limit_(queue_limit ? queue_limit : 1) {
-  if (threads < 1) threads = 1;
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
-}
+ThreadPool::ThreadPool(int threads, size_t queue_limit)
+    : limit_(queue_limit ? queue_limit : 1), threads_(std::max(1, threads)) {}
 
 ThreadPool::~ThreadPool() {
+  std::vector<std::thread> workers;
   {
     MutexLock lock(mu_);
     stop_ = true;
+    workers.swap(workers_);
   }
   not_empty_.NotifyAll();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers) w.join();
+}
+
+void ThreadPool::Start() {
+  workers_.reserve(static_cast<size_t>(threads_));
+  for (int i = 0; i < threads_; ++i) workers_.emplace_back([this] { Work(); });
 }
 
 void ThreadPool::Push(std::function<void()> job) {
   MutexLock lock(mu_);
+  if (workers_.empty()) Start();
   while (queue_.size() >= limit_) not_full_.Wait(mu_);
   queue_.push_back(std::move(job));
   lock.Unlock();

@@ -33,18 +33,22 @@ class ThreadPool {
   // Queues a job whose completion the caller learns some other way (a promise it sets).
   void Post(std::function<void()> job) { Push(std::move(job)); }
 
-  int size() const { return static_cast<int>(workers_.size()); }
+  int size() const { return threads_; }
 
  private:
   void Push(std::function<void()> job) EXCLUDES(mu_);
   void Work() EXCLUDES(mu_);
+  void Start() REQUIRES(mu_);
 
   Mutex mu_;
   CondVar not_empty_, not_full_;
   std::deque<std::function<void()>> queue_ GUARDED_BY(mu_);
   const size_t limit_;
   bool stop_ GUARDED_BY(mu_) = false;
-  std::vector<std::thread> workers_;  // filled by the constructor, joined by the destructor
+  const int threads_;
+  // Started by the first job (a pool that gets none, e.g. an unchanged backup's, starts no
+  // thread), joined by the destructor.
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
 };
 
 // Number of threads for "--jobs": 0 means all hardware threads.
