@@ -200,10 +200,8 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
       rec.dirs += c.dirs;
     }
   }
-  if (!key) {
-    closedir(d);
-    return -1;
-  }
+  closedir(d);
+  if (!key) return -1;
   rec.path = path;
   rec.st = dir_st;
   rec.key = key->Finish();
@@ -214,7 +212,6 @@ long WalkDirectory(int fd, const std::string& path, const struct stat& dir_st, W
       for (const Entry* e : files_here) out.File(child_path(*e->name), e->st);
     }
   }
-  closedir(d);  // (last: the entries' names live in `names`, but keep the folder open as long)
   out.dirs.push_back(std::move(rec));
   return static_cast<long>(out.dirs.size() - 1);
 }

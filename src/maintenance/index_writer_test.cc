@@ -72,11 +72,21 @@ Index PacksOf30000Blobs(uint8_t packs) {
   return index;
 }
 
+// A repository on SlowIndexSaves (4 connections, round trips or not) over memory.
+struct SlowRepo {
+  explicit SlowRepo(bool round_trips)
+      : slow(std::make_shared<SlowIndexSaves>(std::make_shared<MemBackend>(), 4, round_trips)) {
+    Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
+    repo = haven::testing::TestRepository::Open(slow, "pw", 2);
+  }
+  std::shared_ptr<SlowIndexSaves> slow;
+  std::unique_ptr<haven::testing::TestRepository> repo;
+};
+
 TEST(WriteIndexFiles, OverRoundTripsAsManyAtOnceAsConnections) {
-  auto mem = std::make_shared<MemBackend>();
-  auto slow = std::make_shared<SlowIndexSaves>(mem, 4, true);
-  Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  auto repo = haven::testing::TestRepository::Open(slow, "pw", 2);
+  SlowRepo r(true);
+  auto& slow = r.slow;
+  auto& repo = r.repo;
   // Five packs, one file each; the fourth pack is not kept.
   Index index = PacksOf30000Blobs(5);
   PackTable table = PackTable::FromIndex(index);
@@ -96,10 +106,9 @@ TEST(WriteIndexFiles, OverRoundTripsAsManyAtOnceAsConnections) {
 
 // A local disk: the files are written on the given threads (CPU work), not more.
 TEST(WriteIndexFiles, WithoutRoundTripsTheGivenThreads) {
-  auto mem = std::make_shared<MemBackend>();
-  auto slow = std::make_shared<SlowIndexSaves>(mem, 4, false);
-  Repository::Init(*slow, "pw", 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  auto repo = haven::testing::TestRepository::Open(slow, "pw", 2);
+  SlowRepo r(false);
+  auto& slow = r.slow;
+  auto& repo = r.repo;
   Index index = PacksOf30000Blobs(3);
   PackTable table = PackTable::FromIndex(index);
   slow->Hold(true);
