@@ -469,6 +469,8 @@ std::vector<Node> Backup::ExtraNodes(const std::map<std::string, std::string>& f
       n.mode = 0644;
       n.size = it->second.size();
       n.content = SaveBytes(it->second);
+      if (opts_.outer_blob)
+        for (const BlobId& b : n.content) opts_.outer_blob(BlobType::kData, b);
       MutexLock lock(warn_mu_);
       stats_.total_files++;
       stats_.total_bytes += n.size;
@@ -476,6 +478,7 @@ std::vector<Node> Backup::ExtraNodes(const std::map<std::string, std::string>& f
       n.type = NodeType::kDir;
       n.mode = gomode::kDir | 0755;
       n.subtree = SaveTree(ExtraNodes(files, prefix + name));
+      if (opts_.outer_blob) opts_.outer_blob(BlobType::kTree, *n.subtree);
     }
     out.emplace(name, std::move(n));
   }
@@ -702,7 +705,10 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
     for (const Listed& e : listed) k.AddEntry(e.name, e.st);
     key = k.Finish();
     if (const FolderState::Dir* rec = RecordedFolder(*key))
-      if (auto tree = ReuseFolder(listed, *rec, parent, &walked, !above)) return *tree;
+      if (auto tree = ReuseFolder(listed, *rec, parent, &walked, !above)) {
+        if (above && opts_.outer_blob) opts_.outer_blob(BlobType::kTree, *tree);
+        return *tree;
+      }
   }
   walk.parent = parent->Get();
   for (size_t i = 0; i < listed.size(); ++i) {
@@ -717,12 +723,16 @@ BlobId Backup::SaveChildren(const std::string& path, const VirtualDir* virt,
   std::vector<Node> nodes = CollectNodes(walk);
   std::vector<Pending>().swap(walk.entries);  // paths and moved-from nodes, before encoding
   AddStats(walk.local);
+  if (above && opts_.outer_blob)  // (a file target's content, e.g. of ~/.bashrc)
+    for (const Node& n : nodes)
+      for (const BlobId& b : n.content) opts_.outer_blob(BlobType::kData, b);
   if (virt && virt == root_virt_ && opts_.extra_files) AddExtraFiles(nodes);
   std::vector<BlobId> subtrees;
   if (key && walk.clean)
     for (const Node& n : nodes)
       if (n.type == NodeType::kDir && n.subtree) subtrees.push_back(*n.subtree);
   BlobId tree = SaveTree(std::move(nodes), &walk.parent, tree_added);
+  if (above && opts_.outer_blob) opts_.outer_blob(BlobType::kTree, tree);
   if (key && walk.clean) RecordFolder(*key, tree, std::move(subtrees));
   return tree;
 }

@@ -129,6 +129,11 @@ struct BackupOptions {
   // Called from any thread with each directory's path and the tree stored for it (not for
   // those known_tree gave, nor for the directories above the targets).
   std::function<void(const std::string& path, const BlobId& tree)> tree_saved;
+  // Called with each blob stored (or found stored) outside the target folders: the trees
+  // of the root and of the directories above the targets, the content of the files in
+  // those (file targets), and the data blobs and trees of extra_files (the capture records
+  // them with their locations: capture-state.md).
+  std::function<void(BlobType type, const BlobId& id)> outer_blob;
   // In-memory files added to the root tree, as {relative path, bytes}, e.g.
   // {".haven/packages/dpkg.txt", …}; called once, after the walk. Files get mode 0644,
   // directories 0755, times zero and this process's uid/gid, so equal bytes give equal trees.

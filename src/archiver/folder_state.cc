@@ -18,15 +18,26 @@ namespace haven {
 
 namespace {
 
-constexpr char kMagic[8] = {'H', 'V', 'F', 'S', 'T', '0', '0', '3'};
+constexpr char kMagic[8] = {'H', 'V', 'F', 'S', 'T', '0', '0', '4'};
 constexpr size_t kHeader = 8 + 32 + 32 + 8;  // up to the index file count
 constexpr size_t kRecord = 32 + 32 + 8;  // a folder without its subtrees
+constexpr size_t kBlobRecord = 1 + 32 + 32 + 4 + 4 + 4;
+constexpr uint32_t kSealOverhead = 32;  // IV and MAC around every sealed blob
 
 // The writers fill a buffer sized once (g++ 12 flags inserts into a growing vector with
 // false -Wstringop-overflow warnings).
 uint8_t* PutU64(uint8_t* p, uint64_t v) {
   for (int i = 0; i < 8; ++i) *p++ = static_cast<uint8_t>(v >> (8 * i));
   return p;
+}
+uint8_t* PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) *p++ = static_cast<uint8_t>(v >> (8 * i));
+  return p;
+}
+uint32_t GetU32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= uint32_t{p[i]} << (8 * i);
+  return v;
 }
 uint64_t GetU64(const uint8_t* p) {
   uint64_t v = 0;
@@ -45,6 +56,9 @@ RawId GetRaw(const uint8_t* p) {
 bool KeyLess(const FolderState::Dir& a, const FolderState::Dir& b) {
   return a.key.bytes < b.key.bytes;
 }
+bool BlobLess(const KnownBlob& a, const KnownBlob& b) {
+  return a.type != b.type ? a.type < b.type : a.id.bytes < b.id.bytes;
+}
 
 }  // namespace
 
@@ -59,6 +73,12 @@ void FolderState::SortDirs() {
   dirs.erase(std::unique(dirs.begin(), dirs.end(),
                          [](const Dir& a, const Dir& b) { return a.key == b.key; }),
              dirs.end());
+  std::stable_sort(blobs.begin(), blobs.end(), BlobLess);
+  blobs.erase(std::unique(blobs.begin(), blobs.end(),
+                          [](const KnownBlob& a, const KnownBlob& b) {
+                            return a.type == b.type && a.id == b.id;
+                          }),
+              blobs.end());
 }
 
 bool FolderState::IndexFilesRemain(std::vector<FileId> now) const {
@@ -67,7 +87,8 @@ bool FolderState::IndexFilesRemain(std::vector<FileId> now) const {
 }
 
 Bytes EncodeFolderState(const FolderState& s) {
-  size_t size = kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord;
+  size_t size = kHeader + s.index_files.size() * 32 + 8 + s.dirs.size() * kRecord + 8 +
+                s.blobs.size() * kBlobRecord;
   for (const auto& d : s.dirs) size += d.subtrees.size() * 32;
   Bytes out(size);
   uint8_t* p = out.data();
@@ -80,6 +101,12 @@ Bytes EncodeFolderState(const FolderState& s) {
   for (const auto& d : s.dirs) {
     p = PutU64(PutRaw(PutRaw(p, d.key), d.tree), d.subtrees.size());
     for (const auto& t : d.subtrees) p = PutRaw(p, t);
+  }
+  p = PutU64(p, s.blobs.size());
+  for (const auto& b : s.blobs) {
+    *p++ = static_cast<uint8_t>(b.type);
+    p = PutRaw(PutRaw(p, b.id), b.where.pack);
+    p = PutU32(PutU32(PutU32(p, b.where.offset), b.where.length), b.where.uncompressed_length);
   }
   return out;
 }
@@ -115,7 +142,22 @@ std::optional<FolderState> ParseFolderState(ByteView plain) {
     if (!s.dirs.empty() && !KeyLess(s.dirs.back(), d)) return std::nullopt;  // order, unique
     s.dirs.push_back(std::move(d));
   }
-  if (at != plain.size()) return std::nullopt;
+  if (plain.size() - at < 8) return std::nullopt;
+  const uint64_t blobs = GetU64(plain.data() + at);
+  at += 8;
+  if (blobs != (plain.size() - at) / kBlobRecord || (plain.size() - at) % kBlobRecord != 0)
+    return std::nullopt;  // (also: nothing after the last blob)
+  s.blobs.reserve(blobs);
+  for (uint64_t i = 0; i < blobs; ++i, at += kBlobRecord) {
+    const uint8_t* p = plain.data() + at;
+    if (p[0] > static_cast<uint8_t>(BlobType::kTree)) return std::nullopt;
+    KnownBlob b{static_cast<BlobType>(p[0]), BlobId(GetRaw(p + 1)),
+                BlobLocation{PackId(GetRaw(p + 33)), GetU32(p + 65), GetU32(p + 69),
+                             GetU32(p + 73)}};
+    if (b.where.length < kSealOverhead) return std::nullopt;
+    if (!s.blobs.empty() && !BlobLess(s.blobs.back(), b)) return std::nullopt;  // order, unique
+    s.blobs.push_back(b);
+  }
   return s;
 }
 

@@ -31,6 +31,7 @@
 #include "core/bytes.h"
 #include "core/id.h"
 #include "core/sha256.h"
+#include "repo/index.h"
 #include "repo/repository.h"
 
 namespace haven {
@@ -49,20 +50,29 @@ struct FolderState {
     bool operator==(const Dir&) const = default;
   };
   std::vector<Dir> dirs;  // sorted by key, keys unique
+  // A capture's blobs outside its tracked folders (the trees of the root and of the
+  // directories above the targets, the profile and package lists under /.haven and their
+  // trees) with their pack locations: the next capture of an unchanged set finds and reads
+  // them without the index (IndexedRepository::AddKnownBlobs). Sorted by (type, id),
+  // unique. A backup records none.
+  std::vector<KnownBlob> blobs;
 
   // The folder recorded under `key`, or nullptr.
   const Dir* Find(const RawId& key) const;
-  // Puts dirs in key order and drops repeated keys (the first one stays).
+  // Puts dirs in key order and drops repeated keys (the first one stays); the same for
+  // blobs by (type, id).
   void SortDirs();
   // Every index file the state recorded is among `now` (the repository's index files).
   bool IndexFilesRemain(std::vector<FileId> now) const;
   bool operator==(const FolderState&) const = default;
 };
 
-// The plaintext of a state (little-endian): "HVFST003", context (32), snapshot (32), index
+// The plaintext of a state (little-endian): "HVFST004", context (32), snapshot (32), index
 // file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
 // folders in ascending key order: key (32), tree (32), subtree count (u64), subtrees (32
-// each).
+// each); then the blob count (u64) and the blobs in ascending (type, id) order: type (u8:
+// 0 data, 1 tree), id (32), pack (32), offset, sealed length, uncompressed length (u32
+// each; 0 = stored uncompressed; a sealed length is at least 32).
 Bytes EncodeFolderState(const FolderState& s);
 // nullopt for anything but exactly that layout (bad magic, length, order or duplicates).
 std::optional<FolderState> ParseFolderState(ByteView plain);

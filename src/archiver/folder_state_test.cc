@@ -33,12 +33,22 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   FileId idx;
   idx.bytes.fill(0x33);
   s.index_files = {idx};
+  KnownBlob data{BlobType::kData, {}, {PackId{}, 0x10, 0x50, 0}};
+  data.id.bytes.fill(0xd4);
+  data.where.pack.bytes.fill(0xe5);
+  KnownBlob tree{BlobType::kTree, {}, {PackId{}, 0x0102, 0x40, 0x0a0b}};
+  tree.id.bytes.fill(0x05);
+  tree.where.pack.bytes.fill(0xf6);
+  s.blobs = {data, tree};  // (type first: the data blob's id sorts after the tree's)
   const Bytes enc = EncodeFolderState(s);
-  const std::string want = "4856465354303033" + std::string(64, '1') + "22" +
+  const std::string want = "4856465354303034" + std::string(64, '1') + "22" +
                            std::string(62, '0') + "0100000000000000" + std::string(64, '3') +
                            "0200000000000000" + Rep("01", 32) + Rep("a1", 32) +
                            "0000000000000000" + Rep("02", 32) + Rep("b2", 32) +
-                           "0100000000000000" + Rep("c3", 32);
+                           "0100000000000000" + Rep("c3", 32) + "0200000000000000" + "00" +
+                           Rep("d4", 32) + Rep("e5", 32) + "10000000" + "50000000" + "00000000" +
+                           "01" + Rep("05", 32) + Rep("f6", 32) + "02010000" + "40000000" +
+                           "0b0a0000";
   EXPECT_EQ(HexEncode(enc), want);
   auto back = ParseFolderState(enc);
   ASSERT_TRUE(back);
@@ -85,6 +95,31 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   auto e = ParseFolderState(EncodeFolderState(empty));
   ASSERT_TRUE(e);
   EXPECT_TRUE(e->dirs.empty());
+  EXPECT_TRUE(e->blobs.empty());
+  // The blobs: order by (type, id), unique, a known type, a sealed length of 32 or more.
+  const size_t blobs_at = enc.size() - 2 * 77;
+  Bytes type = enc;
+  type[blobs_at] = 2;
+  EXPECT_TRUE(refused(type));                                               // unknown type
+  Bytes order = enc;
+  order[blobs_at] = 1;  // both trees now, ids d4.. then 05..
+  EXPECT_TRUE(refused(order));                                              // unsorted
+  FolderState dup = s;
+  dup.blobs = {tree, tree};
+  EXPECT_TRUE(refused(EncodeFolderState(dup)));                             // duplicate
+  FolderState shortlen = s;
+  shortlen.blobs[0].where.length = 31;
+  EXPECT_TRUE(refused(EncodeFolderState(shortlen)));                        // length < 32
+  Bytes cut(enc.begin(), enc.end() - 77);
+  EXPECT_TRUE(refused(cut));                                                // a blob short
+  FolderState sorted = s;
+  sorted.blobs = {tree, data, tree};
+  sorted.SortDirs();
+  EXPECT_EQ(sorted.blobs, s.blobs);
+  // The earlier layout (HVFST003, no blobs) is refused: the next run reads the trees.
+  Bytes v3(enc.begin(), enc.begin() + static_cast<std::ptrdiff_t>(blobs_at - 8));
+  v3[7] = '3';
+  EXPECT_TRUE(refused(v3));
 }
 
 TEST(FolderStateFormat, IndexFilesRemainAndPath) {

@@ -177,10 +177,13 @@ class CaptureRun {
 
   CaptureResult Run() {
     StartPackages();
-    StartIndexLoad();
     FindTargetsAndParent();
     LoadState();
+    // With the blobs outside the tracked folders known (the state's), an unchanged set
+    // needs no index: it is read only once the walk found something to store.
+    if (!state_ || state_->blobs.empty()) StartIndexLoad();
     PlanFiles();
+    if (StoresSomethingNew()) StartIndexLoad();
     VerifyAndScan();
     if (Blocked()) return std::move(res_);
     if (opts_.after_scan) opts_.after_scan();
@@ -205,7 +208,7 @@ class CaptureRun {
   // lists and profile are stored against it, so even an unchanged capture needs it). A
   // read error is thrown again by the first call that needs the index.
   void StartIndexLoad() {
-    if (repo_.index_loaded()) return;
+    if (repo_.index_loaded() || index_load_.valid()) return;
     index_load_ = std::async(std::launch::async, [this] {
       try {
         repo_.LoadIndex();
@@ -245,6 +248,8 @@ class CaptureRun {
     state_ = LoadUsableFolderState(repo_, state_path_, keys_->context, *res_.parent,
                                    repo_.index_files());
     res_.state_used = state_.has_value();
+    // Recorded by the capture that wrote the parent, in the index files the state names.
+    if (state_) repo_.AddKnownBlobs(state_->blobs);
   }
 
   // The directories whose tree the state records under the key the walk found for them:
@@ -307,6 +312,14 @@ class CaptureRun {
         to_scan_.push_back(&f);
       }
     }
+  }
+
+  // After planning: a file to scan or a folder whose tree the state does not give (its
+  // tree is encoded and looked up). A changed profile or package list is found only when
+  // stored: the index is read then.
+  bool StoresSomethingNew() const {
+    return !to_scan_.empty() || !to_verify_.empty() || !state_ ||
+           reused_.size() < keys_->dirs.size();
   }
 
   // 3b. --verify-content re-reads the unchanged files, then every changed (or mismatched)
@@ -436,6 +449,14 @@ class CaptureRun {
       }
     }
     try {
+      std::vector<std::pair<BlobType, BlobId>> outer;
+      {
+        MutexLock lock(mu_);
+        outer.swap(outer_);
+      }
+      for (const auto& [type, id] : outer)  // (the state's, else the index's: no read then)
+        if (std::optional<BlobLocation> where = repo_.Locate(type, id))
+          next.blobs.push_back(KnownBlob{type, id, *where});
       // (the session has flushed: the index files are read-only now)
       SaveNextFolderState(repo_, state_path_, state_, std::move(next), repo_.index_files());
     } catch (const Error& e) {
@@ -498,11 +519,16 @@ class CaptureRun {
         const WalkedDir& d = *it->second.dir;
         return BackupOptions::KnownTree{it->second.tree, d.files, d.bytes, d.dirs};
       };
-    if (keys_)
+    if (keys_) {
       bo.tree_saved = [this](const std::string& path, const BlobId& tree) {
         MutexLock lock(mu_);
         saved_trees_[path] = tree;
       };
+      bo.outer_blob = [this](BlobType type, const BlobId& id) {
+        MutexLock lock(mu_);
+        outer_.emplace_back(type, id);
+      };
+    }
     bo.parent_tree = [this](const BlobId& id) { return parent_tree_->Loaded(id); };
     return bo;
   }
@@ -617,6 +643,7 @@ class CaptureRun {
   std::vector<const Planned*> mismatched_ GUARDED_BY(mu_);
   uint64_t verified_ GUARDED_BY(mu_) = 0;
   std::unordered_map<std::string, BlobId> saved_trees_ GUARDED_BY(mu_);  // archiver's
+  std::vector<std::pair<BlobType, BlobId>> outer_ GUARDED_BY(mu_);  // (outer_blob)
   std::future<void> index_load_;  // last: joined before the members it could touch go
 };
 

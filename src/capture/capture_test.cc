@@ -825,6 +825,74 @@ TEST_F(CaptureTest, StateGivesTheTreesOfACaptureWithoutIt) {
   }
 }
 
+// With the state's blobs (the trees above the tracked paths, the profile under /.haven), a
+// capture of an unchanged set never reads the index, run after run; one that stores
+// something reads it. Each run opens the repository as `haven capture` does (the index
+// deferred) and gives the tree a capture without a state gives.
+TEST_F(CaptureTest, UnchangedCaptureWithStateReadsNoIndex) {
+  MakeTree(10);
+  auto p = MakeProfile();
+  const std::string state_dir = (root_ / "state").string();
+  struct Run {
+    CaptureResult r;
+    bool index_read;
+  };
+  auto run = [&](const Profile& prof, bool with_state) {
+    auto opened = Repository::Open(be_, "pw", 2);
+    auto lazy = IndexedRepository::Load(*opened, IndexLoad::kOnFirstUse);
+    WriteSession session(*lazy);
+    CaptureOptions o = Options(prof, 2);
+    o.state_dir = with_state ? state_dir : "";
+    CaptureResult r = RunCapture(session, scanner(), o);
+    EXPECT_TRUE(r.backup && r.home_tree);
+    return Run{std::move(r), lazy->index_loaded()};
+  };
+  auto same_as_without = [&](const Run& with, const Profile& prof, const char* what) {
+    Run without = run(prof, false);
+    EXPECT_EQ(with.r.backup->tree, without.r.backup->tree) << what;
+    EXPECT_EQ(with.r.backup->stats.total_files, without.r.backup->stats.total_files) << what;
+    run(prof, true);  // (`without` is the parent now: a capture with the state settles)
+  };
+  Run first = run(p, true);
+  EXPECT_TRUE(first.index_read);
+  for (int i = 0; i < 2; ++i) {  // the second run uses the state the first unchanged one wrote
+    Run again = run(p, true);
+    EXPECT_TRUE(again.r.state_used) << i;
+    EXPECT_FALSE(again.index_read) << i;
+    EXPECT_EQ(again.r.backup->tree, first.r.backup->tree) << i;
+    EXPECT_FALSE(again.r.backup->snapshot_id.IsZero()) << i;
+  }
+  Run unchanged = run(p, true);
+  same_as_without(unchanged, p, "unchanged");
+
+  // A changed file, then a changed profile (a new blob under /.haven): the index is read.
+  WriteFile(home_ / ".config" / "app1" / "f2", "changed\n");
+  Run file = run(p, true);
+  EXPECT_TRUE(file.r.state_used);
+  EXPECT_TRUE(file.index_read);
+  same_as_without(file, p, "a file");
+  auto p2 = MakeProfile("# a comment\n");
+  Run profile = run(p2, true);
+  EXPECT_TRUE(profile.index_read);
+  same_as_without(profile, p2, "the profile");
+  EXPECT_FALSE(run(p2, true).index_read);
+
+  // A record whose location is wrong (sealed with the key, as only haven writes it): the
+  // blob is read through the index, and the capture is right.
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(state_dir)) files.push_back(e.path());
+  ASSERT_EQ(files.size(), 1u);
+  auto st = ParseFolderState(AsBytes(repo_->DecodeUnpacked(AsBytes(ReadFile(files[0])), "s")));
+  ASSERT_TRUE(st);
+  ASSERT_FALSE(st->blobs.empty());
+  for (KnownBlob& b : st->blobs) b.where.offset += 1;
+  SaveFolderState(*repo_, files[0].string(), *st);
+  Run wrong = run(p2, true);
+  EXPECT_TRUE(wrong.r.state_used);
+  EXPECT_TRUE(wrong.index_read);
+  same_as_without(wrong, p2, "wrong locations");
+}
+
 // A state that is damaged, sealed by another repository's key, older than an index
 // rewrite, written for another scan version, or asked for with --verify-content is not
 // used; the capture is still right.

@@ -30,6 +30,16 @@ struct BlobLocation {
   uint32_t length;
   uint32_t uncompressed_length;
   uint32_t PlainLength() const { return uncompressed_length ? uncompressed_length : length - 32; }
+  bool operator==(const BlobLocation&) const = default;
+};
+
+// A blob and where it is stored, known without reading the index from a trusted local
+// record (a folder state, archiver/folder_state.h; IndexedRepository::AddKnownBlobs).
+struct KnownBlob {
+  BlobType type;
+  BlobId id;
+  BlobLocation where;
+  bool operator==(const KnownBlob&) const = default;
 };
 
 class Index {

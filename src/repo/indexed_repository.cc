@@ -250,7 +250,35 @@ void IndexedRepository::CompactIndex() {
   index_.Compact();
 }
 
+void IndexedRepository::AddKnownBlobs(const std::vector<KnownBlob>& blobs) {
+  for (const KnownBlob& b : blobs) known_.emplace(b.id, b);
+}
+
+const KnownBlob* IndexedRepository::Known(BlobType t, const BlobId& id) const {
+  if (known_.empty()) return nullptr;
+  auto it = known_.find(id);
+  return it == known_.end() || it->second.type != t ? nullptr : &it->second;
+}
+
+std::optional<BlobLocation> IndexedRepository::Locate(BlobType t, const BlobId& id) const {
+  if (const KnownBlob* k = Known(t, id)) return k->where;
+  LoadIndex();
+  ReaderLock lock(index_mu_);
+  std::vector<BlobLocation> locs = index_.Lookup(t, id);
+  if (locs.empty()) return std::nullopt;
+  return locs.front();
+}
+
 Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
+  if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
+    try {
+      const BlobLocation& l = k->where;
+      Bytes sealed = backend().Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
+      return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+    } catch (const Error&) {
+      // (the record was wrong, or the copy is damaged: the index knows every copy)
+    }
+  }
   LoadIndex();
   std::vector<BlobLocation> locs;
   {
@@ -279,12 +307,16 @@ std::vector<Node> IndexedRepository::LoadTree(const BlobId& id) {
 }
 
 bool IndexedRepository::HasBlob(BlobType t, const BlobId& id) const {
+  if (!index_loaded() && Known(t, id)) return true;
   LoadIndex();
   ReaderLock lock(index_mu_);
   return index_.Has(t, id);
 }
 
 bool IndexedRepository::IsTreePack(const PackId& pack) const {
+  if (!index_loaded())  // (packs hold one type of blob: a known tree's pack is a tree pack)
+    for (const auto& [id, k] : known_)
+      if (k.type == BlobType::kTree && k.where.pack == pack) return true;
   LoadIndex();
   ReaderLock lock(index_mu_);
   return index_.IsTreePack(pack);

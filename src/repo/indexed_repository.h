@@ -18,6 +18,8 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,6 +78,16 @@ class IndexedRepository : public Repository {
   // True when the index lists `pack` and its first blob is a tree.
   bool IsTreePack(const PackId& pack) const;
 
+  // Blobs the caller knows to be stored where given, from a trusted local record (the
+  // capture's folder state, docs/capture-state.md: sealed with this repository's key and
+  // used only while every index file it recorded remains). Until the index is read,
+  // HasBlob, LoadBlob and IsTreePack answer for them without reading it (a copy that does
+  // not decode as its id is looked up in the index instead). Call before blobs are read.
+  void AddKnownBlobs(const std::vector<KnownBlob>& blobs);
+  // Where a blob is stored: a known blob's location, else the index's first (reading the
+  // index when needed); nullopt when not indexed.
+  std::optional<BlobLocation> Locate(BlobType t, const BlobId& id) const;
+
  private:
   friend class WriteSession;  // adds what it uploads, through the two methods below
   explicit IndexedRepository(const Repository& opened) : Repository(opened) {}
@@ -91,6 +103,9 @@ class IndexedRepository : public Repository {
   mutable std::vector<std::pair<FileId, uint64_t>> listed_ GUARDED_BY(load_mu_);
   mutable Mutex load_mu_;
   mutable std::atomic<bool> loaded_{false};
+  // AddKnownBlobs' blobs, read-only once blobs are read.
+  std::unordered_map<BlobId, KnownBlob, IdHash> known_;
+  const KnownBlob* Known(BlobType t, const BlobId& id) const;
 };
 
 }  // namespace haven

@@ -154,5 +154,63 @@ TEST(IndexLoad, DeferredToFirstUse) {
   EXPECT_EQ(lazy->index_files().size(), size_t{kFiles});
 }
 
+// Known blobs (a capture state's, AddKnownBlobs): HasBlob, LoadBlob and IsTreePack answer
+// for them without reading the index; a blob not known, or a known one whose copy does not
+// decode as its id (a wrong record), is looked up in the index, which is then read.
+TEST(IndexLoad, KnownBlobsAnswerWithoutTheIndex) {
+  auto mem = RepoWithManyFiles();
+  auto traced = std::make_shared<testing::LoadTraceBackend>(mem, std::chrono::milliseconds(0), 2);
+  auto opened = Repository::Open(traced, "pw", 2);
+  std::vector<KnownBlob> known;
+  {
+    auto full = IndexedRepository::Load(*opened);
+    for (int i : {3, 5}) {
+      const std::string data = "blob " + std::to_string(i);
+      const BlobId id(Sha256(AsBytes(data)));
+      auto where = full->Locate(BlobType::kData, id);
+      ASSERT_TRUE(where);
+      known.push_back(KnownBlob{BlobType::kData, id, *where});
+    }
+    EXPECT_FALSE(full->Locate(BlobType::kData, BlobId(Sha256(AsBytes("none")))));
+  }
+  const BlobId other(Sha256(AsBytes("blob 7")));
+  auto fresh = [&] {
+    auto lazy = IndexedRepository::Load(*opened, IndexLoad::kOnFirstUse);
+    lazy->AddKnownBlobs(known);
+    traced->Reset();
+    return lazy;
+  };
+
+  auto lazy = fresh();
+  EXPECT_TRUE(lazy->HasBlob(BlobType::kData, known[0].id));
+  EXPECT_FALSE(lazy->index_loaded());
+  EXPECT_EQ(std::string(AsChars(lazy->LoadBlob(BlobType::kData, known[1].id))), "blob 5");
+  EXPECT_EQ(lazy->Locate(BlobType::kData, known[1].id), known[1].where);
+  EXPECT_FALSE(lazy->IsTreePack(known[0].where.pack));  // (a data blob's pack: asks the index)
+  EXPECT_TRUE(lazy->index_loaded());
+  EXPECT_EQ(traced->Loads(FileType::kIndex).size(), size_t{kFiles});
+
+  lazy = fresh();  // the same id as a tree is not known
+  EXPECT_FALSE(lazy->HasBlob(BlobType::kTree, known[0].id));
+  EXPECT_TRUE(lazy->index_loaded());
+
+  lazy = fresh();  // a blob not known reads the index
+  EXPECT_TRUE(lazy->HasBlob(BlobType::kData, other));
+  EXPECT_TRUE(lazy->index_loaded());
+
+  // A record with a wrong location: the blob is still read, through the index.
+  known[1].where.offset += 1;
+  lazy = fresh();
+  EXPECT_EQ(std::string(AsChars(lazy->LoadBlob(BlobType::kData, known[1].id))), "blob 5");
+  EXPECT_TRUE(lazy->index_loaded());
+  // A known tree's pack is a tree pack without the index.
+  KnownBlob tree = known[0];
+  tree.type = BlobType::kTree;
+  auto lazy_tree = IndexedRepository::Load(*opened, IndexLoad::kOnFirstUse);
+  lazy_tree->AddKnownBlobs({tree});
+  EXPECT_TRUE(lazy_tree->IsTreePack(tree.where.pack));
+  EXPECT_FALSE(lazy_tree->index_loaded());
+}
+
 }  // namespace
 }  // namespace haven

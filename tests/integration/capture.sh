@@ -109,6 +109,16 @@ PY
 expect_exit 0 hv capture --skip-if-unchanged
 assert_grep "^skipped creating snapshot: the tree is the parent capture's$" "$OUT"
 [ "$(ls "$REPO/snapshots" | wc -l)" = "$snaps_before" ] || fail "a skipped capture wrote a snapshot"
+check "unchanged captures read no index file: the state gives the blobs outside the folders"
+need_cmd strace strace
+for i in 1 2; do  # the second uses the state the first wrote without the index
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" run_ok strace -f -qq \
+    -e trace=openat -o "$W/unchanged$i.trace" "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" capture
+  grep -q '/snapshots/[0-9a-f]\{64\}' "$W/unchanged$i.trace" || fail "no snapshot read in the trace"
+  if grep '/index/[0-9a-f]\{64\}' "$W/unchanged$i.trace"; then
+    fail "unchanged capture $i read an index file"
+  fi
+done
 check "forced re-read (another scan policy via allowlist) with --jobs 4: same home tree"
 sed 's/^\[packages\]/[secrets]\nallow_rules = ["jwt"]\n[packages]/' "$PROFILE" >"$W/other.toml"
 expect_exit 0 hv --jobs 4 --json capture --profile "$W/other.toml"
@@ -131,7 +141,7 @@ run_ok r -r "$REPO" snapshots --json
 python3 - "$OUT" <<'PY' || fail "restic snapshots"
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert len(s) == 3, len(s)
+assert len(s) == 5, len(s)  # cold, unchanged, two unchanged under strace, --profile other
 for x in s:
     assert "capture" in x["tags"] and any(t.startswith("haven-scan:4/") for t in x["tags"]), x["tags"]
 PY
