@@ -277,7 +277,7 @@ class Backup {
   // Adds one folder's counters to the totals.
   void AddStats(const BackupStats& l);
   // Writes the next state, naming `snap`, after the snapshot.
-  void SaveFolderStateFor(const FileId& snap);
+  void SaveFolderStateFor(const FileId& snap, const BlobId& tree);
   // Adds a subfolder that ReuseFolder walked already: its node with that subtree.
   void AddWalkedDir(ChildWalk& walk, const Listed& e, Node walked);
   // Adds one entry: a directory is walked (inline or on a walk thread), a file is reused
@@ -829,14 +829,15 @@ void Backup::OpenFolderState(const std::vector<std::string>& abs_paths, const st
   state_context_ = FolderContext(kBackupKeyVersion, {});
   above_context_ = FolderContext(kBackupKeyVersion, {"above a target"});
   if (!parent || opts_.force) return;
-  state_ = LoadUsableFolderState(repo_, state_path_, state_context_, *parent,
+  state_ = LoadUsableFolderState(repo_, state_path_, state_context_, *parent, parent_tree_,
                                  repo_.index_files());
 }
 
-void Backup::SaveFolderStateFor(const FileId& snap) {
+void Backup::SaveFolderStateFor(const FileId& snap, const BlobId& tree) {
   FolderState next;
   next.context = state_context_;
   next.snapshot = snap;
+  next.tree = tree;
   {
     MutexLock lock(state_mu_);
     next.dirs = std::move(next_dirs_);
@@ -1307,7 +1308,7 @@ BackupResult Backup::Run() {
   res.dirs_reused = dirs_reused_;
   if (collect_state_) {
     const FileId named = res.skipped ? *res.parent : res.snapshot_id;
-    if (!named.IsZero()) SaveFolderStateFor(named);
+    if (!named.IsZero()) SaveFolderStateFor(named, res.tree);
   }
   return res;
 }

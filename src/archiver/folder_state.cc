@@ -19,7 +19,7 @@ namespace haven {
 namespace {
 
 constexpr char kMagic[8] = {'H', 'V', 'F', 'S', 'T', '0', '0', '4'};
-constexpr size_t kHeader = 8 + 32 + 32 + 8;  // up to the index file count
+constexpr size_t kHeader = 8 + 32 + 32 + 32 + 8;  // up to the index file count
 constexpr size_t kRecord = 32 + 32 + 8;  // a folder without its subtrees
 constexpr size_t kBlobRecord = 1 + 32 + 32 + 4 + 4 + 4;
 constexpr uint32_t kSealOverhead = 32;  // IV and MAC around every sealed blob
@@ -95,6 +95,7 @@ Bytes EncodeFolderState(const FolderState& s) {
   std::memcpy(p, kMagic, 8);
   p = PutRaw(p + 8, s.context);
   p = PutRaw(p, s.snapshot);
+  p = PutRaw(p, s.tree);
   p = PutU64(p, s.index_files.size());
   for (const auto& f : s.index_files) p = PutRaw(p, f);
   p = PutU64(p, s.dirs.size());
@@ -116,7 +117,8 @@ std::optional<FolderState> ParseFolderState(ByteView plain) {
   FolderState s;
   s.context = GetRaw(plain.data() + 8);
   s.snapshot = FileId(GetRaw(plain.data() + 40));
-  size_t at = 72;
+  s.tree = BlobId(GetRaw(plain.data() + 72));
+  size_t at = 104;
   const uint64_t files = GetU64(plain.data() + at);
   at += 8;
   if (files > (plain.size() - at) / 32 || plain.size() - at - files * 32 < 8) return std::nullopt;
@@ -208,9 +210,13 @@ void SaveFolderState(Repository& repo, const std::string& path, const FolderStat
 
 std::optional<FolderState> LoadUsableFolderState(Repository& repo, const std::string& path,
                                                  const RawId& context, const FileId& parent,
+                                                 const std::optional<BlobId>& parent_tree,
                                                  const std::vector<FileId>& index_files) {
   std::optional<FolderState> s = LoadFolderState(repo, path);
-  if (s && (s->context != context || s->snapshot != parent || !s->IndexFilesRemain(index_files)))
+  if (!s) return s;
+  const bool same_tree = !s->tree.IsZero() && parent_tree && *parent_tree == s->tree;
+  if (s->context != context || (s->snapshot != parent && !same_tree) ||
+      !s->IndexFilesRemain(index_files))
     s.reset();
   return s;
 }
@@ -221,7 +227,11 @@ void SaveNextFolderState(Repository& repo, const std::string& path,
   std::sort(index_files.begin(), index_files.end());
   next.index_files = std::move(index_files);
   next.SortDirs();
-  if (read && *read == next) return;  // (an unchanged run: nothing new to say)
+  if (read && !read->tree.IsZero() && read->tree == next.tree) {
+    FolderState same = next;  // (an unchanged run: nothing new to say)
+    same.snapshot = read->snapshot;
+    if (same == *read) return;
+  }
   SaveFolderState(repo, path, next);
 }
 

@@ -39,6 +39,10 @@ namespace haven {
 struct FolderState {
   RawId context;    // FolderContext of the run that wrote it
   FileId snapshot;  // the snapshot written (or kept, when skipped) with it
+  // That snapshot's root tree. A later snapshot with the same root tree holds every tree
+  // and blob the state names just as well: a run whose parent is one uses the state, and
+  // a run that changed nothing keeps the file as it is (SaveNextFolderState).
+  BlobId tree;
   // The repository's index files when it was written, sorted (see above).
   std::vector<FileId> index_files;
   struct Dir {
@@ -67,8 +71,8 @@ struct FolderState {
   bool operator==(const FolderState&) const = default;
 };
 
-// The plaintext of a state (little-endian): "HVFST004", context (32), snapshot (32), index
-// file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
+// The plaintext of a state (little-endian): "HVFST004", context (32), snapshot (32), its
+// root tree (32), index file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
 // folders in ascending key order: key (32), tree (32), subtree count (u64), subtrees (32
 // each); then the blob count (u64) and the blobs in ascending (type, id) order: type (u8:
 // 0 data, 1 tree), id (32), pack (32), offset, sealed length, uncompressed length (u32
@@ -88,14 +92,18 @@ std::optional<FolderState> LoadFolderState(Repository& repo, const std::string& 
 // and is ignored); throws kIo on failure.
 void SaveFolderState(Repository& repo, const std::string& path, const FolderState& s);
 
-// The state at `path` when a run with `context` against `parent` may use it: written with
-// that context and that snapshot, and every index file it recorded is among `index_files`
-// (the repository's now). nullopt otherwise (see LoadFolderState).
+// The state at `path` when a run with `context` against `parent` (whose root tree is
+// `parent_tree`) may use it: written with that context and with that snapshot or one of
+// the same root tree, and every index file it recorded is among `index_files` (the
+// repository's now). nullopt otherwise (see LoadFolderState).
 std::optional<FolderState> LoadUsableFolderState(Repository& repo, const std::string& path,
                                                  const RawId& context, const FileId& parent,
+                                                 const std::optional<BlobId>& parent_tree,
                                                  const std::vector<FileId>& index_files);
 // Completes `next` (the repository's index files, sorted; folders sorted) and writes it
-// unless it equals `read` (the state the run used). Throws kIo as SaveFolderState.
+// unless it says what `read` (the state the run used) says: the same but for a snapshot of
+// the same root tree (an unchanged run leaves the file alone). Throws kIo as
+// SaveFolderState.
 void SaveNextFolderState(Repository& repo, const std::string& path,
                          const std::optional<FolderState>& read, FolderState next,
                          std::vector<FileId> index_files);

@@ -21,6 +21,7 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   s.context.bytes.fill(0x11);
   s.snapshot = FileId(RawId{});
   s.snapshot.bytes[0] = 0x22;
+  s.tree.bytes.fill(0x44);
   FolderState::Dir a, b;
   a.key.bytes.fill(0x01);
   a.tree.bytes.fill(0xa1);
@@ -42,7 +43,7 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   s.blobs = {data, tree};  // (type first: the data blob's id sorts after the tree's)
   const Bytes enc = EncodeFolderState(s);
   const std::string want = "4856465354303034" + std::string(64, '1') + "22" +
-                           std::string(62, '0') + "0100000000000000" + std::string(64, '3') +
+                           std::string(62, '0') + std::string(64, '4') + "0100000000000000" + std::string(64, '3') +
                            "0200000000000000" + Rep("01", 32) + Rep("a1", 32) +
                            "0000000000000000" + Rep("02", 32) + Rep("b2", 32) +
                            "0100000000000000" + Rep("c3", 32) + "0200000000000000" + "00" +
@@ -66,7 +67,7 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   Bytes longer = enc;
   longer.push_back(0);
   EXPECT_TRUE(refused(longer));                                             // trailing byte
-  const size_t folders_at = 8 + 64 + 8 + 32;
+  const size_t folders_at = 8 + 96 + 8 + 32;
   Bytes count = enc;
   count[folders_at] = 3;
   EXPECT_TRUE(refused(count));                                              // count too large
@@ -78,10 +79,10 @@ TEST(FolderStateFormat, GoldenBytesAndRefusals) {
   subs[folders_at + 8 + 64 + 7] = 0x7f;
   EXPECT_TRUE(refused(subs));                                               // absurd subtrees
   Bytes files = enc;
-  files[8 + 64] = 2;
+  files[8 + 96] = 2;
   EXPECT_TRUE(refused(files));                                              // index count
-  files[8 + 64] = 0xff;
-  files[8 + 64 + 7] = 0xff;
+  files[8 + 96] = 0xff;
+  files[8 + 96 + 7] = 0xff;
   EXPECT_TRUE(refused(files));                                              // absurd
   FolderState twice = s;
   twice.index_files = {idx, idx};

@@ -246,7 +246,7 @@ class CaptureRun {
     keys_->context = FolderContext(kCaptureKeyVersion, parts);
     if (!res_.parent || !res_.parent_trusted) return;
     state_ = LoadUsableFolderState(repo_, state_path_, keys_->context, *res_.parent,
-                                   repo_.index_files());
+                                   parent_root_, repo_.index_files());
     res_.state_used = state_.has_value();
     // Recorded by the capture that wrote the parent, in the index files the state names.
     if (state_) repo_.AddKnownBlobs(state_->blobs);
@@ -435,6 +435,7 @@ class CaptureRun {
     FolderState next;
     next.context = keys_->context;
     next.snapshot = snap;
+    next.tree = res_.backup->tree;
     {
       MutexLock lock(mu_);
       for (const WalkedDir& d : keys_->dirs) {

@@ -813,11 +813,11 @@ TEST_F(CaptureTest, StateGivesTheTreesOfACaptureWithoutIt) {
     EXPECT_EQ(with.backup->stats.total_bytes, without.backup->stats.total_bytes) << c.what;
     EXPECT_LE(with.files_read, 2u) << c.what;
     EXPECT_GE(with.dirs_reused, 1u) << c.what;  // a folder beside or below the change
-    // The capture without a state moved the parent on: the next one with the state starts
-    // from its own snapshot again.
+    // The capture without a state moved the parent on; its root tree is `with`'s, so the
+    // state (written with `with`) is still used.
     state_dir_ = state_dir;
     auto settle = Capture(p, 2);
-    EXPECT_FALSE(settle.state_used) << c.what;  // (its parent is `without`, not `with`)
+    EXPECT_EQ(settle.state_used, with.backup->tree == without.backup->tree) << c.what;
     auto reuse = Capture(p, 2);
     EXPECT_TRUE(reuse.state_used && reuse.dirs_reused == 1) << c.what;
     ASSERT_TRUE(reuse.home_tree);
@@ -862,7 +862,18 @@ TEST_F(CaptureTest, UnchangedCaptureWithStateReadsNoIndex) {
     EXPECT_EQ(again.r.backup->tree, first.r.backup->tree) << i;
     EXPECT_FALSE(again.r.backup->snapshot_id.IsZero()) << i;
   }
+  // An unchanged run leaves the state file as it is (it names an earlier snapshot of the
+  // same root tree, which the parent has).
+  auto state_bytes = [&] {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(state_dir)) files.push_back(e.path());
+    EXPECT_EQ(files.size(), 1u);
+    return files.empty() ? std::string() : ReadFile(files[0]);
+  };
+  const std::string before = state_bytes();
   Run unchanged = run(p, true);
+  EXPECT_TRUE(unchanged.r.state_used);
+  EXPECT_EQ(state_bytes(), before);
   same_as_without(unchanged, p, "unchanged");
 
   // A changed file, then a changed profile (a new blob under /.haven): the index is read.
