@@ -677,7 +677,7 @@ Node Backup::SaveDirectory(const std::string& path, const std::string& name,
   uint64_t tree_added = 0;
   dir.subtree = SaveChildren(path, virt, std::move(load_parent), sn_path,
                              opts_.item_done ? &tree_added : nullptr);
-  if (opts_.tree_saved && (!virt || virt->target)) opts_.tree_saved(path, *dir.subtree);
+  if (opts_.tree_saved) opts_.tree_saved(path, *dir.subtree);
   if (opts_.item_done) {
     // The same classification as the dirs_* counters.
     BackupItem::Action a = !parent ? BackupItem::Action::kNew

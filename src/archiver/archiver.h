@@ -126,8 +126,9 @@ struct BackupOptions {
   };
   std::function<std::optional<KnownTree>(const std::string& path, const struct stat& st)>
       known_tree;
-  // Called from any thread with each directory's path and the tree stored for it (not for
-  // those known_tree gave, nor for the directories above the targets).
+  // Called from any thread with each directory's path and the tree stored for it, the
+  // directories above the targets included (not for those known_tree gave, nor for the
+  // root, whose tree is BackupResult::tree).
   std::function<void(const std::string& path, const BlobId& tree)> tree_saved;
   // Called with each blob stored (or found stored) outside the target folders: the trees
   // of the root and of the directories above the targets, the content of the files in

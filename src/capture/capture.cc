@@ -578,6 +578,16 @@ class CaptureRun {
       res_.home_tree = root;
       return;
     }
+    // Home is usually a directory above the targets, whose tree the archiver reported.
+    std::string home_path;
+    for (const auto& c : components) home_path += "/" + c;
+    {
+      MutexLock lock(mu_);
+      if (auto it = saved_trees_.find(home_path); it != saved_trees_.end()) {
+        res_.home_tree = it->second;
+        return;
+      }
+    }
     // The trees above an unchanged home are the parent's, which the planning loaded.
     auto load = [this](const BlobId& id) {
       if (auto t = parent_tree_->Loaded(id)) return t->nodes;
