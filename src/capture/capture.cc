@@ -204,9 +204,9 @@ class CaptureRun {
     packages_ = std::async(std::launch::async, DiscoverPackages, dopts);
   }
 
-  // 1b. The index, read while the planning walk and the scan run (the snapshot's package
-  // lists and profile are stored against it, so even an unchanged capture needs it). A
-  // read error is thrown again by the first call that needs the index.
+  // 1b. The index, read on another thread while the planning walk or the scan runs (Run
+  // says when: an unchanged set whose state records the blobs outside its folders needs
+  // none). A read error is thrown again by the first call that needs the index.
   void StartIndexLoad() {
     if (repo_.index_loaded() || index_load_.valid()) return;
     index_load_ = std::async(std::launch::async, [this] {
