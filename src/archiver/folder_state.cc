@@ -9,9 +9,11 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <utility>
 
 #include "backend/posix_io.h"
 #include "core/error.h"
+#include "crypto/seal.h"
 #include "repo/host_info.h"
 
 namespace haven {
@@ -22,7 +24,6 @@ constexpr char kMagic[8] = {'H', 'V', 'F', 'S', 'T', '0', '0', '4'};
 constexpr size_t kHeader = 8 + 32 + 32 + 32 + 8;  // up to the index file count
 constexpr size_t kRecord = 32 + 32 + 8;  // a folder without its subtrees
 constexpr size_t kBlobRecord = 1 + 32 + 32 + 4 + 4 + 4;
-constexpr uint32_t kSealOverhead = 32;  // IV and MAC around every sealed blob
 
 // The writers fill a buffer sized once (g++ 12 flags inserts into a growing vector with
 // false -Wstringop-overflow warnings).
@@ -156,7 +157,7 @@ std::optional<FolderState> ParseFolderState(ByteView plain) {
     KnownBlob b{static_cast<BlobType>(p[0]), BlobId(GetRaw(p + 1)),
                 BlobLocation{PackId(GetRaw(p + 33)), GetU32(p + 65), GetU32(p + 69),
                              GetU32(p + 73)}};
-    if (b.where.length < kSealOverhead) return std::nullopt;
+    if (b.where.length < crypto::kOverhead) return std::nullopt;  // (IV and MAC)
     if (!s.blobs.empty() && !BlobLess(s.blobs.back(), b)) return std::nullopt;  // order, unique
     s.blobs.push_back(b);
   }
@@ -228,9 +229,10 @@ void SaveNextFolderState(Repository& repo, const std::string& path,
   next.index_files = std::move(index_files);
   next.SortDirs();
   if (read && !read->tree.IsZero() && read->tree == next.tree) {
-    FolderState same = next;  // (an unchanged run: nothing new to say)
-    same.snapshot = read->snapshot;
-    if (same == *read) return;
+    // Same root tree: nothing new to say if the rest is the same (compared in place).
+    const FileId named = std::exchange(next.snapshot, read->snapshot);
+    if (next == *read) return;
+    next.snapshot = named;
   }
   SaveFolderState(repo, path, next);
 }

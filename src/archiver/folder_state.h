@@ -72,8 +72,8 @@ struct FolderState {
 };
 
 // The plaintext of a state (little-endian): "HVFST004", context (32), snapshot (32), its
-// root tree (32), index file count (u64), the index file ids (32 each, ascending), folder count (u64), then the
-// folders in ascending key order: key (32), tree (32), subtree count (u64), subtrees (32
+// root tree (32), index file count (u64), the index file ids (32 each, ascending), folder
+// count (u64), then the folders in ascending key order: key (32), tree (32), subtree count (u64), subtrees (32
 // each); then the blob count (u64) and the blobs in ascending (type, id) order: type (u8:
 // 0 data, 1 tree), id (32), pack (32), offset, sealed length, uncompressed length (u32
 // each; 0 = stored uncompressed; a sealed length is at least 32).

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "archiver/folder_state.h"
+#include "crypto/seal.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace haven;
@@ -16,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 1; i < s->dirs.size(); ++i)
     if (!(s->dirs[i - 1].key < s->dirs[i].key)) std::abort();
   for (size_t i = 0; i < s->blobs.size(); ++i) {
-    if (s->blobs[i].where.length < 32) std::abort();
+    if (s->blobs[i].where.length < crypto::kOverhead) std::abort();
     if (i == 0) continue;
     const KnownBlob& a = s->blobs[i - 1];
     const KnownBlob& b = s->blobs[i];

@@ -269,12 +269,15 @@ std::optional<BlobLocation> IndexedRepository::Locate(BlobType t, const BlobId& 
   return locs.front();
 }
 
+Bytes IndexedRepository::LoadCopy(const BlobId& id, const BlobLocation& l) {
+  Bytes sealed = backend().Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
+  return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+}
+
 Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
   if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
     try {
-      const BlobLocation& l = k->where;
-      Bytes sealed = backend().Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
-      return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+      return LoadCopy(id, k->where);
     } catch (const Error&) {
       // (the record was wrong, or the copy is damaged: the index knows every copy)
     }
@@ -291,8 +294,7 @@ Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
   std::string errors;
   for (const BlobLocation& l : locs) {
     try {
-      Bytes sealed = backend().Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
-      return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+      return LoadCopy(id, l);
     } catch (const Error& e) {
       if (!errors.empty()) errors += "; ";
       errors += e.what();

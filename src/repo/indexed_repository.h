@@ -106,6 +106,8 @@ class IndexedRepository : public Repository {
   // AddKnownBlobs' blobs, read-only once blobs are read.
   std::unordered_map<BlobId, KnownBlob, IdHash> known_;
   const KnownBlob* Known(BlobType t, const BlobId& id) const;
+  // Reads and decodes the copy of `id` at `l` (MAC, size and id checked).
+  Bytes LoadCopy(const BlobId& id, const BlobLocation& l);
 };
 
 }  // namespace haven
