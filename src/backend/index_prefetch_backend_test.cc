@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "backend/forwarding_backend.h"
@@ -35,7 +36,7 @@ class CountingBackend : public ForwardingBackend {
     inner_->LoadInto(h, offset, out);
   }
   std::atomic<int> loads{0};
-  std::string fail_once;
+  std::string fail_once;  // set before the prefetch starts; read under mu_ after
   std::chrono::milliseconds delay{0};
 
  private:
@@ -43,11 +44,16 @@ class CountingBackend : public ForwardingBackend {
     if (h.type != FileType::kIndex) return;
     ++loads;
     std::this_thread::sleep_for(delay);
-    if (!fail_once.empty() && h.name == fail_once) {
-      fail_once.clear();
-      throw Error(ErrorCode::kIo, "load " + h.ToString() + ": connection reset", true);
+    bool fail = false;
+    {
+      // The prefetch reads on several threads: the first to meet `fail_once` clears it.
+      std::lock_guard lock(mu_);
+      fail = !fail_once.empty() && h.name == fail_once;
+      if (fail) fail_once.clear();
     }
+    if (fail) throw Error(ErrorCode::kIo, "load " + h.ToString() + ": connection reset", true);
   }
+  std::mutex mu_;
 };
 
 class IndexPrefetchTest : public ::testing::Test {
