@@ -187,6 +187,7 @@ BoxBackend::~BoxBackend() {
     RollbackLocked();
   }
   DropReaders();  // the main connection closes last: it checkpoints and removes the WAL
+  pacer_.reset();
   sqlite3_close_v2(db_);
   db_ = nullptr;
 }
@@ -304,6 +305,7 @@ void BoxBackend::BeginWrite() {
                         nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) FailDb(rc, "begin the write transaction");
   state_ = State::kWriting;
+  pacer_ = std::make_unique<WritebackPacer>(std::vector<std::string>{path_ + "-wal", path_});
   removed_ = false;
 }
 
@@ -328,12 +330,14 @@ void BoxBackend::CommitLocked() {
   // commit is durable before this: a failure or crash here loses nothing.
   if (!wrote) return;
   sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  pacer_.reset();
   last_commit_.commit = std::chrono::duration<double>(committed - start).count();
   last_commit_.checkpoint = std::chrono::duration<double>(Clock::now() - committed).count();
 }
 
 void BoxBackend::RollbackLocked() {
   DropReaders();
+  pacer_.reset();
   if (state_ == State::kWriting || state_ == State::kReading)
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   state_ = db_ ? State::kIdle : State::kClosed;

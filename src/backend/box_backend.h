@@ -23,10 +23,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/writeback_pacer.h"
 #include "core/mutex.h"
 
 struct sqlite3;
@@ -137,6 +139,10 @@ class BoxBackend : public Backend {
   std::map<std::string, Bytes> locks_ GUARDED_BY(mu_);
   CommitTimes last_commit_ GUARDED_BY(mu_);
   int64_t generation_ GUARDED_BY(mu_) = -1;  // what the read transaction sees; -1: no schema
+  // From the first write to the end of the checkpoint: the WAL and the box file are written
+  // back while the transaction is built (COMMIT's and the checkpoint's fsyncs wait for the
+  // tail only; docs/box.md §3).
+  std::unique_ptr<WritebackPacer> pacer_ GUARDED_BY(mu_);
   // Lock order: mu_, then pool_mu_.
   Mutex pool_mu_;
   std::vector<Reader> free_ GUARDED_BY(pool_mu_);
