@@ -34,7 +34,7 @@ std::vector<ByteRange> CoalesceExtents(size_t n, const std::function<ByteRange(s
 }
 
 struct RangeReader::Slot {
-  Bytes buf;
+  std::unique_ptr<HugeBuffer> buf;
   std::exception_ptr error;
   std::future<void> done;
 };
@@ -42,15 +42,15 @@ struct RangeReader::Slot {
 RangeReader::RangeReader(Backend& backend, int threads, uint64_t window)
     : backend_(backend), window_(window), pool_(std::max(1, threads), 1024) {}
 
-Bytes RangeReader::TakeBuffer() {
+RangeReader::Buffer RangeReader::TakeBuffer() {
   MutexLock lock(mu_);
-  if (free_.empty()) return {};
-  Bytes b = std::move(free_.back());
+  if (free_.empty()) return std::make_unique<HugeBuffer>();
+  Buffer b = std::move(free_.back());
   free_.pop_back();
   return b;
 }
 
-void RangeReader::GiveBuffer(Bytes b) {
+void RangeReader::GiveBuffer(Buffer b) {
   MutexLock lock(mu_);
   // Enough for every I/O thread and a reader each; more are freed.
   if (free_.size() < 2 * static_cast<size_t>(pool_.size())) free_.push_back(std::move(b));
@@ -63,9 +63,9 @@ void RangeReader::LoadSlot(const Handle& h, const ByteRange& r, Slot& slot) {
   }
   try {
     ScopedTimer t(Stage::kLoad);
-    // Grown only: no zero-fill and page faults per read once the buffer is large enough.
-    if (slot.buf.size() < r.length) slot.buf.resize(r.length);
-    backend_.LoadInto(h, r.offset, std::span<uint8_t>(slot.buf.data(), r.length));
+    // Grown only: no zero-fill, and no page faults once the buffer is large enough.
+    if (slot.buf->size() < r.length) slot.buf->Grow(r.length + r.length / 4);
+    backend_.LoadInto(h, r.offset, slot.buf->First(r.length));
   } catch (...) {
     slot.error = std::current_exception();
   }
@@ -162,10 +162,10 @@ int RangeReader::peak_in_flight() const {
 namespace {
 
 // Calls consume with the slot's bytes, or with its load's error.
-void Hand(size_t i, const ByteRange& r, Bytes& buf, const std::exception_ptr& error,
+void Hand(size_t i, const ByteRange& r, HugeBuffer& buf, const std::exception_ptr& error,
           const RangeReader::Consumer& consume) {
   if (!error) {
-    consume(i, std::span<uint8_t>(buf.data(), r.length), nullptr);
+    consume(i, buf.First(r.length), nullptr);
     return;
   }
   try {
@@ -184,7 +184,7 @@ void RangeReader::Read(const Handle& h, std::span<const ByteRange> ranges,
     Slot slot;
     slot.buf = TakeBuffer();
     LoadSlot(h, ranges[0], slot);
-    Hand(0, ranges[0], slot.buf, slot.error, consume);
+    Hand(0, ranges[0], *slot.buf, slot.error, consume);
     GiveBuffer(std::move(slot.buf));
     return;
   }
@@ -212,7 +212,7 @@ void RangeReader::Read(const Handle& h, std::span<const ByteRange> ranges,
     }
     Slot& s = *slots[i];
     s.done.get();
-    Hand(i, ranges[i], s.buf, s.error, consume);
+    Hand(i, ranges[i], *s.buf, s.error, consume);
     ahead -= ranges[i].length;
     GiveBuffer(std::move(s.buf));
     slots[i].reset();

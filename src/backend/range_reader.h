@@ -9,12 +9,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "backend/backend.h"
 #include "core/bytes.h"
 #include "core/error.h"
+#include "core/huge_buffer.h"
 #include "core/mutex.h"
 #include "core/thread_pool.h"
 
@@ -101,14 +103,17 @@ class RangeReader {
 
  private:
   struct Slot;
-  Bytes TakeBuffer() EXCLUDES(mu_);
-  void GiveBuffer(Bytes b) EXCLUDES(mu_);
+  using Buffer = std::unique_ptr<HugeBuffer>;
+  Buffer TakeBuffer() EXCLUDES(mu_);
+  void GiveBuffer(Buffer b) EXCLUDES(mu_);
   void LoadSlot(const Handle& h, const ByteRange& r, Slot& slot) EXCLUDES(mu_);
 
   Backend& backend_;
   const uint64_t window_;
   mutable Mutex mu_;
-  std::vector<Bytes> free_ GUARDED_BY(mu_);  // buffers that only grow, reused
+  // Buffers that only grow, reused: never zero-filled, and grown by a quarter more than
+  // asked (a range a little larger than the last does not map and fault in a new one).
+  std::vector<Buffer> free_ GUARDED_BY(mu_);
   int in_flight_ GUARDED_BY(mu_) = 0;
   int peak_ GUARDED_BY(mu_) = 0;
   ThreadPool pool_;  // last: its destructor joins the workers before the rest goes
