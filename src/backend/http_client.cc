@@ -1,6 +1,5 @@
 #include "backend/http_client.h"
 
-#include <curl/curl.h>
 
 #include <algorithm>
 #include <charconv>
@@ -11,16 +10,17 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/curl_library.h"
 #include "backend/rate_limiter.h"
 
 namespace haven {
 
 struct HttpClient::Handle {
   CURL* easy = nullptr;
-  Handle() : easy(curl_easy_init()) {
+  Handle() : easy(Curl().easy_init()) {
     if (!easy) Fail(ErrorCode::kFatal, "cannot create a curl handle (out of memory)");
   }
-  ~Handle() { curl_easy_cleanup(easy); }
+  ~Handle() { Curl().easy_cleanup(easy); }
 };
 
 namespace {
@@ -70,7 +70,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const size_t len = size * n;
   long status = 0;
-  curl_easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
+  Curl().easy_getinfo(t->easy, CURLINFO_RESPONSE_CODE, &status);
   if (t->req->stream && status >= 200 && status < 300) {
     try {
       if (!t->started) {
@@ -94,7 +94,7 @@ size_t OnBody(char* data, size_t size, size_t n, void* user) {
     const bool error_body = status < 200 || status >= 300;
     if (t->resp->body.empty() && !error_body) {  // one allocation for a small body
       curl_off_t announced = -1;
-      curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+      Curl().easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
       t->resp->body.reserve(InitialBodyReserve(announced));
     }
     size_t keep = len;
@@ -163,7 +163,7 @@ bool RetryableCurlError(CURLcode c) {
 void GlobalInit() {
   static std::once_flag once;
   std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+    if (Curl().global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
       Fail(ErrorCode::kFatal, "cannot initialise libcurl");
   });
 }
@@ -171,28 +171,28 @@ void GlobalInit() {
 // Sets the method, body and range of req on a freshly reset handle.
 void SetMethod(CURL* c, const HttpRequest& req, Transfer* t, curl_slist** hdrs) {
   if (req.method == "HEAD") {
-    curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    Curl().easy_setopt(c, CURLOPT_NOBODY, 1L);
   } else if (req.method == "PUT" || req.method == "POST") {
     // The body goes out through OnRead (never copied; paced by --limit-upload).
     if (req.method == "PUT") {
-      curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-      curl_easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
+      Curl().easy_setopt(c, CURLOPT_UPLOAD, 1L);
+      Curl().easy_setopt(c, CURLOPT_INFILESIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
     } else {
-      curl_easy_setopt(c, CURLOPT_POST, 1L);
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
+      Curl().easy_setopt(c, CURLOPT_POST, 1L);
+      Curl().easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.BodySize()));
     }
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
-    curl_easy_setopt(c, CURLOPT_READDATA, t);
-    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, OnSeek);
-    curl_easy_setopt(c, CURLOPT_SEEKDATA, t);
-    *hdrs = curl_slist_append(*hdrs, "Expect:");  // no 100-continue round trip
+    Curl().easy_setopt(c, CURLOPT_READFUNCTION, OnRead);
+    Curl().easy_setopt(c, CURLOPT_READDATA, t);
+    Curl().easy_setopt(c, CURLOPT_SEEKFUNCTION, OnSeek);
+    Curl().easy_setopt(c, CURLOPT_SEEKDATA, t);
+    *hdrs = Curl().slist_append(*hdrs, "Expect:");  // no 100-continue round trip
   } else if (req.method != "GET") {
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
+    Curl().easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   }
   if (req.range) {
     std::string r = "Range: bytes=" + std::to_string(req.range->offset) + "-";
     if (req.range->length) r += std::to_string(req.range->offset + req.range->length - 1);
-    *hdrs = curl_slist_append(*hdrs, r.c_str());
+    *hdrs = Curl().slist_append(*hdrs, r.c_str());
   }
 }
 
@@ -224,10 +224,10 @@ struct HttpClient::Multi {
   bool stop GUARDED_BY(mu) = false;
   std::thread loop;
 
-  Multi() : multi(curl_multi_init()) {
+  Multi() : multi(Curl().multi_init()) {
     if (!multi) Fail(ErrorCode::kFatal, "cannot create a curl multi handle (out of memory)");
-    curl_multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
-    curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);  // streams share one connection
+    Curl().multi_setopt(multi, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+    Curl().multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);  // streams share one connection
     loop = std::thread([this] { Loop(); });
   }
   ~Multi() {
@@ -235,9 +235,9 @@ struct HttpClient::Multi {
       MutexLock l(mu);
       stop = true;
     }
-    curl_multi_wakeup(multi);
+    Curl().multi_wakeup(multi);
     loop.join();
-    curl_multi_cleanup(multi);
+    Curl().multi_cleanup(multi);
   }
 
   CURLcode Perform(CURL* easy) {
@@ -245,7 +245,7 @@ struct HttpClient::Multi {
       MutexLock l(mu);
       incoming.push_back(easy);
     }
-    curl_multi_wakeup(multi);
+    Curl().multi_wakeup(multi);
     MutexLock l(mu);
     while (done.find(easy) == done.end()) cv.Wait(mu);
     CURLcode rc = done[easy];
@@ -259,7 +259,7 @@ struct HttpClient::Multi {
         MutexLock l(mu);
         if (stop) return;
         for (CURL* e : incoming) {
-          CURLMcode mc = curl_multi_add_handle(multi, e);
+          CURLMcode mc = Curl().multi_add_handle(multi, e);
           if (mc != CURLM_OK) {
             done[e] = CURLE_OUT_OF_MEMORY;
             cv.NotifyAll();
@@ -268,18 +268,18 @@ struct HttpClient::Multi {
         incoming.clear();
       }
       int running = 0;
-      curl_multi_perform(multi, &running);
+      Curl().multi_perform(multi, &running);
       int left = 0;
-      while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
+      while (CURLMsg* m = Curl().multi_info_read(multi, &left)) {
         if (m->msg != CURLMSG_DONE) continue;
         CURL* e = m->easy_handle;
         CURLcode rc = m->data.result;
-        curl_multi_remove_handle(multi, e);
+        Curl().multi_remove_handle(multi, e);
         MutexLock l(mu);
         done[e] = rc;
         cv.NotifyAll();
       }
-      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+      Curl().multi_poll(multi, nullptr, 0, 1000, nullptr);
     }
   }
 };
@@ -366,53 +366,53 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
   } release{this, h};
 
   CURL* c = h->easy;
-  curl_easy_reset(c);  // keeps the connection, DNS and TLS session caches
+  Curl().easy_reset(c);  // keeps the connection, DNS and TLS session caches
   HttpResponse resp;
   Transfer t{c, &req, &resp};
   char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
-  curl_easy_setopt(c, CURLOPT_MAXCONNECTS, 1L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  Curl().easy_setopt(c, CURLOPT_URL, req.url.c_str());
+  Curl().easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  Curl().easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  Curl().easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  Curl().easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  Curl().easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_limit);
+  Curl().easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.low_speed_time.count()));
+  Curl().easy_setopt(c, CURLOPT_MAXCONNECTS, 1L);
+  Curl().easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   std::string ca = options_.ca_file;
   if (ca.empty())
     if (const char* env = std::getenv("AWS_CA_BUNDLE"); env && *env) ca = env;
-  if (!ca.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+  if (!ca.empty()) Curl().easy_setopt(c, CURLOPT_CAINFO, ca.c_str());
+  Curl().easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
+  Curl().easy_setopt(c, CURLOPT_HEADERDATA, &t);
+  Curl().easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
+  Curl().easy_setopt(c, CURLOPT_WRITEDATA, &t);
   if (req.stream) {
     if (multi_) Fail(ErrorCode::kFatal, "HttpClient: a multiplexing client cannot stream a body");
-    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 256L << 10);  // fewer, larger pieces
+    Curl().easy_setopt(c, CURLOPT_BUFFERSIZE, 256L << 10);  // fewer, larger pieces
   }
   if (!options_.unix_socket_path.empty()) {
-    curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
+    Curl().easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, options_.unix_socket_path.c_str());
     // The one connection (rclone's stdio) cannot be opened again once closed: never let
     // curl retire it as idle (CURLOPT_MAXAGE_CONN defaults to 118 s).
-    curl_easy_setopt(c, CURLOPT_MAXAGE_CONN, 100L * 365 * 24 * 3600);
+    Curl().easy_setopt(c, CURLOPT_MAXAGE_CONN, 100L * 365 * 24 * 3600);
   }
   // HTTP/2 without an upgrade: prior knowledge opens the connection; a request that reuses it
   // must not ask for prior knowledge again, as libcurl 7.88 then fails with "Error in the
   // HTTP2 framing layer" (curl issue 10634, fixed in 8.0): it asks for HTTP/2, which the
   // open connection already speaks.
   if (options_.http2_prior_knowledge)
-    curl_easy_setopt(c, CURLOPT_HTTP_VERSION,
+    Curl().easy_setopt(c, CURLOPT_HTTP_VERSION,
                      static_cast<long>(h2_open_.load() ? CURL_HTTP_VERSION_2_0
                                                        : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE));
 
   curl_slist* hdrs = nullptr;
   SetMethod(c, req, &t, &hdrs);
-  for (const auto& [k, v] : req.headers) hdrs = curl_slist_append(hdrs, (k + ": " + v).c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-  if (multi_) curl_easy_setopt(c, CURLOPT_PIPEWAIT, 1L);  // wait for the shared connection
-  CURLcode rc = multi_ ? multi_->Perform(c) : curl_easy_perform(c);
-  curl_slist_free_all(hdrs);
+  for (const auto& [k, v] : req.headers) hdrs = Curl().slist_append(hdrs, (k + ": " + v).c_str());
+  Curl().easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  if (multi_) Curl().easy_setopt(c, CURLOPT_PIPEWAIT, 1L);  // wait for the shared connection
+  CURLcode rc = multi_ ? multi_->Perform(c) : Curl().easy_perform(c);
+  Curl().slist_free_all(hdrs);
   const std::string label = what.empty() ? req.method : what;
   if (t.stream_failure) std::rethrow_exception(t.stream_failure);
   if (t.overflow)
@@ -423,11 +423,11 @@ HttpResponse HttpClient::PerformOne(const HttpRequest& req, const std::string& w
                              std::to_string(req.max_body ? req.max_body : HttpRequest::kMaxBody) +
                              " bytes", true);
   if (rc != CURLE_OK) {
-    std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+    std::string detail = errbuf[0] ? errbuf : Curl().easy_strerror(rc);
     while (!detail.empty() && detail.back() == '\n') detail.pop_back();
     Fail(ErrorCode::kIo, label + ": " + detail, RetryableCurlError(rc));
   }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
+  Curl().easy_getinfo(c, CURLINFO_RESPONSE_CODE, &resp.status);
   if (options_.http2_prior_knowledge) h2_open_ = true;
   return resp;
 }
