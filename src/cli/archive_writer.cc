@@ -1,9 +1,8 @@
 #include "cli/archive_writer.h"
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <sys/stat.h>
 
+#include "cli/archive_library.h"
 #include "core/error.h"
 
 namespace haven::cli {
@@ -11,84 +10,84 @@ namespace haven::cli {
 namespace {
 
 struct EntryDeleter {
-  void operator()(archive_entry* e) const { archive_entry_free(e); }
+  void operator()(archive_entry* e) const { Archive().entry_free(e); }
 };
 
 }  // namespace
 
 ArchiveWriter::ArchiveWriter(ArchiveFormat format, int fd) : format_(format) {
-  a_ = archive_write_new();
+  a_ = Archive().write_new();
   if (!a_) Fail(ErrorCode::kIo, "cannot create an archive writer (out of memory)");
   int r;
   if (format == ArchiveFormat::kTar) {
     // ustar, with a PAX header only for what ustar cannot hold (long names, xattrs, big ids),
     // as Go's archive/tar picks the format per header.
-    r = archive_write_set_format_pax_restricted(a_);
+    r = Archive().write_set_format_pax_restricted(a_);
     // Extended attributes as SCHILY.xattr records only (what Go and GNU tar use).
-    if (r == ARCHIVE_OK) r = archive_write_set_format_option(a_, "pax", "xattrheader", "SCHILY");
+    if (r == ARCHIVE_OK) r = Archive().write_set_format_option(a_, "pax", "xattrheader", "SCHILY");
   } else {
-    r = archive_write_set_format_zip(a_);
-    if (r == ARCHIVE_OK) r = archive_write_set_format_option(a_, "zip", "compression", "deflate");
+    r = Archive().write_set_format_zip(a_);
+    if (r == ARCHIVE_OK) r = Archive().write_set_format_option(a_, "zip", "compression", "deflate");
   }
   // The last record is not padded to libarchive's 10240-byte block (Go's writer ends after
   // the two zero blocks of the trailer).
-  if (r == ARCHIVE_OK) r = archive_write_set_bytes_in_last_block(a_, 1);
-  if (r == ARCHIVE_OK) r = archive_write_open_fd(a_, fd);
+  if (r == ARCHIVE_OK) r = Archive().write_set_bytes_in_last_block(a_, 1);
+  if (r == ARCHIVE_OK) r = Archive().write_open_fd(a_, fd);
   if (r != ARCHIVE_OK) Throw("cannot start the archive");
 }
 
 ArchiveWriter::~ArchiveWriter() {
-  if (!finished_) archive_write_close(a_);
-  archive_write_free(a_);
+  if (!finished_) Archive().write_close(a_);
+  Archive().write_free(a_);
 }
 
 void ArchiveWriter::Throw(const std::string& what) const {
-  const char* msg = archive_error_string(a_);
+  const char* msg = Archive().error_string(a_);
   Fail(ErrorCode::kIo, what + (current_.empty() ? "" : " (entry \"" + current_ + "\")") + ": " +
                            (msg ? msg : "unknown libarchive error"));
 }
 
 void ArchiveWriter::Begin(const Node& n, const std::string& name) {
   current_ = name;
-  std::unique_ptr<archive_entry, EntryDeleter> e(archive_entry_new());
+  std::unique_ptr<archive_entry, EntryDeleter> e(Archive().entry_new());
   if (!e) Throw("out of memory");
   // Permission bits plus setuid/setgid/sticky, as restic's dump sets them.
   mode_t perm = PosixPermFromGoMode(n.mode);
   if (n.type == NodeType::kDir) {
-    archive_entry_set_filetype(e.get(), AE_IFDIR);
-    archive_entry_copy_pathname(e.get(), (name + "/").c_str());
-    archive_entry_set_size(e.get(), 0);
+    Archive().entry_set_filetype(e.get(), AE_IFDIR);
+    Archive().entry_copy_pathname(e.get(), (name + "/").c_str());
+    Archive().entry_set_size(e.get(), 0);
   } else if (n.type == NodeType::kSymlink) {
-    archive_entry_set_filetype(e.get(), AE_IFLNK);
-    archive_entry_copy_pathname(e.get(), name.c_str());
-    archive_entry_copy_symlink(e.get(), n.linktarget.c_str());
-    archive_entry_set_size(e.get(), 0);
+    Archive().entry_set_filetype(e.get(), AE_IFLNK);
+    Archive().entry_copy_pathname(e.get(), name.c_str());
+    Archive().entry_copy_symlink(e.get(), n.linktarget.c_str());
+    Archive().entry_set_size(e.get(), 0);
   } else {
-    archive_entry_set_filetype(e.get(), AE_IFREG);
-    archive_entry_copy_pathname(e.get(), name.c_str());
-    archive_entry_set_size(e.get(), n.type == NodeType::kFile ? int64_t(n.size) : 0);
+    Archive().entry_set_filetype(e.get(), AE_IFREG);
+    Archive().entry_copy_pathname(e.get(), name.c_str());
+    Archive().entry_set_size(e.get(), n.type == NodeType::kFile ? int64_t(n.size) : 0);
   }
-  archive_entry_set_perm(e.get(), perm);
-  archive_entry_set_uid(e.get(), n.uid);
-  archive_entry_set_gid(e.get(), n.gid);
-  if (!n.user.empty()) archive_entry_copy_uname(e.get(), n.user.c_str());
-  if (!n.group.empty()) archive_entry_copy_gname(e.get(), n.group.c_str());
+  Archive().entry_set_perm(e.get(), perm);
+  Archive().entry_set_uid(e.get(), n.uid);
+  Archive().entry_set_gid(e.get(), n.gid);
+  if (!n.user.empty()) Archive().entry_copy_uname(e.get(), n.user.c_str());
+  if (!n.group.empty()) Archive().entry_copy_gname(e.get(), n.group.c_str());
   // Go's tar writer rounds ModTime to the nearest second (no PAX mtime record).
   int64_t sec = n.mtime.sec + (n.mtime.nsec >= 500000000 ? 1 : 0);
-  archive_entry_set_mtime(e.get(), static_cast<time_t>(sec), 0);
+  Archive().entry_set_mtime(e.get(), static_cast<time_t>(sec), 0);
   if (format_ == ArchiveFormat::kTar)
     for (const Xattr& x : n.xattrs) {
       const std::string v = x.value.value_or("");
-      archive_entry_xattr_add_entry(e.get(), x.name.c_str(), v.data(), v.size());
+      Archive().entry_xattr_add_entry(e.get(), x.name.c_str(), v.data(), v.size());
     }
-  int r = archive_write_header(a_, e.get());
+  int r = Archive().write_header(a_, e.get());
   if (r < ARCHIVE_WARN) Throw("cannot write the header");
 }
 
 void ArchiveWriter::Write(const void* data, size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
-    la_ssize_t w = archive_write_data(a_, p, size);
+    la_ssize_t w = Archive().write_data(a_, p, size);
     if (w < 0) Throw("cannot write the content");
     if (w == 0) Throw("the archive took no content");
     p += w;
@@ -99,7 +98,7 @@ void ArchiveWriter::Write(const void* data, size_t size) {
 void ArchiveWriter::Finish() {
   current_.clear();
   finished_ = true;
-  if (archive_write_close(a_) != ARCHIVE_OK) Throw("cannot finish the archive");
+  if (Archive().write_close(a_) != ARCHIVE_OK) Throw("cannot finish the archive");
 }
 
 }  // namespace haven::cli

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# libcurl is loaded at the first HTTP request, not at process start (backend/curl_library.h):
-#   A. the haven binary does not list libcurl among the libraries it needs (readelf);
-#   B. a command on a local repository never loads it (LD_DEBUG=libs), and a box neither;
-#   C. a rest: repository loads it and speaks HTTP through it: against a plain HTTP server
-#      on loopback that has no repository, haven reports that no repository is there.
+# libcurl is loaded at the first HTTP request and libarchive when dump writes an archive, not
+# at process start (backend/curl_library.h, cli/archive_library.h):
+#   A. the haven binary lists neither among the libraries it needs (readelf);
+#   B. a command on a local repository never loads them (LD_DEBUG=libs), and a box neither;
+#   C. a rest: repository loads libcurl and speaks HTTP through it: against a plain HTTP
+#      server on loopback that has no repository, haven reports that no repository is there;
+#   D. dump --archive tar and zip load libarchive and write archives tar and unzip read.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../tools/lib.sh
 source "$(dirname "$0")/../tools/lib.sh"
@@ -12,18 +14,22 @@ need_haven
 need_python
 need_cmd readelf binutils
 
-check "A. libcurl is not a NEEDED library of the binary"
+check "A. libcurl and libarchive are not NEEDED libraries of the binary"
 readelf -d "$HAVEN" >"$W/dyn"
 assert_grep 'NEEDED.*libc\.so' "$W/dyn" "readelf shows no NEEDED entries"
-if grep -q 'NEEDED.*libcurl' "$W/dyn"; then fail "A: $HAVEN links libcurl at start: $(grep libcurl "$W/dyn")"; fi
+if grep -qE 'NEEDED.*(libcurl|libarchive)' "$W/dyn"; then
+  fail "A: $HAVEN links at start: $(grep -E 'libcurl|libarchive' "$W/dyn")"
+fi
 
 check "B. local repository and box commands never load libcurl"
 run_ok hv -r "$W/repo" init --scrypt 1024,8,1
 mkdir -p "$W/src" && echo data >"$W/src/f"
 run_ok env LD_DEBUG=libs "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" -r "$W/repo" backup "$W/src"
-if grep -q 'libcurl' "$ERR"; then fail "B: a local backup loaded libcurl: $(grep -m3 libcurl "$ERR")"; fi
+if grep -qE 'libcurl|libarchive' "$ERR"; then
+  fail "B: a local backup loaded: $(grep -m3 -E 'libcurl|libarchive' "$ERR")"
+fi
 run_ok env LD_DEBUG=libs "$HAVEN" box create "$W/b.hbox" --key "$(printf '%064d' 5)"
-if grep -q 'libcurl' "$ERR"; then fail "B: box create loaded libcurl"; fi
+if grep -qE 'libcurl|libarchive' "$ERR"; then fail "B: box create loaded libcurl or libarchive"; fi
 
 check "C. a rest: repository loads libcurl at its first request"
 mkdir -p "$W/www"
@@ -44,4 +50,15 @@ assert_grep 'calling init: .*libcurl\.so' "$W/c.err" "C: libcurl was not loaded 
 grep -v '^ *[0-9]*:' "$W/c.err" >"$W/c.msg" || true
 assert_grep '[Dd]oes not exist|[Nn]o repository|[Nn]ot found' "$W/c.msg" "C: no clear 'no repository' error"
 assert_grep '"(GET|HEAD) /config' "$W/http.log" "C: the server saw no request for /config"
+
+check "D. dump --archive loads libarchive; tar and zip read what it wrote"
+need_cmd unzip unzip
+run_ok env LD_DEBUG=libs "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" -r "$W/repo" snapshots
+if grep -q 'libarchive' "$ERR"; then fail "D: snapshots loaded libarchive"; fi
+hv -r "$W/repo" dump latest "$W/src" >"$W/d.tar" || fail "D: dump (tar) failed"
+tar -tf "$W/d.tar" >"$W/d.tar.list" || fail "D: tar cannot read the dump"
+assert_grep 'src/f$' "$W/d.tar.list" "D: f is not in the tar archive"
+hv -r "$W/repo" dump --archive zip latest "$W/src" >"$W/d.zip" || fail "D: dump (zip) failed"
+unzip -p "$W/d.zip" "${W#/}/src/f" >"$W/d.f" || fail "D: unzip cannot read the dump"
+[ "$(cat "$W/d.f")" = data ] || fail "D: f's content in the zip archive: $(cat "$W/d.f")"
 pass
