@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/huge_buffer.h"
 #include "crypto/seal.h"
 #include "repo/compress.h"
 #include "repo/read_concurrency.h"
@@ -270,8 +271,21 @@ std::optional<BlobLocation> IndexedRepository::Locate(BlobType t, const BlobId& 
 }
 
 Bytes IndexedRepository::LoadCopy(const BlobId& id, const BlobLocation& l) {
-  Bytes sealed = backend().Load({FileType::kPack, l.pack.Hex()}, l.offset, l.length);
-  return DecodeBlob(id, sealed, l.uncompressed_length, l.pack.Hex());
+  // The sealed bytes land in a scratch buffer of this thread, reused from call to call
+  // (never zero-filled, no page faults once grown; at most the largest blob, 8 MiB + the
+  // seal), and are opened in place: only the plaintext is allocated. A 1 MiB `box cat`
+  // had spent about a fifth of its time zero-filling and faulting in two fresh buffers.
+  thread_local HugeBuffer scratch;
+  std::span<uint8_t> sealed = scratch.First(l.length);
+  const std::string pack = l.pack.Hex();
+  backend().LoadInto({FileType::kPack, pack}, l.offset, sealed);
+  if (l.uncompressed_length) {
+    Bytes out(l.uncompressed_length);
+    DecodeBlobInPlace(id, sealed, l.uncompressed_length, pack, out);
+    return out;
+  }
+  ByteView plain = DecodeBlobInPlace(id, sealed, 0, pack, {});
+  return Bytes(plain.begin(), plain.end());
 }
 
 Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
