@@ -20,6 +20,7 @@
 // connections in parallel (see Reader below).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -117,8 +118,14 @@ class BoxBackend : public Backend {
     uint64_t epoch = 0;  // the pool's epoch when it was opened
   };
   static constexpr int kMaxReaders = 16;
-  // Runs fn on a reader, or on the main connection under mu_ when no reader can be had.
-  void ReadWith(const Handle& h, const std::function<void(sqlite3*)>& fn) EXCLUDES(mu_);
+  // Runs fn, a read of `length` bytes of h (0: all of it), on the main connection when no
+  // other thread holds it (its page cache is warm; a small command opens no reader at
+  // all), else on a reader when it is a pack read of at least kPoolReadMin bytes (or a
+  // whole pack), else on the main connection once it is free.
+  static constexpr uint64_t kPoolReadMin = 256 << 10;
+  void ReadWith(const Handle& h, uint64_t length, const std::function<void(sqlite3*)>& fn)
+      EXCLUDES(mu_);
+  void ReadOnMain(const Handle& h, const std::function<void(sqlite3*)>& fn) REQUIRES(mu_);
   Reader AcquireReader(const Handle& h) EXCLUDES(mu_);
   void ReleaseReader(const Reader& r) EXCLUDES(pool_mu_);
   // Closes the free readers and retires the others (at commit and rollback).
@@ -139,6 +146,10 @@ class BoxBackend : public Backend {
   std::map<std::string, Bytes> locks_ GUARDED_BY(mu_);
   CommitTimes last_commit_ GUARDED_BY(mu_);
   int64_t generation_ GUARDED_BY(mu_) = -1;  // what the read transaction sees; -1: no schema
+  // generation_ while the main connection is in its read transaction (state_ kReading with
+  // a schema), else -1: what a pool reader is opened at, read without mu_ (a thread that
+  // finds the main connection busy must not wait for it to learn the generation).
+  std::atomic<int64_t> pool_generation_{-1};
   // From the first write to the end of the checkpoint: the WAL and the box file are written
   // back while the transaction is built (COMMIT's and the checkpoint's fsyncs wait for the
   // tail only; docs/box.md §3).
