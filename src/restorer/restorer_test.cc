@@ -362,6 +362,10 @@ TEST(RestoreRangeReads, AStreamThatBreaksFailsOnlyTheBlobsThatDidNotArrive) {
       if (h.type == FileType::kPack && data_.count(h.name)) Fail(ErrorCode::kIo, "gone");
       return inner_->Load(h, offset, length);
     }
+    void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+      if (h.type == FileType::kPack && data_.count(h.name)) Fail(ErrorCode::kIo, "gone");
+      inner_->LoadInto(h, offset, out);
+    }
     void LoadStream(const Handle& h, uint64_t offset, uint64_t length,
                     const std::function<void(ByteView)>& sink) override {
       if (!data_.count(h.name)) return Backend::LoadStream(h, offset, length, sink);
