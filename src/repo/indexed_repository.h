@@ -108,6 +108,9 @@ class IndexedRepository : public Repository {
   const KnownBlob* Known(BlobType t, const BlobId& id) const;
   // Reads and decodes the copy of `id` at `l` (MAC, size and id checked).
   Bytes LoadCopy(const BlobId& id, const BlobLocation& l);
+  // The largest sealed blob LoadCopy reads into its per-thread buffer: twice the largest
+  // chunk (8 MiB) with room for the seal; longer ones are read into a buffer of their own.
+  static constexpr uint32_t kScratchMax = 16 << 20;
 };
 
 }  // namespace haven

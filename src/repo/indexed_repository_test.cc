@@ -203,6 +203,13 @@ TEST(IndexLoad, KnownBlobsAnswerWithoutTheIndex) {
   lazy = fresh();
   EXPECT_EQ(std::string(AsChars(lazy->LoadBlob(BlobType::kData, known[1].id))), "blob 5");
   EXPECT_TRUE(lazy->index_loaded());
+  // A record claiming a 4 GiB blob (a hostile state or index): refused by the pack's size,
+  // no 4 GiB buffer; the blob is read through the index.
+  known[1].where.offset -= 1;
+  known[1].where.length = 0xffffffffu;
+  lazy = fresh();
+  EXPECT_EQ(std::string(AsChars(lazy->LoadBlob(BlobType::kData, known[1].id))), "blob 5");
+  EXPECT_TRUE(lazy->index_loaded());
   // A known tree's pack is a tree pack without the index.
   KnownBlob tree = known[0];
   tree.type = BlobType::kTree;
