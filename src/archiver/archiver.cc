@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include "archiver/folder_state.h"
 #include "archiver/fs_node.h"
 #include "core/error.h"
+#include "core/huge_buffer.h"
 #include "core/mutex.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
@@ -173,6 +175,8 @@ struct Listed {
 constexpr off_t kBatchFileMax = 64 << 10;  // larger files get a job each
 constexpr size_t kBatchFiles = 32;
 constexpr uint64_t kBatchBytes = 512 << 10;
+// A file is read in pieces of this size (into the buffer its chunks are cut from).
+constexpr size_t kReadSize = 1 << 20;
 
 struct FileBatch {
   struct Item {
@@ -346,44 +350,47 @@ class Backup {
   Mutex notice_mu_;  // opts_.notice is called by one thread at a time
   int jobs_;
   ByteBudget budget_;  // bytes of chunks queued in blob_pool_ (before the pools, too)
-  // Chunk copies handed to blob_pool_, recycled: a fresh buffer per chunk meant a fresh
-  // mmap and a page fault per 4 KiB of every chunk.
+  // Read buffers, recycled: a file is read straight into one, and a chunk cut from it is
+  // handed to blob_pool_ with the buffer it was read into (only the bytes read past the cut
+  // are copied, into the next buffer). A fresh buffer per chunk meant a fresh mmap and a
+  // page fault per 4 KiB of every chunk; copying each chunk out of one read buffer cost a
+  // memcpy of every byte and a memmove of the rest.
   class BufferPool {
    public:
-    // A buffer with room for n bytes. One too small is grown to the next power of two: sized
-    // to each new largest chunk, a buffer was mapped afresh (a page fault per 4 KiB) several
-    // times over.
-    std::shared_ptr<Bytes> Get(size_t n) {
-      std::unique_ptr<Bytes> b;
+    static constexpr size_t kBytes = chunker::kMaxSize + kReadSize;
+    static constexpr size_t kKeep = size_t{4} << 20;
+    std::unique_ptr<HugeBuffer> Take() {
       {
         MutexLock lock(mu_);
         if (!free_.empty()) {
-          b = std::move(free_.back());
+          std::unique_ptr<HugeBuffer> b = std::move(free_.back());
           free_.pop_back();
+          return b;
         }
       }
-      if (!b) b = std::make_unique<Bytes>();
-      if (b->capacity() < n) {
-        b->clear();
-        b->reserve(std::bit_ceil(n));
-      }
-      return std::shared_ptr<Bytes>(b.release(), [this](Bytes* p) {
-        MutexLock lock(mu_);
-        // A buffer keeps the capacity of the largest chunk it held: kept ones are bounded
-        // (chunks above 4 MiB are a few percent of all; each kept buffer grew towards the
-        // 8 MiB maximum, 32 MiB of B1's peak RSS in six buffers).
-        if (free_.size() < 32 && p->capacity() <= kKeepCapacity) {
-          free_.emplace_back(p);
-        } else {
-          delete p;
-        }
+      return std::make_unique<HugeBuffer>(kBytes);
+    }
+    // `touched`: how many bytes from the start the buffer has held.
+    void Put(std::unique_ptr<HugeBuffer> b, size_t touched) {
+      // A kept buffer keeps the pages it has held: beyond kKeep they go back to the OS
+      // (a long chunk pays its page faults again; the peak RSS stays bounded).
+      if (touched > kKeep && b->mapped())
+        madvise(b->data() + kKeep, b->size() - kKeep, MADV_DONTNEED);
+      MutexLock lock(mu_);
+      // As many as were ever in use at once are kept (bounded by the byte budget and the
+      // jobs), at most 32.
+      if (free_.size() < 32) free_.push_back(std::move(b));
+    }
+    // A buffer that goes back to the pool when the last user drops it.
+    std::shared_ptr<HugeBuffer> Share(std::unique_ptr<HugeBuffer> b, size_t touched) {
+      return std::shared_ptr<HugeBuffer>(b.release(), [this, touched](HugeBuffer* p) {
+        Put(std::unique_ptr<HugeBuffer>(p), touched);
       });
     }
 
    private:
-    static constexpr size_t kKeepCapacity = 4 << 20;
     Mutex mu_;
-    std::vector<std::unique_ptr<Bytes>> free_ GUARDED_BY(mu_);
+    std::vector<std::unique_ptr<HugeBuffer>> free_ GUARDED_BY(mu_);
   };
   BufferPool chunk_buffers_;  // before the pools: outlives their threads
   ThreadPool pool_;       // one job per changed file: read + chunk
@@ -542,14 +549,19 @@ FileResult Backup::SaveFile(const std::string& path) {
 
 FileResult Backup::ReadContent(int fd, const std::string& path) {
   FileResult r;
-  const size_t kRead = 1 << 20;
-  // One read buffer per worker thread, reused for every file: a fresh zero-filled 9 MiB
-  // buffer per file cost more than reading and storing a small file (bench B3/B9 profiles).
-  // Left uninitialised: zero-filling it faulted in all 9 MiB in every new worker thread
-  // (the pools are per backup), while a small file's read touches a page or two.
-  thread_local std::unique_ptr<uint8_t[]> buf_owner(new uint8_t[chunker::kMaxSize + kRead]);
-  uint8_t* const buf = buf_owner.get();
-  size_t len = 0;  // bytes of the current chunk in buf
+  // The buffer the file is read into; a chunk cut from it leaves with it (see BufferPool).
+  std::unique_ptr<HugeBuffer> cur = chunk_buffers_.Take();
+  size_t len = 0;      // bytes of the current chunk (and what was read past it) in buf
+  size_t touched = 0;  // the most bytes buf has held
+  struct GiveBack {
+    BufferPool& pool;
+    std::unique_ptr<HugeBuffer>& b;
+    const size_t& touched;
+    ~GiveBack() {
+      if (b) pool.Put(std::move(b), touched);
+    }
+  } give_back{chunk_buffers_, cur, touched};
+  uint8_t* buf = cur->data();
   chunker::Chunker ch(repo_.chunker_tables());
   // Chunks of a file that has more than one are hashed and stored on blob_pool_, so one
   // large file uses every core; their ids are collected in file order.
@@ -584,6 +596,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
   constexpr size_t kLevelTrialAt = 8, kLevelTrialEvery = 64;
   size_t chunks = 0;
   int level = 0;
+  // Emits buf[0, n) as a chunk; the len - n bytes read past it move to a fresh buffer.
   auto emit = [&](size_t n, bool last) {
     r.size += n;
     if (opts_.progress) opts_.progress->AddBytes(n);
@@ -598,15 +611,21 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
       level = session_.DataLevelFor(ByteView(buf, n));
     ++chunks;
     budget_.Acquire(n);
-    std::shared_ptr<Bytes> chunk = chunk_buffers_.Get(n);
-    chunk->assign(buf, buf + n);
+    std::shared_ptr<HugeBuffer> chunk = chunk_buffers_.Share(std::move(cur), touched);
+    if (!last) {
+      cur = chunk_buffers_.Take();
+      std::memcpy(cur->data(), buf + n, len - n);
+    }
+    buf = cur ? cur->data() : nullptr;
+    len -= n;
+    touched = len;
     pending.push_back(blob_pool_.Submit([this, chunk, store, n, level] {
       struct Release {
         ByteBudget& b;
         size_t n;
         ~Release() { b.Release(n); }
       } release{budget_, n};
-      return store(*chunk, level);
+      return store(ByteView(chunk->data(), n), level);
     }));
     collect(static_cast<size_t>(jobs_) * 2);
   };
@@ -614,7 +633,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     ssize_t got;
     {
       ScopedTimer t(Stage::kRead);
-      got = read(fd, buf + len, kRead);
+      got = read(fd, buf + len, kReadSize);
     }
     if (got < 0) {
       if (errno == EINTR) continue;
@@ -624,6 +643,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     if (got == 0) break;
     size_t scan_from = len;
     len += static_cast<size_t>(got);
+    touched = std::max(touched, len);
     while (scan_from < len) {
       std::optional<size_t> cut;
       {
@@ -631,10 +651,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
         cut = ch.Next(ByteView(buf + scan_from, len - scan_from));
       }
       if (!cut) break;
-      size_t chunk_len = scan_from + *cut;
-      emit(chunk_len, false);
-      std::memmove(buf, buf + chunk_len, len - chunk_len);
-      len -= chunk_len;
+      emit(scan_from + *cut, false);
       scan_from = 0;
     }
   }
