@@ -3,6 +3,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <new>
 #include <string>
@@ -61,7 +62,10 @@ int ChooseAutoLevel(ByteView sample) {
   return fast <= normal + normal / 100 ? 1 : standard;
 }
 
-size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, size_t slack) {
+namespace {
+
+// This thread's compression context, set to `level`.
+ZSTD_CCtx* ThreadCCtx(int level) {
   thread_local CCtx c;
   if (c.level != level) {
     ZSTD_CCtx_reset(c.ctx, ZSTD_reset_session_and_parameters);
@@ -70,11 +74,27 @@ size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, siz
     ZSTD_CCtx_setParameter(c.ctx, ZSTD_c_contentSizeFlag, 1);
     c.level = level;
   }
-  size_t bound = ZSTD_compressBound(data.size());
-  if (out.size() < offset + bound + slack) out.resize(offset + bound + slack);  // grow only
-  size_t n = ZSTD_compress2(c.ctx, out.data() + offset, bound, data.data(), data.size());
+  return c.ctx;
+}
+
+size_t CompressTo(ByteView data, int level, uint8_t* out, size_t bound) {
+  size_t n = ZSTD_compress2(ThreadCCtx(level), out, bound, data.data(), data.size());
   if (ZSTD_isError(n)) Fail(ErrorCode::kFatal, std::string("zstd: ") + ZSTD_getErrorName(n));
   return n;
+}
+
+}  // namespace
+
+size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset, size_t slack) {
+  size_t bound = ZSTD_compressBound(data.size());
+  if (out.size() < offset + bound + slack) out.resize(offset + bound + slack);  // grow only
+  return CompressTo(data, level, out.data() + offset, bound);
+}
+
+size_t ZstdCompressInto(ByteView data, int level, HugeBuffer& out, size_t offset, size_t slack) {
+  size_t bound = ZSTD_compressBound(data.size());
+  if (out.size() < offset + bound + slack) out.Grow(std::bit_ceil(offset + bound + slack));
+  return CompressTo(data, level, out.data() + offset, bound);
 }
 
 ZstdStreamWriter::ZstdStreamWriter(int level, Bytes& out) : ctx_(ZSTD_createCCtx()), out_(out) {

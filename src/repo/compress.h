@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/bytes.h"
+#include "core/huge_buffer.h"
 
 namespace haven {
 
@@ -31,6 +32,9 @@ Bytes ZstdCompress(ByteView data, int level);
 // callers) and afterwards holds at least `slack` bytes past the frame (room for a MAC).
 size_t ZstdCompressInto(ByteView data, int level, Bytes& out, size_t offset = 0,
                         size_t slack = 0);
+// The same into a HugeBuffer (grown to a power of two when too small, never zero-filled:
+// only the pages a frame is written to are ever touched).
+size_t ZstdCompressInto(ByteView data, int level, HugeBuffer& out, size_t offset, size_t slack);
 // Compresses data given in pieces into one frame appended to `out` (used for large JSON
 // files made piece by piece). The frame records no content size (it is not known in
 // advance; every zstd decoder, restic's included, reads such frames). No checksum.
