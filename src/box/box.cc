@@ -14,6 +14,7 @@
 #include "core/deep_stack.h"
 #include "core/error.h"
 #include "core/timings.h"
+#include "repo/blob_stream.h"
 #include "repo/host_info.h"
 #include "repo/tree_path.h"
 #include "repo/write_session.h"
@@ -262,7 +263,9 @@ void Box::Cat(const std::string& path, const std::function<void(ByteView)>& out)
   const Node& n = tp.nodes.back();
   if (n.type != NodeType::kFile)
     Fail(ErrorCode::kInvalidArgument, JoinPath(comps) + " in the box is not a file");
-  for (const BlobId& id : n.content) out(repo_->LoadBlob(BlobType::kData, id));
+  // Read ahead on --jobs workers, written in order: a 256 MiB file took 1.25 s blob by
+  // blob, each in a fresh buffer (1.24 CPU-s, 0.57 of them page faults).
+  ForEachBlobInOrder(*repo_, n.content, jobs_, out);
 }
 
 ExtractResult Box::Extract(const std::string& path, const ExtractOptions& opts) {

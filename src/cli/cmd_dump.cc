@@ -13,6 +13,7 @@
 #include "cli/snapshot_filter.h"
 #include "core/deep_stack.h"
 #include "core/error.h"
+#include "repo/blob_stream.h"
 #include "repo/node.h"
 #include "repo/tree_path.h"
 
@@ -62,14 +63,13 @@ class Dumper {
  private:
   void Content(const Node& n, const std::string& path) {
     uint64_t written = 0;
-    for (const BlobId& b : n.content) {
-      Bytes data = repo_.LoadBlob(BlobType::kData, b);
+    ForEachBlobInOrder(repo_, n.content, Jobs(), [&](ByteView data) {
       if (written + data.size() > n.size)
         Fail(ErrorCode::kCorrupt, "file " + path + " in the snapshot has more content than its "
                                   "recorded size " + std::to_string(n.size));
       w_.Write(data.data(), data.size());
       written += data.size();
-    }
+    });
     if (written != n.size)
       Fail(ErrorCode::kCorrupt, "file " + path + " in the snapshot has " +
                                     std::to_string(written) + " bytes of content but a "

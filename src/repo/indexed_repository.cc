@@ -293,14 +293,29 @@ Bytes IndexedRepository::LoadCopy(const BlobId& id, const BlobLocation& l) {
   return Bytes(plain.begin(), plain.end());
 }
 
-Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
-  if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
-    try {
-      return LoadCopy(id, k->where);
-    } catch (const Error&) {
-      // (the record was wrong, or the copy is damaged: the index knows every copy)
-    }
+ByteView IndexedRepository::LoadCopyInto(const BlobId& id, const BlobLocation& l,
+                                         HugeBuffer& out) {
+  const std::string pack = l.pack.Hex();
+  if (l.length > kScratchMax) {  // as LoadCopy: range-checked by the storage's Load first
+    Bytes b = LoadCopy(id, l);
+    std::memcpy(out.First(b.size()).data(), b.data(), b.size());
+    return ByteView(out.data(), b.size());
   }
+  if (l.uncompressed_length) {
+    // Sealed bytes in this thread's scratch, the plaintext decompressed into `out`.
+    thread_local HugeBuffer scratch;
+    std::span<uint8_t> sealed = scratch.First(l.length);
+    backend().LoadInto({FileType::kPack, pack}, l.offset, sealed);
+    return DecodeBlobInPlace(id, sealed, l.uncompressed_length, pack,
+                             out.First(l.uncompressed_length));
+  }
+  // Uncompressed: read into `out` and opened there.
+  std::span<uint8_t> sealed = out.First(l.length);
+  backend().LoadInto({FileType::kPack, pack}, l.offset, sealed);
+  return DecodeBlobInPlace(id, sealed, 0, pack, {});
+}
+
+std::vector<BlobLocation> IndexedRepository::Locations(BlobType t, const BlobId& id) {
   LoadIndex();
   std::vector<BlobLocation> locs;
   {
@@ -310,10 +325,41 @@ Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
   if (locs.empty())
     Fail(ErrorCode::kNotFound,
          std::string(BlobTypeName(t)) + " blob " + id.Hex() + " is not in the index");
+  return locs;
+}
+
+Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
+  if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
+    try {
+      return LoadCopy(id, k->where);
+    } catch (const Error&) {
+      // (the record was wrong, or the copy is damaged: the index knows every copy)
+    }
+  }
   std::string errors;
-  for (const BlobLocation& l : locs) {
+  for (const BlobLocation& l : Locations(t, id)) {
     try {
       return LoadCopy(id, l);
+    } catch (const Error& e) {
+      if (!errors.empty()) errors += "; ";
+      errors += e.what();
+    }
+  }
+  Fail(ErrorCode::kCorrupt, errors);
+}
+
+ByteView IndexedRepository::LoadBlobInto(BlobType t, const BlobId& id, HugeBuffer& out) {
+  if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
+    try {
+      return LoadCopyInto(id, k->where, out);
+    } catch (const Error&) {
+      // (as LoadBlob: the index knows every copy)
+    }
+  }
+  std::string errors;
+  for (const BlobLocation& l : Locations(t, id)) {
+    try {
+      return LoadCopyInto(id, l, out);
     } catch (const Error& e) {
       if (!errors.empty()) errors += "; ";
       errors += e.what();

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/huge_buffer.h"
 #include "core/mutex.h"
 #include "repo/index.h"
 #include "repo/repository.h"
@@ -71,6 +72,10 @@ class IndexedRepository : public Repository {
   // Reads one blob via the index, trying every known location. Verifies MAC, size and
   // id. Throws kNotFound when not indexed, kCorrupt when no copy is intact.
   Bytes LoadBlob(BlobType t, const BlobId& id);
+  // LoadBlob into caller-owned memory: the returned plaintext lies in `out` (grown as
+  // needed, never zero-filled), valid until `out` is used again. No allocation per blob
+  // once `out` has grown (repo/blob_stream.h reads a file's blobs this way).
+  ByteView LoadBlobInto(BlobType t, const BlobId& id, HugeBuffer& out);
   // Loads and decodes a tree blob.
   std::vector<Node> LoadTree(const BlobId& id);
   // True when the index lists the blob (a WriteSession also knows its in-flight blobs).
@@ -108,6 +113,9 @@ class IndexedRepository : public Repository {
   const KnownBlob* Known(BlobType t, const BlobId& id) const;
   // Reads and decodes the copy of `id` at `l` (MAC, size and id checked).
   Bytes LoadCopy(const BlobId& id, const BlobLocation& l);
+  ByteView LoadCopyInto(const BlobId& id, const BlobLocation& l, HugeBuffer& out);
+  // The locations of a blob (reading the index when needed); kNotFound when none.
+  std::vector<BlobLocation> Locations(BlobType t, const BlobId& id);
   // The largest sealed blob LoadCopy reads into its per-thread buffer: twice the largest
   // chunk (8 MiB) with room for the seal; longer ones are read into a buffer of their own.
   static constexpr uint32_t kScratchMax = 16 << 20;

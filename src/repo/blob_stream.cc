@@ -1,0 +1,74 @@
+#include "repo/blob_stream.h"
+
+#include <deque>
+#include <future>
+#include <memory>
+
+#include "core/huge_buffer.h"
+#include "core/mutex.h"
+#include "core/thread_pool.h"
+
+namespace haven {
+
+namespace {
+
+// Buffers shared by the workers and the handing-over thread.
+class Buffers {
+ public:
+  std::unique_ptr<HugeBuffer> Take() {
+    MutexLock lock(mu_);
+    if (free_.empty()) return std::make_unique<HugeBuffer>();
+    std::unique_ptr<HugeBuffer> b = std::move(free_.back());
+    free_.pop_back();
+    return b;
+  }
+  void Put(std::unique_ptr<HugeBuffer> b) {
+    MutexLock lock(mu_);
+    free_.push_back(std::move(b));
+  }
+
+ private:
+  Mutex mu_;
+  std::vector<std::unique_ptr<HugeBuffer>> free_ GUARDED_BY(mu_);
+};
+
+struct Loaded {
+  std::unique_ptr<HugeBuffer> buffer;
+  ByteView plain;
+};
+
+}  // namespace
+
+void ForEachBlobInOrder(IndexedRepository& repo, const std::vector<BlobId>& content, int jobs,
+                        const std::function<void(ByteView)>& sink) {
+  if (jobs <= 1 || content.size() <= 1) {
+    HugeBuffer buf;
+    for (const BlobId& id : content) sink(repo.LoadBlobInto(BlobType::kData, id, buf));
+    return;
+  }
+  // Declared so that the pool is destroyed first: on an error (a blob's, or the sink's)
+  // its destructor finishes the jobs still queued, which use `load` and `buffers`; their
+  // results are dropped with `pending`.
+  Buffers buffers;
+  auto load = [&repo, &buffers](const BlobId& id) {
+    Loaded l{buffers.Take(), {}};
+    l.plain = repo.LoadBlobInto(BlobType::kData, id, *l.buffer);
+    return l;
+  };
+  const size_t ahead = static_cast<size_t>(jobs) * 2;
+  std::deque<std::future<Loaded>> pending;
+  ThreadPool pool(jobs, ahead);
+  size_t next = 0;
+  while (next < content.size() || !pending.empty()) {
+    while (next < content.size() && pending.size() < ahead) {
+      const BlobId& id = content[next++];
+      pending.push_back(pool.Submit([&load, &id] { return load(id); }));
+    }
+    Loaded l = pending.front().get();
+    pending.pop_front();
+    sink(l.plain);
+    buffers.Put(std::move(l.buffer));
+  }
+}
+
+}  // namespace haven
