@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,26 @@ TEST(BlobStream, HandsOverEveryBlobInOrderWhateverTheJobs) {
   }
 }
 
+// A record (a capture state's, or an index made elsewhere) that claims a 4 GiB plaintext
+// does not grow the caller's buffer to 4 GiB: the copy is read as LoadBlob reads it, and
+// being wrong, the blob comes through the index.
+TEST(BlobStream, AClaimedHugePlaintextDoesNotGrowTheBuffer) {
+  Fixture f(30);
+  const size_t i = 20;  // compressed (second half, text)
+  std::optional<BlobLocation> where = f.repo->Locate(BlobType::kData, f.ids[i]);
+  ASSERT_TRUE(where.has_value());
+  ASSERT_NE(where->uncompressed_length, 0u);
+  auto lazy = IndexedRepository::Load(*f.opened, IndexLoad::kOnFirstUse);
+  KnownBlob k{BlobType::kData, f.ids[i], *where};
+  k.where.uncompressed_length = 0xffffffffu;
+  lazy->AddKnownBlobs({k});
+  HugeBuffer buf;
+  ByteView v = lazy->LoadBlobInto(BlobType::kData, f.ids[i], buf);
+  EXPECT_EQ(Bytes(v.begin(), v.end()), f.blobs[i]);
+  EXPECT_LE(buf.size(), size_t{32} << 20);
+  EXPECT_TRUE(lazy->index_loaded());
+}
+
 TEST(BlobStream, ADamagedOrMissingBlobFailsNamingItAfterTheBlobsBeforeIt) {
   Fixture f(30);
   // The blob at position 17 is not in the index.
@@ -98,6 +119,16 @@ TEST(BlobStream, ADamagedOrMissingBlobFailsNamingItAfterTheBlobsBeforeIt) {
     ASSERT_EQ(got.size(), 17u) << "jobs " << jobs;
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], f.blobs[i]);
   }
+  // A sink that throws stops the stream with its own error (and no blob is handed over
+  // after it).
+  int calls = 0;
+  EXPECT_THROW(ForEachBlobInOrder(*f.repo, std::vector<BlobId>(f.ids.begin() + 20, f.ids.end()),
+                                  2,
+                                  [&](ByteView) {
+                                    if (++calls == 3) Fail(ErrorCode::kIo, "sink full");
+                                  }),
+               Error);
+  EXPECT_EQ(calls, 3);
   // A damaged pack: every blob in it fails its MAC; the first of them is named.
   std::string victim;
   f.mem->List(FileType::kPack, [&](const FileInfo& fi) {
@@ -111,15 +142,6 @@ TEST(BlobStream, ADamagedOrMissingBlobFailsNamingItAfterTheBlobsBeforeIt) {
   EXPECT_NE(error, "");
   EXPECT_LT(got.size(), f.ids.size());
   EXPECT_NE(error.find(f.ids[got.size()].Hex()), std::string::npos) << error;
-  // A sink that throws stops the stream with its own error.
-  int calls = 0;
-  EXPECT_THROW(ForEachBlobInOrder(*f.repo, std::vector<BlobId>(f.ids.begin() + 20, f.ids.end()),
-                                  2,
-                                  [&](ByteView) {
-                                    if (++calls == 3) Fail(ErrorCode::kIo, "sink full");
-                                  }),
-               Error);
-  EXPECT_EQ(calls, 3);
 }
 
 }  // namespace

@@ -139,7 +139,13 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
     Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
   size_t cap;
   if (expected_size) {
-    cap = expected_size;
+    // The expected size is the index's word: no buffer of that size before the frame
+    // agrees (a hostile index may say 4 GiB; allocating and zero-filling it took 14 s).
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != expected_size)
+      Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
+    // A frame without its size is streamed into a buffer that grows with what it holds.
+    cap = declared == ZSTD_CONTENTSIZE_UNKNOWN ? 0 : expected_size;
+    max_size = expected_size;
   } else if (declared != ZSTD_CONTENTSIZE_UNKNOWN) {
     if (declared > max_size)
       Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size " +
@@ -181,6 +187,8 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
   }
   if (out.size() > max_size)
     Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed data exceeds limit");
+  if (expected_size && out.size() != expected_size)
+    Fail(ErrorCode::kCorrupt, std::string(what) + ": decompressed size mismatch");
   return out;
 }
 

@@ -273,8 +273,10 @@ std::optional<BlobLocation> IndexedRepository::Locate(BlobType t, const BlobId& 
 Bytes IndexedRepository::LoadCopy(const BlobId& id, const BlobLocation& l) {
   const std::string pack = l.pack.Hex();
   // A length beyond any chunk (an index made elsewhere may say 4 GiB) is read as the
-  // storage's Load reads it: checked against the pack's size before any allocation.
-  if (l.length > kScratchMax)
+  // storage's Load reads it: checked against the pack's size before any allocation; a
+  // plaintext length beyond it is checked against the frame's own before one
+  // (ZstdDecompress).
+  if (l.length > kScratchMax || l.uncompressed_length > kScratchMax)
     return DecodeBlob(id, backend().Load({FileType::kPack, pack}, l.offset, l.length),
                       l.uncompressed_length, pack);
   // Otherwise the sealed bytes land in a scratch buffer of this thread, reused from call
@@ -296,7 +298,10 @@ Bytes IndexedRepository::LoadCopy(const BlobId& id, const BlobLocation& l) {
 ByteView IndexedRepository::LoadCopyInto(const BlobId& id, const BlobLocation& l,
                                          HugeBuffer& out) {
   const std::string pack = l.pack.Hex();
-  if (l.length > kScratchMax) {  // as LoadCopy: range-checked by the storage's Load first
+  // As LoadCopy: a sealed length beyond any chunk is range-checked by the storage's Load
+  // first, and an uncompressed length beyond it (the index's word, untrusted) does not
+  // grow the caller's buffer past kScratchMax before the blob decoded.
+  if (l.length > kScratchMax || l.uncompressed_length > kScratchMax) {
     Bytes b = LoadCopy(id, l);
     std::memcpy(out.First(b.size()).data(), b.data(), b.size());
     return ByteView(out.data(), b.size());
