@@ -619,13 +619,16 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     buf = cur ? cur->data() : nullptr;
     len -= n;
     touched = len;
-    pending.push_back(blob_pool_.Submit([this, chunk, store, n, level] {
+    pending.push_back(blob_pool_.Submit([this, chunk, store, n, level]() mutable {
+      // The buffer goes back to the pool when the job ends, not when its future is
+      // collected (the job's state lives as long as the future).
+      std::shared_ptr<HugeBuffer> held = std::move(chunk);
       struct Release {
         ByteBudget& b;
         size_t n;
         ~Release() { b.Release(n); }
       } release{budget_, n};
-      return store(ByteView(chunk->data(), n), level);
+      return store(ByteView(held->data(), n), level);
     }));
     collect(static_cast<size_t>(jobs_) * 2);
   };

@@ -1,5 +1,6 @@
 #include "repo/blob_stream.h"
 
+#include <atomic>
 #include <deque>
 #include <future>
 #include <memory>
@@ -50,7 +51,11 @@ void ForEachBlobInOrder(IndexedRepository& repo, const std::vector<BlobId>& cont
   // its destructor finishes the jobs still queued, which use `load` and `buffers`; their
   // results are dropped with `pending`.
   Buffers buffers;
-  auto load = [&repo, &buffers](const BlobId& id) {
+  // Set when the loop ends early (a load's or the sink's error): the loads still queued
+  // are skipped instead of read (over remote storage, each might retry for minutes).
+  std::atomic<bool> stop{false};
+  auto load = [&repo, &buffers, &stop](const BlobId& id) {
+    if (stop.load(std::memory_order_relaxed)) return Loaded{};
     Loaded l{buffers.Take(), {}};
     l.plain = repo.LoadBlobInto(BlobType::kData, id, *l.buffer);
     return l;
@@ -58,6 +63,10 @@ void ForEachBlobInOrder(IndexedRepository& repo, const std::vector<BlobId>& cont
   const size_t ahead = static_cast<size_t>(jobs) * 2;
   std::deque<std::future<Loaded>> pending;
   ThreadPool pool(jobs, ahead);
+  struct StopOnExit {
+    std::atomic<bool>& stop;
+    ~StopOnExit() { stop.store(true, std::memory_order_relaxed); }
+  } stop_on_exit{stop};
   size_t next = 0;
   while (next < content.size() || !pending.empty()) {
     while (next < content.size() && pending.size() < ahead) {

@@ -130,11 +130,28 @@ ZSTD_DCtx* ThreadDCtx() {
   return d.ctx;
 }
 
+// The content size declared by a blob's frames, summed over all of them (a blob may be more
+// than one frame; a skippable frame counts 0): ZSTD_CONTENTSIZE_UNKNOWN when one of them
+// does not declare it, ZSTD_CONTENTSIZE_ERROR when the bytes are not frames.
+unsigned long long DeclaredSize(ByteView in) {
+  if (in.empty()) return ZSTD_CONTENTSIZE_ERROR;
+  unsigned long long total = 0;
+  while (!in.empty()) {
+    const unsigned long long n = ZSTD_getFrameContentSize(in.data(), in.size());
+    if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN) return n;
+    const size_t len = ZSTD_findFrameCompressedSize(in.data(), in.size());
+    if (ZSTD_isError(len) || len == 0 || total + n < total) return ZSTD_CONTENTSIZE_ERROR;
+    total += n;
+    in = in.subspan(len);
+  }
+  return total;
+}
+
 // Bytes or std::string: both hold bytes contiguously.
 template <typename Out>
 Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::string_view what) {
   ZSTD_DCtx* const dctx = ThreadDCtx();
-  unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  const unsigned long long declared = DeclaredSize(frame);
   if (declared == ZSTD_CONTENTSIZE_ERROR)
     Fail(ErrorCode::kCorrupt, std::string(what) + ": invalid zstd frame");
   size_t cap;
@@ -181,7 +198,7 @@ Out Decompress(ByteView frame, size_t expected_size, size_t max_size, std::strin
       Fail(ErrorCode::kCorrupt,
            std::string(what) + ": zstd decompression failed: " + ZSTD_getErrorName(r));
     out.resize(old + ob.pos);
-    if (r == 0) break;
+    if (r == 0 && in.pos == in.size) break;  // (r == 0 with input left: the next frame)
     if (in.pos == in.size && ob.pos == 0)
       Fail(ErrorCode::kCorrupt, std::string(what) + ": truncated zstd frame");
   }

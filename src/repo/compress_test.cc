@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "core/error.h"
 #include "repo/test_log_lines.h"
 
 namespace haven {
@@ -62,6 +63,59 @@ TEST(ChooseAutoLevel, ShortOrIncompressibleSamplesAreNotTried) {
   for (auto& b : random) b = static_cast<uint8_t>(rng());
   EXPECT_EQ(ChooseAutoLevel(random), 3);
   EXPECT_EQ(ChooseAutoLevel({}), 3);
+}
+
+}  // namespace
+}  // namespace haven
+
+namespace haven {
+namespace {
+
+Bytes Text(size_t n, int seed) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>('a' + (i / 7 + seed) % 26);
+  return b;
+}
+
+// A frame that does not declare its size (as a streaming encoder writes it).
+Bytes UnsizedFrame(ByteView data) {
+  Bytes out;
+  ZstdStreamWriter w(3, out);
+  w.Write(data);
+  w.End();
+  return out;
+}
+
+// With an expected size (a blob's, from the index): one or more frames, declaring their
+// sizes or not, decode whole; a declared size that disagrees fails before any buffer of
+// the expected size is made (a hostile index may say 4 GiB), as does a wrong total.
+TEST(ZstdDecompress, AnExpectedSizeAcceptsEveryFrameFormAndChecksBeforeAllocating) {
+  const Bytes a = Text(100000, 1), b = Text(50000, 2);
+  Bytes both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  const Bytes sized_a = ZstdCompress(a, 3), sized_b = ZstdCompress(b, 3);
+  Bytes two_sized = sized_a;
+  two_sized.insert(two_sized.end(), sized_b.begin(), sized_b.end());
+  const Bytes unsized_a = UnsizedFrame(a), unsized_b = UnsizedFrame(b);
+  Bytes two_unsized = unsized_a;
+  two_unsized.insert(two_unsized.end(), unsized_b.begin(), unsized_b.end());
+  Bytes mixed = sized_a;
+  mixed.insert(mixed.end(), unsized_b.begin(), unsized_b.end());
+
+  EXPECT_EQ(ZstdDecompress(sized_a, a.size(), a.size(), "t"), a);
+  EXPECT_EQ(ZstdDecompress(unsized_a, a.size(), a.size(), "t"), a);
+  using Frames = std::initializer_list<const Bytes*>;
+  for (const Bytes* f : Frames{&two_sized, &two_unsized, &mixed})
+    EXPECT_EQ(ZstdDecompress(*f, both.size(), both.size(), "t"), both);
+
+  for (const Bytes* f : Frames{&sized_a, &unsized_a, &two_sized, &two_unsized}) {
+    EXPECT_THROW(ZstdDecompress(*f, 0xffffffffu, 0xffffffffu, "t"), Error);
+    EXPECT_THROW(ZstdDecompress(*f, 7, 7, "t"), Error);
+  }
+  EXPECT_THROW(ZstdDecompress(Bytes{1, 2, 3, 4, 5, 6, 7, 8}, 10, 10, "t"), Error);
+  Bytes trailing = sized_a;
+  trailing.push_back(0);
+  EXPECT_THROW(ZstdDecompress(trailing, a.size(), a.size(), "t"), Error);
 }
 
 }  // namespace
