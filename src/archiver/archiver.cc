@@ -377,8 +377,9 @@ class Backup {
       if (touched > kKeep && b->mapped())
         madvise(b->data() + kKeep, b->size() - kKeep, MADV_DONTNEED);
       MutexLock lock(mu_);
-      // As many as were ever in use at once are kept (bounded by the byte budget and the
-      // jobs), at most 32.
+      // As many as were ever in use at once are kept, at most 32. In use at once: per file
+      // being read, the one it is read into and its chunks queued or being stored (at most
+      // 2 x jobs + 1 each: ReadContent's `collect`), within the byte budget.
       if (free_.size() < 32) free_.push_back(std::move(b));
     }
     // A buffer that goes back to the pool when the last user drops it.
