@@ -333,10 +333,15 @@ std::vector<BlobLocation> IndexedRepository::Locations(BlobType t, const BlobId&
   return locs;
 }
 
-Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
+// The first intact copy of a blob, as load(location) returns it: a known blob's recorded
+// copy first (while the index is not read), then every copy the index lists; kCorrupt
+// with every copy's error when none is intact.
+template <typename LoadFn>
+auto IndexedRepository::FromAnyCopy(BlobType t, const BlobId& id, const LoadFn& load)
+    -> decltype(load(BlobLocation{})) {
   if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
     try {
-      return LoadCopy(id, k->where);
+      return load(k->where);
     } catch (const Error&) {
       // (the record was wrong, or the copy is damaged: the index knows every copy)
     }
@@ -344,7 +349,7 @@ Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
   std::string errors;
   for (const BlobLocation& l : Locations(t, id)) {
     try {
-      return LoadCopy(id, l);
+      return load(l);
     } catch (const Error& e) {
       if (!errors.empty()) errors += "; ";
       errors += e.what();
@@ -353,24 +358,12 @@ Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
   Fail(ErrorCode::kCorrupt, errors);
 }
 
+Bytes IndexedRepository::LoadBlob(BlobType t, const BlobId& id) {
+  return FromAnyCopy(t, id, [&](const BlobLocation& l) { return LoadCopy(id, l); });
+}
+
 ByteView IndexedRepository::LoadBlobInto(BlobType t, const BlobId& id, HugeBuffer& out) {
-  if (const KnownBlob* k = index_loaded() ? nullptr : Known(t, id)) {
-    try {
-      return LoadCopyInto(id, k->where, out);
-    } catch (const Error&) {
-      // (as LoadBlob: the index knows every copy)
-    }
-  }
-  std::string errors;
-  for (const BlobLocation& l : Locations(t, id)) {
-    try {
-      return LoadCopyInto(id, l, out);
-    } catch (const Error& e) {
-      if (!errors.empty()) errors += "; ";
-      errors += e.what();
-    }
-  }
-  Fail(ErrorCode::kCorrupt, errors);
+  return FromAnyCopy(t, id, [&](const BlobLocation& l) { return LoadCopyInto(id, l, out); });
 }
 
 std::vector<Node> IndexedRepository::LoadTree(const BlobId& id) {

@@ -116,6 +116,10 @@ class IndexedRepository : public Repository {
   ByteView LoadCopyInto(const BlobId& id, const BlobLocation& l, HugeBuffer& out);
   // The locations of a blob (reading the index when needed); kNotFound when none.
   std::vector<BlobLocation> Locations(BlobType t, const BlobId& id);
+  // The first intact copy (a known record, then the index's): LoadBlob and LoadBlobInto.
+  template <typename LoadFn>
+  auto FromAnyCopy(BlobType t, const BlobId& id, const LoadFn& load)
+      -> decltype(load(BlobLocation{}));
   // The largest sealed blob LoadCopy reads into its per-thread buffer: twice the largest
   // chunk (8 MiB) with room for the seal; longer ones are read into a buffer of their own.
   static constexpr uint32_t kScratchMax = 16 << 20;
