@@ -1,8 +1,10 @@
 #include "backend/backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/sha256.h"
 
 namespace haven {
 
@@ -17,6 +19,18 @@ void Backend::SaveFrom(const Handle& h, const SaveSource& src) {
   Bytes all(src.size);
   if (src.size) src.read(0, all);
   Save(h, all);
+}
+
+std::string Sha256Hex(const SaveSource& src) {
+  Sha256Stream hash;
+  Bytes piece(std::min<uint64_t>(src.size, 1 << 20));
+  for (uint64_t at = 0; at < src.size;) {
+    std::span<uint8_t> part(piece.data(), static_cast<size_t>(std::min<uint64_t>(piece.size(), src.size - at)));
+    src.read(at, part);
+    hash.Update(part);
+    at += part.size();
+  }
+  return hash.Finish().Hex();
 }
 
 void Backend::LoadStream(const Handle& h, uint64_t offset, uint64_t length,

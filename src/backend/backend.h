@@ -69,6 +69,9 @@ struct SaveSource {
   std::function<void(uint64_t offset, std::span<uint8_t> out)> read;
 };
 
+// Lowercase hex SHA-256 of a source's bytes, read through once in pieces of 1 MiB.
+std::string Sha256Hex(const SaveSource& src);
+
 class Backend {
  public:
   virtual ~Backend() = default;

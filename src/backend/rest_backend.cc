@@ -5,6 +5,7 @@
 
 #include "backend/rest_listing.h"
 #include "core/error.h"
+#include "core/id.h"
 
 namespace haven {
 namespace {
@@ -195,15 +196,28 @@ void RestBackend::SaveFrom(const Handle& h, const SaveSource& src) { Post(h, {},
 void RestBackend::Post(const Handle& h, ByteView data, const SaveSource* src) {
   CheckHandle(h);
   const uint64_t bytes = src ? src->size : data.size();
-  if (auto size = Stat(h)) {
-    if (*size == bytes) return;  // a retried upload: files are immutable
-    Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
-                                std::to_string(*size) + " bytes, not " + std::to_string(bytes));
-  }
+  auto existing = [&] {
+    auto size = Stat(h);
+    if (size && *size != bytes)
+      Fail(ErrorCode::kFatal, "cannot save " + h.ToString() + ": it exists already with " +
+                                  std::to_string(*size) + " bytes, not " + std::to_string(bytes));
+    return size.has_value();  // the same size: a retried upload, files are immutable
+  };
+  // A name that is the SHA-256 of these bytes (every file of the format but the config;
+  // checked here, a hash costs far less than a round trip) cannot name other bytes, so a
+  // POST over an existing file writes what is there already: the POST goes first and
+  // alone, one round trip (as restic's client). A server that keeps existing files
+  // (rest-server, append-only mode) answers 403, and only then is the file stat'ed. Any
+  // other name is stat'ed first, as an overwriting server (rclone) would replace it.
+  const bool content_named = h.type != FileType::kConfig &&
+      (src ? Sha256Hex(*src) : Sha256(data).Hex()) == h.name;
+  if (!content_named && existing()) return;
   const std::string what = "save " + h.ToString();
   HttpRequest req{.method = "POST", .url = UrlOf(h), .body = data, .body_source = src};
   req.headers.emplace_back("Content-Type", "application/octet-stream");
-  Check(Send(req, what), what);
+  HttpResponse r = Send(req, what);
+  if (r.status == 403 && content_named && existing()) return;
+  Check(r, what);
 }
 
 HttpResponse RestBackend::GetRange(const Handle& h, uint64_t offset, uint64_t length,

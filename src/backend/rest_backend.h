@@ -16,10 +16,12 @@
 // an `Authorization: Basic` header only: request URLs, Location() (`rest:http://USER:***@..`)
 // and messages never contain the password.
 //
-// Save stats first (an existing object of equal size is accepted, another size is kFatal;
-// rclone would overwrite it); Remove is one DELETE (404, a missing object, is kNotFound). A listing is delivered only once it
-// has been read and parsed whole; any error (a non-2xx reply, 404 included, a body that is
-// not a listing) throws, never yields an empty list.
+// Save of a file named by its content's SHA-256 is one POST (a 403 alone makes it stat the
+// file); any other name (the config) is stat'ed first, as rclone would overwrite it. An
+// existing object of equal size is accepted, another size is kFatal. Remove is one DELETE
+// (404, a missing object, is kNotFound). A listing is delivered only once it has been read
+// and parsed whole; any error (a non-2xx reply, 404 included, a body that is not a listing)
+// throws, never yields an empty list.
 //
 // Errors: HttpClient's mapping (transport failures, 5xx, 429 retryable kIo), with the REST
 // server's own words: 401 "wrong user name or password", 403 "refused by the server

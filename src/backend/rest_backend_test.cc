@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend_conformance_test.h"
@@ -16,6 +17,7 @@
 #include "backend/rclone_test_server.h"
 #include "backend/rest_listing.h"
 #include "core/error.h"
+#include "core/mutex.h"
 
 namespace haven {
 namespace {
@@ -160,6 +162,76 @@ TEST(RestBackend, AppendOnlyRefusesRemovalNamingTheFileAndKeepsSaving) {
   be.Save(lock, data);
   be.Remove(lock);
   EXPECT_EQ(be.Stat(lock), std::nullopt);
+}
+
+// A file named by its content's hash is saved by one POST; a server that keeps existing
+// files answers 403 and only then is the file stat'ed (the same size is a retried upload,
+// accepted; another is named). Any other name (the config, bytes that are not the name's
+// content) is stat'ed first, as an overwriting server would replace it.
+TEST(RestBackend, ContentNamedSaveIsOnePostAndOtherNamesStatFirst) {
+  Mutex mu;
+  std::vector<std::string> methods;
+  std::map<std::string, size_t> stored;
+  testing_http::TestServer server([&](const testing_http::SeenRequest& r) -> std::string {
+    const std::string method = r.head.substr(0, r.head.find(' '));
+    const size_t p = method.size() + 1;
+    const std::string path = r.head.substr(p, r.head.find(' ', p) - p);
+    MutexLock lock(mu);
+    methods.push_back(method);
+    auto it = stored.find(path);
+    if (method == "HEAD")
+      return it == stored.end() ? testing_http::Reply(404, "")
+                                : "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(it->second) + "\r\n\r\n";
+    if (method == "POST") {
+      if (it != stored.end()) return testing_http::Reply(403, "Forbidden");
+      stored[path] = r.body.size();
+      return testing_http::Reply(200, "");
+    }
+    return testing_http::Reply(500, "unexpected");
+  });
+  RestBackend be(server.Url("/r/"), RestOptions{});
+  auto seen = [&] {
+    MutexLock lock(mu);
+    return std::exchange(methods, {});
+  };
+  using Methods = std::vector<std::string>;
+  const Bytes data = TestBytes(100, 1);
+  for (FileType t : {FileType::kPack, FileType::kIndex, FileType::kLock}) {
+    const Handle h = HandleFor(t, data);
+    be.Save(h, data);
+    EXPECT_EQ(seen(), Methods{"POST"}) << h.ToString();
+    be.Save(h, data);  // a retried upload: refused, then accepted by its size
+    EXPECT_EQ(seen(), (Methods{"POST", "HEAD"})) << h.ToString();
+  }
+  // Bytes that are not the name's content: stat'ed first and refused by their size.
+  const Handle pack = HandleFor(FileType::kPack, data);
+  Error e = CatchError([&] { be.Save(pack, TestBytes(50, 2)); });
+  EXPECT_EQ(e.code(), ErrorCode::kFatal);
+  EXPECT_TRUE(Contains(e.what(), "exists already with 100 bytes")) << e.what();
+  EXPECT_TRUE(Contains(e.what(), pack.ToString())) << e.what();
+  EXPECT_EQ(seen(), Methods{"HEAD"});
+  const Handle other{FileType::kIndex, std::string(64, 'e')};
+  be.Save(other, data);
+  EXPECT_EQ(seen(), (Methods{"HEAD", "POST"}));
+  // A streamed pack is hashed as it is read, then sent by one POST as well.
+  const Bytes big = TestBytes(300, 3);
+  const SaveSource src{.size = big.size(), .read = [&](uint64_t off, std::span<uint8_t> out) {
+    std::copy_n(big.begin() + static_cast<long>(off), out.size(), out.begin());
+  }};
+  be.SaveFrom(HandleFor(FileType::kPack, big), src);
+  EXPECT_EQ(seen(), Methods{"POST"});
+  // A POST refused for another reason than the name is not taken for a retried upload.
+  const Handle lock = HandleFor(FileType::kLock, big);
+  {
+    MutexLock l(mu);
+    stored["/r/locks/" + lock.name] = 7;
+  }
+  e = CatchError([&] { be.Save(lock, big); });
+  EXPECT_TRUE(Contains(e.what(), "exists already with 7 bytes")) << e.what();
+  EXPECT_EQ(seen(), (Methods{"POST", "HEAD"}));
+  const Handle config{FileType::kConfig, ""};
+  be.Save(config, AsBytes("cfg"));
+  EXPECT_EQ(seen(), (Methods{"HEAD", "POST"}));
 }
 
 TEST(RestBackend, ServerGoneIsARetryableIoError) {

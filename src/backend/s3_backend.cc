@@ -10,7 +10,6 @@
 
 #include "backend/s3_xml.h"
 #include "core/error.h"
-#include "core/sha256.h"
 
 namespace haven {
 namespace {
@@ -161,23 +160,6 @@ std::string S3Backend::KeyOf(const Handle& h) const {
   return (loc_.prefix.empty() ? "" : loc_.prefix + "/") + h.ToString();
 }
 
-namespace {
-
-// Lowercase hex SHA-256 of a source's bytes, read in pieces of 1 MiB.
-std::string SourceSha256(const SaveSource& src) {
-  Sha256Stream hash;
-  Bytes piece(std::min<uint64_t>(src.size, 1 << 20));
-  for (uint64_t at = 0; at < src.size;) {
-    std::span<uint8_t> part(piece.data(), static_cast<size_t>(std::min<uint64_t>(piece.size(), src.size - at)));
-    src.read(at, part);
-    hash.Update(part);
-    at += part.size();
-  }
-  return hash.Finish().Hex();
-}
-
-}  // namespace
-
 HttpResponse S3Backend::Send(const Call& call, const std::string& what) {
   SigV4Request sr;
   sr.method = call.method;
@@ -274,7 +256,7 @@ void S3Backend::Put(const Handle& h, ByteView data, const SaveSource* src) {
   Call c{.method = "PUT", .key = KeyOf(h), .body = data, .body_source = src};
   // The signature covers the payload's SHA-256: a pack's name is that hash (the server
   // then checks the bytes it got against it); anything else is read once to hash it.
-  if (src) c.payload_sha256 = h.type == FileType::kPack ? h.name : SourceSha256(*src);
+  if (src) c.payload_sha256 = h.type == FileType::kPack ? h.name : Sha256Hex(*src);
   if (!options_.storage_class.empty()) c.headers.emplace_back("x-amz-storage-class", options_.storage_class);
   if (!plain_put_.load(std::memory_order_relaxed)) {
     c.headers.emplace_back("If-None-Match", "*");

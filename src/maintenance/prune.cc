@@ -152,7 +152,6 @@ PruneLimits ParseLimits(const Repository& repo, const PruneOptions& opts) {
 // needs (and a read error may be transient), so going on could delete it. The user removes
 // a damaged one explicitly first.
 std::vector<UsedBlobsRoot> SnapshotRoots(Repository& repo, const PruneOptions& opts) {
-  Progress(opts, "loading all snapshots...");
   std::vector<Repository::SnapshotFailure> all_failed;
   auto snaps = repo.LoadSnapshots(&all_failed);
   std::vector<Repository::SnapshotFailure> failed;
@@ -175,10 +174,14 @@ std::vector<UsedBlobsRoot> SnapshotRoots(Repository& repo, const PruneOptions& o
   return roots;
 }
 
+// Where the plan gets the snapshots' roots from (loaded now, or beside the index load).
+using RootsSource = std::function<std::vector<UsedBlobsRoot>()>;
+
 // Walks every snapshot's trees (the lock is exclusive, so the order of index and snapshots
 // does not matter here).
-UsedBlobs FindUsed(IndexedRepository& repo, const PruneOptions& opts) {
-  const std::vector<UsedBlobsRoot> roots = SnapshotRoots(repo, opts);
+UsedBlobs FindUsed(IndexedRepository& repo, const PruneOptions& opts, const RootsSource& load) {
+  Progress(opts, "loading all snapshots...");
+  const std::vector<UsedBlobsRoot> roots = load();
   Progress(opts, "finding data that is still in use for " + std::to_string(roots.size()) +
                      " snapshots");
   UsedBlobsOptions uo;
@@ -564,7 +567,9 @@ void BlobsToCopy(const PruneIndex& px, const std::vector<char>& excluded, PruneP
 
 }  // namespace
 
-PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
+namespace {
+
+PrunePlan Plan(IndexedRepository& repo, const PruneOptions& opts, const RootsSource& roots) {
   const PruneLimits limits = ParseLimits(repo, opts);
   PrunePlan plan;
   // The pack listing (one request per 1,000 packs on S3) runs beside the snapshot loading
@@ -572,7 +577,7 @@ PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
   // it never competes with the index reads.
   std::future<ListedPacks> listing =
       std::async(std::launch::async, [&repo] { return ListPacks(repo); });
-  const UsedBlobs used = FindUsed(repo, opts);
+  const UsedBlobs used = FindUsed(repo, opts, roots);
   ScopedTimer plan_timer(Stage::kPlan);
 
   Progress(opts, "searching used packs...");
@@ -589,6 +594,12 @@ PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
   ChooseRepacks(packs, limits, plan, d);
   BlobsToCopy(px, d.excluded, plan);
   return plan;
+}
+
+}  // namespace
+
+PrunePlan PlanPrune(IndexedRepository& repo, const PruneOptions& opts) {
+  return Plan(repo, opts, [&] { return SnapshotRoots(repo, opts); });
 }
 
 namespace {
@@ -742,13 +753,15 @@ void RepackPack(WriteSession& session, RangeReader& reader, const RangeLimits& s
               });
 }
 
-// (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack
-// and an index file for all new packs. Returns the number of packs written. `readers`:
-// packs read at once (each pack's ranges in parallel on top).
-uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, const WriteOptions& write,
-                int readers) {
+// (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack.
+// The new packs go into the in-memory index only: RewriteIndex writes them with the rest
+// right after (as restic's, an index file of the new packs alone would be deleted again by
+// it: two requests each and one more round trip at the end). Returns the number of packs
+// written. `readers`: packs read at once (each pack's ranges in parallel on top).
+uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, WriteOptions write, int readers) {
   const size_t packs_before = repo.index().PackCount();
   PackTable packs = PackTable::FromIndex(repo.index());
+  write.write_index = false;
   WriteSession session(repo, write);
   RepackClaims claims(plan.keep);
   const RangeLimits split = RangeLimits::For(repo.backend());
@@ -849,12 +862,16 @@ PruneResult RunPrune(Repository& opened, const PruneOptions& opts,
                      const std::function<void(const PrunePlan&)>& on_plan) {
   ParseLimits(opened, opts);  // bad options are refused before the index is loaded
   Progress(opts, "loading indexes...");
+  // The snapshots are listed and read beside the index load (neither needs the other, and
+  // the lock is exclusive): over remote storage their round trips then cost no wall time.
+  std::future<std::vector<UsedBlobsRoot>> roots =
+      std::async(std::launch::async, [&] { return SnapshotRoots(opened, opts); });
   std::unique_ptr<IndexedRepository> repo;
   {
     ScopedTimer t(Stage::kIndexLoad);
     repo = IndexedRepository::Load(opened);
   }
-  PrunePlan plan = PlanPrune(*repo, opts);
+  PrunePlan plan = Plan(*repo, opts, [&] { return roots.get(); });
   if (on_plan) on_plan(plan);
   return ExecutePrune(*repo, std::move(plan), opts);
 }

@@ -542,6 +542,87 @@ TEST(Prune, PackListingRunsBesideTheWalkAfterTheIndexReads) {
   ExpectHealthy(t, false);
 }
 
+// Over remote storage: the snapshots are listed and read beside the index load (their round
+// trips cost no wall time), and the repack writes no index file of its own (RewriteIndex
+// writes the new packs with the rest), so no index file is written and then deleted again.
+class WatchIndexAndSnapshots : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  Bytes Load(const Handle& h, uint64_t offset, uint64_t length) override {
+    IndexRead(h.type, true);
+    Bytes b = ForwardingBackend::Load(h, offset, length);
+    IndexRead(h.type, false);
+    return b;
+  }
+  void LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) override {
+    IndexRead(h.type, true);
+    ForwardingBackend::LoadInto(h, offset, out);
+    IndexRead(h.type, false);
+  }
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
+    if (t == FileType::kSnapshot) {
+      std::unique_lock<std::mutex> lock(mu_);
+      snapshot_listing_ = true;
+      cv_.notify_all();
+      overlapped_ = cv_.wait_for(lock, std::chrono::seconds(5), [&] { return index_in_flight_ > 0; });
+    }
+    ForwardingBackend::List(t, fn);
+  }
+  void Save(const Handle& h, ByteView data) override {
+    Saved(h);
+    ForwardingBackend::Save(h, data);
+  }
+  void SaveFrom(const Handle& h, const SaveSource& src) override {
+    Saved(h);
+    ForwardingBackend::SaveFrom(h, src);
+  }
+  void Remove(const Handle& h) override {
+    if (h.type == FileType::kIndex) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (saved_.contains(h.name)) ++written_then_removed_;
+    }
+    ForwardingBackend::Remove(h);
+  }
+  bool overlapped() const { return overlapped_; }
+  int written_then_removed() const { return written_then_removed_; }
+
+ private:
+  void IndexRead(FileType t, bool start) {
+    if (t != FileType::kIndex) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    index_in_flight_ += start ? 1 : -1;
+    cv_.notify_all();
+    // The first index read waits (briefly) for the snapshot listing to begin beside it.
+    if (start && !snapshot_listing_)
+      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return snapshot_listing_; });
+  }
+  void Saved(const Handle& h) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (h.type == FileType::kIndex) saved_.insert(h.name);
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool snapshot_listing_ = false, overlapped_ = false;
+  int index_in_flight_ = 0, written_then_removed_ = 0;
+  std::set<std::string> saved_;
+};
+
+TEST(Prune, SnapshotsLoadBesideTheIndexAndNoIndexFileIsWrittenTwice) {
+  TestRepo t;
+  auto snaps = t.BackupMany(4);
+  t.Forget(snaps[0]);
+  t.Forget(snaps[2]);
+  auto watch = std::make_shared<WatchIndexAndSnapshots>(t.mem_ptr());
+  auto repo = TestRepo::OpenOn(watch);
+  PruneResult r = RunPrune(*repo, Quiet());
+  ASSERT_FALSE(r.plan.repack.empty());
+  EXPECT_GT(r.packs_written, 0u);
+  EXPECT_TRUE(watch->overlapped()) << "the snapshots were listed after the index load";
+  EXPECT_EQ(watch->written_then_removed(), 0);
+  EXPECT_EQ(CountType(t.mem(), FileType::kIndex), r.index_files_written);
+  ExpectHealthy(t, false);
+}
+
 // Removals are round trips, not CPU: as many at once as the storage serves, not --jobs.
 TEST(Prune, RemovesAsManyFilesAtOnceAsTheStorageServes) {
   TestRepo t;

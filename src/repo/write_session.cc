@@ -235,6 +235,7 @@ void WriteSession::SavePack(FinishedPack& pack, std::vector<PackedBlob> blobs) {
   {
     MutexLock lock(mu_);
     for (const PackedBlob& b : blobs) in_flight_[static_cast<int>(b.type)].erase(b.id);
+    if (!opts_.write_index) return;
     pending_index_blobs_ += blobs.size();
     pending_index_.packs.push_back({pid, std::move(blobs)});
     if (pending_index_blobs_ >= kIndexFlushBlobs) full = TakePendingIndex();

@@ -42,6 +42,10 @@ struct WriteOptions {
   static constexpr size_t kMinPackSize = 4 * 1024 * 1024, kMaxPackSize = 128 * 1024 * 1024;
   size_t pack_size = kPackSize;
   Compression compression = Compression::kAuto;
+  // false: the new packs enter the in-memory index only and no index file is written (prune's
+  // repack, which writes a complete index right after; until then the new packs are
+  // unreferenced, which a later prune removes, and the old ones still hold every blob).
+  bool write_index = true;
 };
 
 class WriteSession {
