@@ -354,6 +354,17 @@ std::string ReadPassword(const std::string& prompt, bool confirm) {
   return ReadPasswordFrom("", "", prompt, confirm);
 }
 
+bool PasswordNeedsNoAsking() {
+  const GlobalOptions& g = Globals();
+  if (!g.password_command.empty() || !g.password_file.empty()) return g.password_command.empty();
+  for (const char* prefix : {"HAVEN_", "RESTIC_"}) {
+    std::string p = prefix;
+    if (!EnvExact(p + "PASSWORD_COMMAND").empty()) return false;
+    if (!EnvExact(p + "PASSWORD_FILE").empty() || !EnvExact(p + "PASSWORD").empty()) return true;
+  }
+  return false;
+}
+
 std::string CacheBaseDir() {
   if (!Globals().cache_dir.empty()) return Globals().cache_dir;
   std::string env = Env("CACHE_DIR");
@@ -438,9 +449,11 @@ std::unique_ptr<Repository> OpenFromRepository(const FromOptions& o, const std::
 std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   std::string loc = RepoLocation();
   auto be = MakeBackend(loc);
-  // restic's check (a HEAD on S3), before the password is asked for: Repository::Open
-  // does not repeat it.
-  if (!be->Exists())
+  // restic's check (a HEAD on S3), before the password is asked for, so that nobody types
+  // a password for a repository that is not there. When nothing is asked, remote storage
+  // skips it: Repository::Open reads the config anyway and says the same (kNoRepository,
+  // same words) one round trip sooner.
+  if (!(be->RoundTrips() && PasswordNeedsNoAsking()) && !be->Exists())
     Fail(ErrorCode::kNoRepository,
          "repository " + be->Location() + " does not exist: unable to open config file");
   std::shared_ptr<CacheBackend> cache;

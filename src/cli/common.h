@@ -66,6 +66,9 @@ std::string RepoLocation();
 // with confirm).
 std::string ReadPassword(const std::string& prompt = "enter password for repository: ",
                          bool confirm = false);
+// True when ReadPassword would take the password from a variable or a file: nothing is
+// asked and no command runs (a command may ask, e.g. a GPG agent).
+bool PasswordNeedsNoAsking();
 // A password from `file`, else `command`, else standard input / the terminal as above.
 std::string ReadPasswordFrom(const std::string& file, const std::string& command,
                              const std::string& prompt, bool confirm);
