@@ -612,6 +612,16 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
       level = session_.DataLevelFor(ByteView(buf, n));
     ++chunks;
     budget_.Acquire(n);
+    // Released here if anything below throws (bad_alloc) before the job owns the bytes: a
+    // lost release would make every later Acquire wait for ever.
+    struct Hold {
+      ByteBudget& b;
+      size_t n;
+      bool handed = false;
+      ~Hold() {
+        if (!handed) b.Release(n);
+      }
+    } hold{budget_, n};
     std::shared_ptr<HugeBuffer> chunk = chunk_buffers_.Share(std::move(cur), touched);
     if (!last) {
       cur = chunk_buffers_.Take();
@@ -620,7 +630,7 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
     buf = cur ? cur->data() : nullptr;
     len -= n;
     touched = len;
-    pending.push_back(blob_pool_.Submit([this, chunk, store, n, level]() mutable {
+    auto job = blob_pool_.Submit([this, chunk, store, n, level]() mutable {
       // The buffer goes back to the pool when the job ends, not when its future is
       // collected (the job's state lives as long as the future).
       std::shared_ptr<HugeBuffer> held = std::move(chunk);
@@ -630,7 +640,9 @@ FileResult Backup::ReadContent(int fd, const std::string& path) {
         ~Release() { b.Release(n); }
       } release{budget_, n};
       return store(ByteView(held->data(), n), level);
-    }));
+    });
+    hold.handed = true;  // the job releases them when it ends
+    pending.push_back(std::move(job));
     collect(static_cast<size_t>(jobs_) * 2);
   };
   for (;;) {
