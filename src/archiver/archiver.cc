@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "archiver/fs_node.h"
 #include "core/error.h"
 #include "core/huge_buffer.h"
+#include "core/huge_buffer_pool.h"
 #include "core/mutex.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
@@ -355,45 +355,12 @@ class Backup {
   // are copied, into the next buffer). A fresh buffer per chunk meant a fresh mmap and a
   // page fault per 4 KiB of every chunk; copying each chunk out of one read buffer cost a
   // memcpy of every byte and a memmove of the rest.
-  class BufferPool {
-   public:
-    static constexpr size_t kBytes = chunker::kMaxSize + kReadSize;
-    static constexpr size_t kKeep = size_t{4} << 20;
-    std::unique_ptr<HugeBuffer> Take() {
-      {
-        MutexLock lock(mu_);
-        if (!free_.empty()) {
-          std::unique_ptr<HugeBuffer> b = std::move(free_.back());
-          free_.pop_back();
-          return b;
-        }
-      }
-      return std::make_unique<HugeBuffer>(kBytes);
-    }
-    // `touched`: how many bytes from the start the buffer has held.
-    void Put(std::unique_ptr<HugeBuffer> b, size_t touched) {
-      // A kept buffer keeps the pages it has held: beyond kKeep they go back to the OS
-      // (a long chunk pays its page faults again; the peak RSS stays bounded).
-      if (touched > kKeep && b->mapped())
-        madvise(b->data() + kKeep, b->size() - kKeep, MADV_DONTNEED);
-      MutexLock lock(mu_);
-      // As many as were ever in use at once are kept, at most 32. In use at once: per file
-      // being read, the one it is read into and its chunks queued or being stored (at most
-      // 2 x jobs + 1 each: ReadContent's `collect`), within the byte budget.
-      if (free_.size() < 32) free_.push_back(std::move(b));
-    }
-    // A buffer that goes back to the pool when the last user drops it.
-    std::shared_ptr<HugeBuffer> Share(std::unique_ptr<HugeBuffer> b, size_t touched) {
-      return std::shared_ptr<HugeBuffer>(b.release(), [this, touched](HugeBuffer* p) {
-        Put(std::unique_ptr<HugeBuffer>(p), touched);
-      });
-    }
-
-   private:
-    Mutex mu_;
-    std::vector<std::unique_ptr<HugeBuffer>> free_ GUARDED_BY(mu_);
-  };
-  BufferPool chunk_buffers_;  // before the pools: outlives their threads
+  // As many buffers are kept as were ever in use at once, at most 32. In use at once: per
+  // file being read, the one it is read into and its chunks queued or being stored (at
+  // most 2 x jobs + 1 each: ReadContent's `collect`), within the byte budget. Of a kept
+  // buffer, 4 MiB stay resident. Declared before the pools: it outlives their threads.
+  HugeBufferPool chunk_buffers_{
+      {.bytes = chunker::kMaxSize + kReadSize, .max_kept = 32, .resident = size_t{4} << 20}};
   ThreadPool pool_;       // one job per changed file: read + chunk
   ThreadPool blob_pool_;  // one job per chunk of a multi-chunk file: hash + store
   // Walk threads that may still be started: a subdirectory is walked on a thread of its
@@ -550,12 +517,12 @@ FileResult Backup::SaveFile(const std::string& path) {
 
 FileResult Backup::ReadContent(int fd, const std::string& path) {
   FileResult r;
-  // The buffer the file is read into; a chunk cut from it leaves with it (see BufferPool).
+  // The buffer the file is read into; a chunk cut from it leaves with it (see chunk_buffers_).
   std::unique_ptr<HugeBuffer> cur = chunk_buffers_.Take();
   size_t len = 0;      // bytes of the current chunk (and what was read past it) in buf
   size_t touched = 0;  // the most bytes buf has held
   struct GiveBack {
-    BufferPool& pool;
+    HugeBufferPool& pool;
     std::unique_ptr<HugeBuffer>& b;
     const size_t& touched;
     ~GiveBack() {

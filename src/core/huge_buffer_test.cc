@@ -1,9 +1,11 @@
 #include "core/huge_buffer.h"
+#include "core/huge_buffer_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace haven {
 namespace {
@@ -37,6 +39,35 @@ TEST(HugeBuffer, FreshMappingsReadAsZero) {
   size_t nonzero = 0;
   for (size_t i = 0; i < b.size(); i += 4096) nonzero += b.data()[i] != 0;
   EXPECT_EQ(nonzero, 0u);
+}
+
+// The pool hands kept buffers out again, keeps no more than max_kept, gives a shared buffer
+// back when its last user drops it, and returns the pages past `resident` to the OS.
+TEST(HugeBufferPool, RecyclesWithinItsLimits) {
+  HugeBufferPool pool({.bytes = 3 * HugeBuffer::kHugePage, .max_kept = 2, .resident = HugeBuffer::kHugePage});
+  std::unique_ptr<HugeBuffer> a = pool.Take(), b = pool.Take(), c = pool.Take();
+  ASSERT_EQ(a->size(), 3 * HugeBuffer::kHugePage);
+  ASSERT_TRUE(a->mapped());
+  uint8_t* const a_data = a->data();
+  std::memset(a->data(), 0x77, a->size());
+  pool.Put(std::move(a));
+  pool.Put(std::move(b));
+  pool.Put(std::move(c));  // beyond max_kept: freed
+  EXPECT_EQ(pool.kept(), 2u);
+  std::unique_ptr<HugeBuffer> again = pool.Take(), first = pool.Take();
+  EXPECT_EQ(pool.kept(), 0u);
+  ASSERT_EQ(first->data(), a_data);  // the same mapping, handed out again
+  EXPECT_EQ(first->data()[0], 0x77);  // resident bytes kept
+  EXPECT_EQ(first->data()[first->size() - 1], 0);  // past `resident`: given back, zero again
+  {
+    std::shared_ptr<HugeBuffer> s1 = pool.Share(std::move(first), HugeBuffer::kHugePage);
+    std::shared_ptr<HugeBuffer> s2 = s1;
+    s1.reset();
+    EXPECT_EQ(pool.kept(), 0u);
+  }
+  EXPECT_EQ(pool.kept(), 1u);
+  HugeBufferPool growing;  // bytes 0: empty buffers, grown by their users
+  EXPECT_EQ(growing.Take()->size(), 0u);
 }
 
 }  // namespace

@@ -6,32 +6,12 @@
 #include <memory>
 
 #include "core/huge_buffer.h"
-#include "core/mutex.h"
+#include "core/huge_buffer_pool.h"
 #include "core/thread_pool.h"
 
 namespace haven {
 
 namespace {
-
-// Buffers shared by the workers and the handing-over thread.
-class Buffers {
- public:
-  std::unique_ptr<HugeBuffer> Take() {
-    MutexLock lock(mu_);
-    if (free_.empty()) return std::make_unique<HugeBuffer>();
-    std::unique_ptr<HugeBuffer> b = std::move(free_.back());
-    free_.pop_back();
-    return b;
-  }
-  void Put(std::unique_ptr<HugeBuffer> b) {
-    MutexLock lock(mu_);
-    free_.push_back(std::move(b));
-  }
-
- private:
-  Mutex mu_;
-  std::vector<std::unique_ptr<HugeBuffer>> free_ GUARDED_BY(mu_);
-};
 
 struct Loaded {
   std::unique_ptr<HugeBuffer> buffer;
@@ -50,7 +30,7 @@ void ForEachBlobInOrder(IndexedRepository& repo, const std::vector<BlobId>& cont
   // Declared so that the pool is destroyed first: on an error (a blob's, or the sink's)
   // its destructor finishes the jobs still queued, which use `load` and `buffers`; their
   // results are dropped with `pending`.
-  Buffers buffers;
+  HugeBufferPool buffers;  // shared by the workers and the handing-over thread
   // Set when the loop ends early (a load's or the sink's error): the loads still queued
   // are skipped instead of read (over remote storage, each might retry for minutes).
   std::atomic<bool> stop{false};
