@@ -44,20 +44,25 @@ bool AllZero(const uint8_t* p, size_t n) {
 
 }  // namespace
 
-// `holes`: leave holes for 4 KiB-aligned runs of zeros (the file was sized beforehand and
-// holds no older content there).
-void WriteBlobAt(int fd, ByteView b, uint64_t off, bool holes = true) {
+// `holes`: leave holes for 4 KiB-aligned runs of zeros (the file holds no older content
+// there, and is sized beforehand unless `ends_file`). `ends_file`: b is the file's last
+// blob, whose last block is always written, so that the write itself gives the file its
+// size (no ftruncate).
+void WriteBlobAt(int fd, ByteView b, uint64_t off, bool holes = true, bool ends_file = false) {
+  auto hole = [&](size_t at, size_t n) {
+    return holes && n == 4096 && !(ends_file && at + n == b.size()) && AllZero(b.data() + at, n);
+  };
   size_t pos = 0;
   while (pos < b.size()) {
     size_t n = std::min<size_t>(b.size() - pos, 4096);
-    if (holes && n == 4096 && AllZero(b.data() + pos, n)) {
+    if (hole(pos, n)) {
       pos += n;
       continue;
     }
     size_t end = pos + n;
     while (end < b.size()) {
       size_t m = std::min<size_t>(b.size() - end, 4096);
-      if (holes && m == 4096 && AllZero(b.data() + end, m)) break;
+      if (hole(end, m)) break;
       end += m;
     }
     size_t done = 0;
@@ -448,7 +453,9 @@ class Restore {
         FailFile(f, "create " + Shown(f.rel) + ": " + strerror(errno));
       return -1;
     }
-    if (!f.created.exchange(true) && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
+    // A new file gets its size from its last blob's write (WriteBlobAt's `ends_file`); an
+    // existing one updated in place is cut or extended to it here.
+    if (!f.created.exchange(true) && f.in_place && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
       FailFile(f, "truncate " + Shown(f.rel) + ": " + strerror(errno));
     return fd;
   }
@@ -488,10 +495,10 @@ class Restore {
     return repo_.DecodeBlobInPlace(u.id, sealed, u.uncompressed_length, pack.id.Hex(), out);
   }
 
-  // Per pack worker: the files it holds open and the blob writes it did, per file.
+  // Per pack worker: the files it holds open (each closed when its last blob is written,
+  // or at the end of the pack).
   struct PackWrites {
-    std::map<uint32_t, int> fds;        // file -> open fd, for this pack
-    std::map<uint32_t, uint32_t> done;  // file -> blob writes done in this pack
+    std::map<uint32_t, int> fds;  // file -> open fd, for this pack
   };
 
   void RestorePack(Pack& pack) {
@@ -521,11 +528,9 @@ class Restore {
           PackWrites& w;
           std::vector<PackWrites>& more;
           ~Merge() {
-            for (PackWrites& m : more) {
-              for (auto& [file, n] : m.done) w.done[file] += n;
+            for (PackWrites& m : more)
               for (auto& [file, fd] : m.fds)
                 if (!w.fds.emplace(file, fd).second) close(fd);
-            }
           }
         } merge{w, more};
         reader_.ForEachRange(ranges.size(), [&](size_t i) {
@@ -539,12 +544,6 @@ class Restore {
     } catch (...) {
       for (auto& [file, fd] : w.fds) close(fd);
       throw;
-    }
-    for (auto& [file, n] : w.done) {
-      File& f = *files_[file];
-      if (f.pending.fetch_sub(n) != n) continue;
-      auto it = w.fds.find(file);
-      Finish(f, it == w.fds.end() ? -1 : it->second);
     }
     for (auto& [file, fd] : w.fds) close(fd);
   }
@@ -634,10 +633,26 @@ class Restore {
     return "";
   }
 
-  // Writes one use of a decoded blob (or fails its file with `error`).
+  // Writes one use of a decoded blob (or fails its file with `error`). The file's last
+  // write finishes it at once, through the descriptor this worker holds: no second open
+  // for its metadata (a pack of thousands of small files used to reopen nearly all of
+  // them, its descriptors having been closed at kMaxOpenPerPack).
   void WriteUse(const Use& use, ByteView plain, const std::string& error, PackWrites& w) {
+    WriteOneUse(use, plain, error, w);
     File& f = *files_[use.file];
-    w.done[use.file]++;
+    if (f.pending.fetch_sub(1) != 1) return;
+    auto it = w.fds.find(use.file);
+    if (it == w.fds.end()) {
+      Finish(f);
+      return;
+    }
+    Fd owned(it->second);  // closed after Finish, also if it throws
+    w.fds.erase(it);
+    Finish(f, owned.get());
+  }
+
+  void WriteOneUse(const Use& use, ByteView plain, const std::string& error, PackWrites& w) {
+    File& f = *files_[use.file];
     if (!error.empty()) {
       FailFile(f, error);
       return;
@@ -658,7 +673,8 @@ class Restore {
     }
     try {
       ScopedTimer t(Stage::kWrite);
-      WriteBlobAt(it->second, plain, use.file_offset, !f.in_place);
+      WriteBlobAt(it->second, plain, use.file_offset, !f.in_place,
+                  use.file_offset + plain.size() == f.size);
       if (opts_.progress) opts_.progress->AddBytes(plain.size());
     } catch (const Error& e) {
       if (!e.retryable()) {

@@ -65,6 +65,9 @@ class RestoreTest : public ::testing::Test {
     files_["twice.bin"] = big.substr(0, 3 << 20) + big;  // chunks repeat inside one file
     files_["sparse.bin"] = std::string(3 << 20, '\0') + Random(2, 100000) +
                            std::string(2 << 20, '\0');
+    // One blob ending in a whole 4 KiB block of zeros: a new file gets its size from its
+    // last write, which must not leave that block as a hole.
+    files_["zero-tail.bin"] = Random(3, 4096) + std::string(4096, '\0');
     files_["empty"] = "";
     for (int i = 0; i < 300; i++)
       files_["many/f" + std::to_string(i)] = "small file " + std::to_string(i % 50) + "\n";
