@@ -187,7 +187,9 @@ class Restore {
       stream_ = &stream;
       std::string rel;
       // One recursion per directory level, up to kMaxDepth: on a stack sized for that.
-      RunOnDeepStack([&] { RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0); });
+      RunOnDeepStack([&] {
+        RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0, /*fresh=*/false);
+      });
       stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
@@ -291,8 +293,10 @@ class Restore {
     return repeated;
   }
 
+  // `fresh`: dirfd is a directory this restore has just created (mode 0700, so nobody else
+  // adds to it): it holds nothing the entries must be checked against or cleared of.
   void RestoreTree(const BlobId& tree, int dirfd, std::string& rel, const std::string& snap_dir,
-                   bool included, int depth) {
+                   bool included, int depth, bool fresh) {
     const std::string where = snap_dir.empty() ? "/" : snap_dir;
     if (depth >= kMaxDepth) {
       Warn(snap_dir, "refusing " + where + ": nested deeper than " + std::to_string(kMaxDepth) +
@@ -327,7 +331,7 @@ class Restore {
       if (rel_len) rel += '/';
       rel += n.name;
       RestoreNode(n, dirfd, rel, snap_path, included || opts_.includes.empty() || self_included,
-                  depth);
+                  depth, fresh);
       rel.resize(rel_len);
     }
   }
@@ -720,11 +724,11 @@ class Restore {
   }
 
   void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
-                   bool included, int depth) {
+                   bool included, int depth, bool fresh) {
     const std::string& name = n.name;
     if (n.type == NodeType::kDir) {
       bool exists = false;
-      if (!ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
+      if (!fresh && !ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
       if (!exists && mkdirat(dirfd, name.c_str(), 0700) != 0) {
         Warn(snap_path, "mkdir " + Shown(rel) + ": " + strerror(errno));
         return;
@@ -735,20 +739,20 @@ class Restore {
         return;
       }
       result_.dirs++;
-      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1);
+      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1, !exists);
       dirs_.emplace_back(rel, n);
       return;
     }
     if (!included) return;
     if (n.type == NodeType::kSocket || n.type == NodeType::kIrregular) return;  // as restic
-    const Found found = Existing(dirfd, n);
+    const Found found = fresh ? Found::kNothing : Existing(dirfd, n);
     if (found == Found::kKeep) {
       result_.skipped++;
       return;
     }
     if ((found == Found::kUpdate || found == Found::kTrusted) && UpdateInPlace(n, rel, snap_path, found))
       return;
-    if (!ClearFor(dirfd, name, rel, snap_path, false)) return;
+    if (!fresh && !ClearFor(dirfd, name, rel, snap_path, false)) return;
     switch (n.type) {
       case NodeType::kFile: {
         bool linked = n.links > 1 && n.inode;
