@@ -572,9 +572,9 @@ namespace {
 PrunePlan Plan(IndexedRepository& repo, const PruneOptions& opts, const RootsSource& roots) {
   const PruneLimits limits = ParseLimits(repo, opts);
   PrunePlan plan;
-  // The pack listing (one request per 1,000 packs on S3) runs beside the snapshot loading
-  // and the used-blob walk, where it costs no wall time; the index is loaded already, so
-  // it never competes with the index reads.
+  // The pack listing (one request per 1,000 packs on S3) runs beside the used-blob walk
+  // (and the snapshot loading, when that is not done already), where it costs no wall
+  // time; the index is loaded already, so it never competes with the index reads.
   std::future<ListedPacks> listing =
       std::async(std::launch::async, [&repo] { return ListPacks(repo); });
   const UsedBlobs used = FindUsed(repo, opts, roots);
@@ -755,9 +755,9 @@ void RepackPack(WriteSession& session, RangeReader& reader, const RangeLimits& s
 
 // (b) Copies the still-used blobs out of the repack packs; Flush writes the last new pack.
 // The new packs go into the in-memory index only: RewriteIndex writes them with the rest
-// right after (as restic's, an index file of the new packs alone would be deleted again by
-// it: two requests each and one more round trip at the end). Returns the number of packs
-// written. `readers`: packs read at once (each pack's ranges in parallel on top).
+// right after. (restic writes an index file of the new packs here, which its rewrite then
+// deletes: two requests each and one more round trip at the end.) Returns the number of
+// packs written. `readers`: packs read at once (each pack's ranges in parallel on top).
 uint64_t Repack(IndexedRepository& repo, const PrunePlan& plan, WriteOptions write, int readers) {
   const size_t packs_before = repo.index().PackCount();
   PackTable packs = PackTable::FromIndex(repo.index());
