@@ -30,7 +30,7 @@ class HugeBufferPool {
     size_t max_kept = std::numeric_limits<size_t>::max();
     size_t resident = std::numeric_limits<size_t>::max();
   };
-  HugeBufferPool() = default;
+  HugeBufferPool() : limits_() {}
   explicit HugeBufferPool(Limits limits) : limits_(limits) {}
   HugeBufferPool(const HugeBufferPool&) = delete;
   HugeBufferPool& operator=(const HugeBufferPool&) = delete;
