@@ -187,9 +187,7 @@ class Restore {
       stream_ = &stream;
       std::string rel;
       // One recursion per directory level, up to kMaxDepth: on a stack sized for that.
-      RunOnDeepStack([&] {
-        RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0, /*fresh=*/false);
-      });
+      RunOnDeepStack([&] { RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0); });
       stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
@@ -293,10 +291,8 @@ class Restore {
     return repeated;
   }
 
-  // `fresh`: dirfd is a directory this restore has just created (mode 0700, so nobody else
-  // adds to it): it holds nothing the entries must be checked against or cleared of.
   void RestoreTree(const BlobId& tree, int dirfd, std::string& rel, const std::string& snap_dir,
-                   bool included, int depth, bool fresh) {
+                   bool included, int depth) {
     const std::string where = snap_dir.empty() ? "/" : snap_dir;
     if (depth >= kMaxDepth) {
       Warn(snap_dir, "refusing " + where + ": nested deeper than " + std::to_string(kMaxDepth) +
@@ -331,7 +327,7 @@ class Restore {
       if (rel_len) rel += '/';
       rel += n.name;
       RestoreNode(n, dirfd, rel, snap_path, included || opts_.includes.empty() || self_included,
-                  depth, fresh);
+                  depth);
       rel.resize(rel_len);
     }
   }
@@ -358,9 +354,16 @@ class Restore {
   bool ClearFor(int dirfd, const std::string& name, const std::string& rel,
                 const std::string& snap_path, bool want_dir, bool* exists = nullptr) {
     struct stat st;
-    if (fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) return true;
-      Warn(snap_path, "lstat " + Shown(rel) + ": " + strerror(errno));
+    const int lstat_error = fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    return Clear(dirfd, name, rel, snap_path, want_dir, exists, lstat_error, st);
+  }
+  // The same, given the entry's lstat already taken (`st`, or `lstat_error`).
+  bool Clear(int dirfd, const std::string& name, const std::string& rel,
+             const std::string& snap_path, bool want_dir, bool* exists, int lstat_error,
+             const struct stat& st) {
+    if (lstat_error) {
+      if (lstat_error == ENOENT) return true;
+      Warn(snap_path, "lstat " + Shown(rel) + ": " + strerror(lstat_error));
       return false;
     }
     if (S_ISDIR(st.st_mode)) {
@@ -724,11 +727,11 @@ class Restore {
   }
 
   void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
-                   bool included, int depth, bool fresh) {
+                   bool included, int depth) {
     const std::string& name = n.name;
     if (n.type == NodeType::kDir) {
       bool exists = false;
-      if (!fresh && !ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
+      if (!ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
       if (!exists && mkdirat(dirfd, name.c_str(), 0700) != 0) {
         Warn(snap_path, "mkdir " + Shown(rel) + ": " + strerror(errno));
         return;
@@ -739,20 +742,23 @@ class Restore {
         return;
       }
       result_.dirs++;
-      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1, !exists);
+      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1);
       dirs_.emplace_back(rel, n);
       return;
     }
     if (!included) return;
     if (n.type == NodeType::kSocket || n.type == NodeType::kIrregular) return;  // as restic
-    const Found found = fresh ? Found::kNothing : Existing(dirfd, n);
+    // One lstat serves both the overwrite decision and the clearing below.
+    struct stat st;
+    const int lstat_error = fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    const Found found = lstat_error ? Found::kNothing : Existing(st, n);
     if (found == Found::kKeep) {
       result_.skipped++;
       return;
     }
     if ((found == Found::kUpdate || found == Found::kTrusted) && UpdateInPlace(n, rel, snap_path, found))
       return;
-    if (!fresh && !ClearFor(dirfd, name, rel, snap_path, false)) return;
+    if (!Clear(dirfd, name, rel, snap_path, false, nullptr, lstat_error, st)) return;
     switch (n.type) {
       case NodeType::kFile: {
         bool linked = n.links > 1 && n.inode;
@@ -813,10 +819,9 @@ class Restore {
     kUpdate,   // a regular file with one link: verified and updated in place
     kTrusted,  // the same, and its size and mtime match: content kept (if-changed)
   };
-  Found Existing(int dirfd, const Node& n) {
-    struct stat st;
-    if (fstatat(dirfd, n.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
-      return Found::kNothing;
+  // `st`: the lstat of the entry of n's name.
+  Found Existing(const struct stat& st, const Node& n) {
+    if (S_ISDIR(st.st_mode)) return Found::kNothing;
     const Overwrite mode = opts_.overwrite;
     const struct timespec mtime = n.mtime.ToTimespec();
     auto newer = [](const timespec& a, const timespec& b) {
