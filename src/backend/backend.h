@@ -67,6 +67,10 @@ class PackStream {
 struct SaveSource {
   uint64_t size = 0;
   std::function<void(uint64_t offset, std::span<uint8_t> out)> read;
+  // True when the handle's name is the SHA-256 of these bytes as their writer computed it
+  // while writing them (a PackStream's Commit): a backend may rely on it instead of reading
+  // the bytes once more to hash them. False: a backend that needs the hash computes it.
+  bool named_by_content = false;
 };
 
 // Lowercase hex SHA-256 of a source's bytes, read through once in pieces of 1 MiB.
@@ -92,9 +96,9 @@ class Backend {
   // NewPackStream): read from `src` as they are sent, never held whole. Same guarantees and
   // errors as Save; a failure of src.read is rethrown unchanged. The default reads them all
   // and calls Save (so a decorator that changes Save stays correct); the remote backends
-  // and the decorators on their path (retries, --limit-upload) override it. A pack's name
-  // must be the SHA-256 of its bytes, as the repository format has it: S3 signs the name
-  // as the payload's hash instead of reading the bytes twice (a mismatch is refused).
+  // and the decorators on their path (retries, --limit-upload) override it. With
+  // src.named_by_content S3 signs the name as the payload's hash (a mismatch is refused by
+  // the server) and REST posts without a look first; otherwise both hash the source.
   virtual void SaveFrom(const Handle& h, const SaveSource& src);
 
   // Reads `length` bytes at `offset`; length 0 means "to the end". A range that

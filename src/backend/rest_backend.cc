@@ -204,13 +204,14 @@ void RestBackend::Post(const Handle& h, ByteView data, const SaveSource* src) {
     return size.has_value();  // the same size: a retried upload, files are immutable
   };
   // A name that is the SHA-256 of these bytes (every file of the format but the config;
-  // checked here, a hash costs far less than a round trip) cannot name other bytes, so a
+  // checked here unless the source's writer computed it, a hash costs far less than a
+  // round trip) cannot name other bytes, so a
   // POST over an existing file writes what is there already: the POST goes first and
   // alone, one round trip (as restic's client). A server that keeps existing files
   // (rest-server, append-only mode) answers 403, and only then is the file stat'ed. Any
   // other name is stat'ed first, as an overwriting server (rclone) would replace it.
   const bool content_named = h.type != FileType::kConfig &&
-      (src ? Sha256Hex(*src) : Sha256(data).Hex()) == h.name;
+      (src ? src->named_by_content || Sha256Hex(*src) == h.name : Sha256(data).Hex() == h.name);
   if (!content_named && existing()) return;
   const std::string what = "save " + h.ToString();
   HttpRequest req{.method = "POST", .url = UrlOf(h), .body = data, .body_source = src};

@@ -220,6 +220,19 @@ TEST(RestBackend, ContentNamedSaveIsOnePostAndOtherNamesStatFirst) {
   }};
   be.SaveFrom(HandleFor(FileType::kPack, big), src);
   EXPECT_EQ(seen(), Methods{"POST"});
+  // A source whose writer named it by its hash (a PackStream's Commit) is read once only,
+  // as it is sent: no pass to hash it first.
+  const Bytes spooled = TestBytes(400, 4);
+  uint64_t read_bytes = 0;
+  const SaveSource named{.size = spooled.size(),
+                         .read = [&](uint64_t off, std::span<uint8_t> out) {
+                           read_bytes += out.size();
+                           std::copy_n(spooled.begin() + static_cast<long>(off), out.size(), out.begin());
+                         },
+                         .named_by_content = true};
+  be.SaveFrom(HandleFor(FileType::kPack, spooled), named);
+  EXPECT_EQ(seen(), Methods{"POST"});
+  EXPECT_EQ(read_bytes, spooled.size());
   // A POST refused for another reason than the name is not taken for a retried upload.
   const Handle lock = HandleFor(FileType::kLock, big);
   {

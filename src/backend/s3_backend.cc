@@ -254,9 +254,9 @@ void S3Backend::Put(const Handle& h, ByteView data, const SaveSource* src) {
     return size.has_value();
   };
   Call c{.method = "PUT", .key = KeyOf(h), .body = data, .body_source = src};
-  // The signature covers the payload's SHA-256: a pack's name is that hash (the server
-  // then checks the bytes it got against it); anything else is read once to hash it.
-  if (src) c.payload_sha256 = h.type == FileType::kPack ? h.name : Sha256Hex(*src);
+  // The signature covers the payload's SHA-256: a streamed pack's name is that hash (the
+  // server then checks the bytes it got against it); anything else is read once to hash it.
+  if (src) c.payload_sha256 = src->named_by_content ? h.name : Sha256Hex(*src);
   if (!options_.storage_class.empty()) c.headers.emplace_back("x-amz-storage-class", options_.storage_class);
   if (!plain_put_.load(std::memory_order_relaxed)) {
     c.headers.emplace_back("If-None-Match", "*");

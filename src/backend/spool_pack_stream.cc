@@ -46,7 +46,8 @@ void SpoolPackStream::Commit(const std::string& name) {
                    if (int err = posix::ReadAt(fd, out.data(), out.size(), offset))
                      Fail(ErrorCode::kIo, where + (err < 0 ? "it is shorter than written"
                                                            : std::strerror(err)));
-                 }};
+                 },
+                 .named_by_content = true};  // Commit's contract: `name` is its SHA-256
   owner_.SaveFrom(h, src);
 }
 
