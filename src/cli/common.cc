@@ -332,7 +332,15 @@ std::string ReadPasswordFrom(const std::string& file, const std::string& command
   return CheckedPassword(ReadInteractive(prompt, confirm));
 }
 
-std::string ReadPassword(const std::string& prompt, bool confirm) {
+namespace {
+
+// Where ReadPassword takes the password from, in restic's order: `value` (a *_PASSWORD
+// variable), else `file` / `command` (both empty: standard input or the terminal).
+struct PasswordSource {
+  std::string value, file, command;
+};
+
+PasswordSource FindPasswordSource() {
   const GlobalOptions& g = Globals();
   if (!g.password_file.empty() && !g.password_command.empty())
     Fail(ErrorCode::kInvalidArgument,
@@ -340,7 +348,7 @@ std::string ReadPassword(const std::string& prompt, bool confirm) {
          "--password-command)");
   // A flag replaces every environment source (restic 0.14 refuses some of these mixes).
   if (!g.password_command.empty() || !g.password_file.empty())
-    return ReadPasswordFrom(g.password_file, g.password_command, prompt, confirm);
+    return {"", g.password_file, g.password_command};
   for (const char* prefix : {"HAVEN_", "RESTIC_"}) {
     std::string p = prefix;
     std::string cmd = EnvExact(p + "PASSWORD_COMMAND"), file = EnvExact(p + "PASSWORD_FILE");
@@ -348,21 +356,23 @@ std::string ReadPassword(const std::string& prompt, bool confirm) {
       Fail(ErrorCode::kInvalidArgument, "Password file and command are mutually exclusive "
                                         "options (" + p + "PASSWORD_FILE, " + p +
                                         "PASSWORD_COMMAND)");
-    if (!cmd.empty() || !file.empty()) return ReadPasswordFrom(file, cmd, prompt, confirm);
-    if (std::string pw = EnvExact(p + "PASSWORD"); !pw.empty()) return pw;
+    if (!cmd.empty() || !file.empty()) return {"", file, cmd};
+    if (std::string pw = EnvExact(p + "PASSWORD"); !pw.empty()) return {pw, "", ""};
   }
-  return ReadPasswordFrom("", "", prompt, confirm);
+  return {};
+}
+
+}  // namespace
+
+std::string ReadPassword(const std::string& prompt, bool confirm) {
+  PasswordSource src = FindPasswordSource();
+  if (!src.value.empty()) return src.value;
+  return ReadPasswordFrom(src.file, src.command, prompt, confirm);
 }
 
 bool PasswordNeedsNoAsking() {
-  const GlobalOptions& g = Globals();
-  if (!g.password_command.empty() || !g.password_file.empty()) return g.password_command.empty();
-  for (const char* prefix : {"HAVEN_", "RESTIC_"}) {
-    std::string p = prefix;
-    if (!EnvExact(p + "PASSWORD_COMMAND").empty()) return false;
-    if (!EnvExact(p + "PASSWORD_FILE").empty() || !EnvExact(p + "PASSWORD").empty()) return true;
-  }
-  return false;
+  const PasswordSource src = FindPasswordSource();
+  return !src.value.empty() || (!src.file.empty() && src.command.empty());
 }
 
 std::string CacheBaseDir() {
