@@ -562,9 +562,13 @@ class WatchIndexAndSnapshots : public ForwardingBackend {
   void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
     if (t == FileType::kSnapshot) {
       std::unique_lock<std::mutex> lock(mu_);
-      snapshot_listing_ = true;
-      cv_.notify_all();
-      overlapped_ = cv_.wait_for(lock, std::chrono::seconds(5), [&] { return index_in_flight_ > 0; });
+      if (!snapshot_listing_) {
+        // Beside the index load: before its first read, or while one waits (below). Run
+        // after the load, the listing finds every read done and none in flight.
+        overlapped_ = index_reads_done_ == 0 || index_in_flight_ > 0;
+        snapshot_listing_ = true;
+        cv_.notify_all();
+      }
     }
     ForwardingBackend::List(t, fn);
   }
@@ -591,10 +595,11 @@ class WatchIndexAndSnapshots : public ForwardingBackend {
     if (t != FileType::kIndex) return;
     std::unique_lock<std::mutex> lock(mu_);
     index_in_flight_ += start ? 1 : -1;
-    cv_.notify_all();
-    // The first index read waits (briefly) for the snapshot listing to begin beside it.
+    if (!start) ++index_reads_done_;
+    // An index read waits for the snapshot listing to begin beside it (it never blocks the
+    // listing, which waits for nothing).
     if (start && !snapshot_listing_)
-      cv_.wait_for(lock, std::chrono::seconds(2), [&] { return snapshot_listing_; });
+      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return snapshot_listing_; });
   }
   void Saved(const Handle& h) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -603,7 +608,7 @@ class WatchIndexAndSnapshots : public ForwardingBackend {
   std::mutex mu_;
   std::condition_variable cv_;
   bool snapshot_listing_ = false, overlapped_ = false;
-  int index_in_flight_ = 0, written_then_removed_ = 0;
+  int index_in_flight_ = 0, index_reads_done_ = 0, written_then_removed_ = 0;
   std::set<std::string> saved_;
 };
 
