@@ -174,6 +174,8 @@ class Restore {
 
   static constexpr int kMaxDepth = kMaxTreeDepth;
   static constexpr size_t kMaxOpenPerPack = 256;  // descriptors one pack's worker holds
+  // Packs first used after a pack before the walk starts it (StartPacksBehind).
+  static constexpr size_t kPackHorizon = 4;
 
   RestoreResult Run(const BlobId& tree) {
     MkdirAll(opts_.target);
@@ -181,6 +183,14 @@ class Restore {
     if (!target_.valid())
       Fail(ErrorCode::kFatal, "cannot open target " + opts_.target + ": " + strerror(errno));
     RaiseOpenFileLimit();
+    // Pack jobs start during the walk: none may outlive this, whatever throws.
+    struct WaitJobs {
+      std::vector<std::future<void>>& jobs;
+      ~WaitJobs() {
+        for (auto& j : jobs)
+          if (j.valid()) j.wait();
+      }
+    } wait_jobs{jobs_};
     {
       ScopedTimer t(Stage::kWalk);
       OrderedTreeStream stream(repo_, Workers(repo_, opts_));
@@ -193,10 +203,8 @@ class Restore {
     if (opts_.progress) opts_.progress->totals_final = true;
     FlushEmpty();
     VerifyExisting();
-    std::vector<std::future<void>>& jobs = jobs_;
-    for (size_t i = 0; i < packs_.size(); i++)
-      jobs.push_back(pool_.Submit([this, i] { RestorePack(packs_[i]); }));
-    for (auto& f : jobs) f.get();
+    for (size_t i = 0; i < packs_.size(); i++) StartPack(i);
+    for (auto& f : jobs_) f.get();
     RetryOutOfSpace();
     // Directory metadata last. dirs_ lists every directory after its subdirectories
     // (post-order), so children get their metadata before their parent loses write or
@@ -236,7 +244,7 @@ class Restore {
   // One use of a blob: written to file `file` at `file_offset`.
   struct Use {
     uint32_t offset, length, uncompressed_length;  // the blob in its pack
-    uint32_t file;
+    File* file;  // not an index into files_: jobs run while the walk appends to it
     uint32_t ordinal;  // the blob's position in the file's content
     uint64_t file_offset;
     BlobId id;
@@ -402,6 +410,7 @@ class Restore {
     f->rel = rel;
     f->snap_path = snap_path;
     const uint32_t file_no = static_cast<uint32_t>(files_.size());
+    File* const fp = f.get();
     uint64_t off = 0;
     uint32_t uses = 0;
     for (const BlobId& id : n.content) {
@@ -414,7 +423,7 @@ class Restore {
       auto [it, inserted] = pack_no_.try_emplace(l.pack, packs_.size());
       if (inserted) packs_.push_back(Pack{l.pack, {}});
       packs_[it->second].uses.push_back(
-          Use{l.offset, l.length, l.uncompressed_length, file_no, uses, off, id});
+          Use{l.offset, l.length, l.uncompressed_length, fp, uses, off, id});
       off += l.PlainLength();
       uses++;
     }
@@ -436,23 +445,58 @@ class Restore {
       if (fd >= 0) close(fd);
     }
     if (uses == 0) {
-      empty_.push_back(file_no);
+      empty_.push_back(&file);
       if (empty_.size() >= 256) FlushEmpty();
     }
+    StartPacksBehind();
+  }
+
+  // Starts the packs the walk has most likely left behind, while it goes on: a pack is
+  // started once kPackHorizon packs first used after it have been found (backups write
+  // packs in walk order, so a pack's uses come together). Uses of a started pack that
+  // the walk finds later (a blob shared with a file far away) are kept for one more job
+  // of that pack after the walk, which reads only their ranges. Not while files are
+  // updated in place: their kept blobs are known only after the walk (VerifyExisting).
+  void StartPacksBehind() {
+    while (in_place_.empty() && started_ + kPackHorizon < packs_.size()) StartPack(started_++);
+  }
+  void StartPack(size_t i) {
+    if (packs_[i].uses.empty()) return;
+    auto job = std::make_shared<Pack>(Pack{packs_[i].id, std::move(packs_[i].uses)});
+    packs_[i].uses.clear();
+    jobs_.push_back(pool_.Submit([this, job] { RestorePack(*job); }));
   }
 
   // Finishes files without content on the workers, a batch at a time.
   void FlushEmpty() {
     if (empty_.empty()) return;
     jobs_.push_back(pool_.Submit([this, batch = std::move(empty_)] {
-      for (uint32_t f : batch) Finish(*files_[f]);
+      for (File* f : batch) Finish(*f);
     }));
     empty_.clear();
   }
 
-  // Opens a planned file for writing, creating it with its final size on first use.
+  // Opens a planned file for writing. A new file is created exclusively by its first
+  // opener: the walk found nothing of its name (or removed it), so an entry there now was
+  // put there meanwhile, by the restore itself (two names that differ only in case on a
+  // case-insensitive target: a fifo or device node "A" is what "a" would open) or by
+  // someone else; it is refused, never opened. Later opens find the file made here.
   int Open(File& f) {
-    int fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_WRONLY, 0600);
+    int fd;
+    if (f.in_place || f.created.load(std::memory_order_acquire)) {
+      fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_WRONLY, 0600);
+    } else {
+      MutexLock lock(create_mu_[std::hash<const File*>{}(&f) % kCreateLocks]);
+      const bool creating = !f.created.load(std::memory_order_relaxed);
+      fd = OpenBeneath(target_.get(), f.rel, creating ? O_CREAT | O_EXCL | O_WRONLY : O_WRONLY, 0600);
+      if (fd >= 0) f.created.store(true, std::memory_order_release);
+      if (fd < 0 && creating && errno == EEXIST) {
+        FailFile(f, "create " + Shown(f.rel) +
+                        ": an entry of that name appeared during the restore (a name that "
+                        "differs only in case on a case-insensitive target?); left as it is");
+        return -1;
+      }
+    }
     if (fd < 0) {
       if (errno == ENOSPC || errno == EDQUOT)
         f.no_space = true;
@@ -462,7 +506,7 @@ class Restore {
     }
     // A new file gets its size from its last blob's write (WriteBlobAt's `ends_file`); an
     // existing one updated in place is cut or extended to it here.
-    if (!f.created.exchange(true) && f.in_place && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
+    if (f.in_place && !f.created.exchange(true) && ftruncate(fd, static_cast<off_t>(f.size)) != 0)
       FailFile(f, "truncate " + Shown(f.rel) + ": " + strerror(errno));
     return fd;
   }
@@ -505,20 +549,19 @@ class Restore {
   // Per pack worker: the files it holds open (each closed when its last blob is written,
   // or at the end of the pack).
   struct PackWrites {
-    std::map<uint32_t, int> fds;  // file -> open fd, for this pack
+    std::map<File*, int> fds;  // file -> open fd, for this pack
   };
 
   void RestorePack(Pack& pack) {
     std::vector<Use>& uses = pack.uses;
     // Blobs an existing file already holds (VerifyExisting) are neither read nor written.
     std::erase_if(uses, [this](const Use& u) {
-      const File& f = *files_[u.file];
-      return f.in_place && f.keep[u.ordinal];
+      return u.file->in_place && u.file->keep[u.ordinal];
     });
     if (uses.empty()) return;
-    std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) {
-      return a.offset != b.offset ? a.offset < b.offset : a.file < b.file;
-    });
+    // Stable: the uses of one blob stay in walk order.
+    std::stable_sort(uses.begin(), uses.end(),
+                     [](const Use& a, const Use& b) { return a.offset < b.offset; });
     // One ranged read per run of blobs with holes up to 4 MiB between them; the runs of
     // one pack are read in parallel (RangeReader), each handed over in order.
     const std::vector<ByteRange> ranges = CoalesceExtents(uses.size(), [&](size_t k) {
@@ -646,7 +689,7 @@ class Restore {
   // them, its descriptors having been closed at kMaxOpenPerPack).
   void WriteUse(const Use& use, ByteView plain, const std::string& error, PackWrites& w) {
     WriteOneUse(use, plain, error, w);
-    File& f = *files_[use.file];
+    File& f = *use.file;
     if (f.pending.fetch_sub(1) != 1) return;
     auto it = w.fds.find(use.file);
     if (it == w.fds.end()) {
@@ -659,7 +702,7 @@ class Restore {
   }
 
   void WriteOneUse(const Use& use, ByteView plain, const std::string& error, PackWrites& w) {
-    File& f = *files_[use.file];
+    File& f = *use.file;
     if (!error.empty()) {
       FailFile(f, error);
       return;
@@ -707,7 +750,8 @@ class Restore {
       return a->size != b->size ? a->size < b->size : a->rel < b->rel;
     });
     for (File* f : files) {
-      Fd fd(OpenBeneath(target_.get(), f->rel, O_CREAT | O_WRONLY | O_TRUNC, 0600));
+      Fd fd(OpenBeneath(target_.get(), f->rel,
+                        O_CREAT | O_WRONLY | O_TRUNC | (f->created ? 0 : O_EXCL), 0600));
       if (!fd.valid()) {
         FailFile(*f, "create " + Shown(f->rel) + ": " + strerror(errno));
         continue;
@@ -979,13 +1023,17 @@ class Restore {
   const bool stream_packs_;
   mode_t umask_ = 022;  // with no_permissions: the defaults' mask
   std::vector<std::unique_ptr<File>> files_;
-  std::vector<uint32_t> empty_;
+  std::vector<File*> empty_;
   std::vector<std::future<void>> jobs_;
-  std::vector<Pack> packs_;
+  std::vector<Pack> packs_;  // in order of first use; uses not yet handed to a job
+  size_t started_ = 0;       // packs_[0, started_) were handed to a job during the walk
   std::unordered_map<PackId, size_t, IdHash> pack_no_;
   std::vector<std::pair<std::string, Node>> dirs_;
   std::map<std::pair<uint64_t, uint64_t>, std::string> hardlinks_;
   Mutex mu_;
+  // A new file's exclusive creation and its `created` mark, one lock per stripe of files.
+  static constexpr size_t kCreateLocks = 64;
+  Mutex create_mu_[kCreateLocks];
   // Errors (opts_.warn) and notes (opts_.note), reported sorted by path after the restore.
   struct Report {
     std::string path, msg;
@@ -995,8 +1043,8 @@ class Restore {
   std::vector<Report> warnings_ GUARDED_BY(mu_);
   std::vector<File*> no_space_ GUARDED_BY(mu_);
   std::vector<uint32_t> in_place_;  // files updated in place (walk thread, then VerifyExisting)  // files to rewrite in RetryOutOfSpace
-  // Counted by the walk (one thread, before any job runs) without mu_, and by the jobs
-  // (errors, verified) under mu_: not GUARDED_BY, as the walk's increments would need it.
+  // Counted by the walk (one thread) without mu_, and by the jobs (errors, verified) under
+  // mu_, never a field by both: not GUARDED_BY, as the walk's increments would need it.
   RestoreResult result_;
 };
 

@@ -464,6 +464,52 @@ TEST(RestoreRangeReads, ADamagedBlobIsLoadedAgainOnlyAfterItsStreamEnded) {
   EXPECT_EQ(ReadFile(t.out() / "b"), t.file("b"));
 }
 
+// Packs are read while the walk goes on: a pack starts once kPackHorizon (4) packs first
+// used after it have been found. A blob of a started pack that a later file shares is
+// read again by one more job of that pack, after the walk; every file is whole.
+TEST(RestoreDuringWalk, ALaterUseOfAStartedPackIsReadAgainAndRestored) {
+  char tmpl[] = "/tmp/haven-walk-test.XXXXXX";
+  const fs::path root = mkdtemp(tmpl);
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  std::map<std::string, std::string> files;
+  BlobId tree;
+  {
+    auto w = haven::testing::TestRepository::Open(mem, kPassword, 1);
+    w->LoadIndex();
+    testing::TreeBuilder b(*w);
+    std::vector<Node> nodes;
+    for (int i = 0; i < 12; i++) {
+      const std::string name = "f" + std::to_string(10 + i);
+      files[name] = Random(100 + i, 4096);
+      nodes.push_back(b.File(name, files[name]));
+      w->Flush();  // a pack per file
+    }
+    files["late"] = files["f10"];  // the first pack's blob, after it has started
+    nodes.push_back(b.File("late", files["late"]));
+    tree = b.Tree(nodes);
+    w->Flush();
+  }
+  auto trace = std::make_shared<haven::testing::LoadTraceBackend>(mem, std::chrono::milliseconds(0), 2);
+  auto repo = haven::testing::TestRepository::Open(trace, kPassword, 2);
+  repo->LoadIndex();
+  const std::string first_pack =
+      repo->index().Lookup(BlobType::kData, BlobId(Sha256(AsBytes(files["f10"]))))[0].pack.Hex();
+  RestoreOptions opts;
+  opts.target = (root / "out").string();
+  opts.jobs = 2;
+  std::vector<std::string> warnings;
+  opts.warn = [&](const std::string& w) { warnings.push_back(w); };
+  RestoreResult r = RunRestore(*repo, tree, opts);
+  EXPECT_EQ(r.errors, 0u);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  for (const auto& [name, data] : files) EXPECT_EQ(ReadFile(root / "out" / name), data) << name;
+  size_t first_pack_reads = 0;
+  for (const auto& rec : trace->Loads(FileType::kPack)) first_pack_reads += rec.h.name == first_pack;
+  EXPECT_EQ(first_pack_reads, 2u);  // started during the walk, then again for "late"
+  fs::remove_all(root);
+}
+
 // Trees made by hand, as a hostile repository would hold them (repeated names, links to
 // outside the target, unsafe names, deep nesting), and targets that already hold links.
 // Nothing may ever be written outside the target.
