@@ -5,11 +5,11 @@
 
 namespace haven {
 
-IndexPrefetchBackend::IndexPrefetchBackend(std::shared_ptr<Backend> inner,
-                                           std::function<bool(const std::string&)> skip,
+IndexPrefetchBackend::IndexPrefetchBackend(std::shared_ptr<Backend> inner, std::vector<Kind> kinds,
                                            uint64_t budget)
-    : ForwardingBackend(std::move(inner)) {
-  Start(std::move(skip), budget);
+    : ForwardingBackend(std::move(inner)), budget_(budget) {
+  for (const Kind& k : kinds) types_.push_back(k.type);
+  Start(std::move(kinds));
 }
 
 IndexPrefetchBackend::~IndexPrefetchBackend() {
@@ -21,36 +21,20 @@ IndexPrefetchBackend::~IndexPrefetchBackend() {
   for (auto& t : threads_) t.join();
 }
 
-void IndexPrefetchBackend::Start(std::function<bool(const std::string&)> skip, uint64_t budget) {
-  const int readers = std::max(1, inner_->Connections());
-  auto list = [this, skip = std::move(skip), budget] {
-    std::vector<FileInfo> files;
-    try {
-      inner_->List(FileType::kIndex, [&](const FileInfo& f) { files.push_back(f); });
-    } catch (...) {
-      files.clear();  // the index load lists again and reports its own error
-    }
-    std::vector<FileInfo> wanted;  // (the cache is asked outside mu_: it stats files)
-    uint64_t held = 0;
-    for (const FileInfo& f : files) {
-      if ((skip && skip(f.name)) || held + f.size > budget) continue;
-      held += f.size;
-      wanted.push_back(f);
-    }
-    {
-      MutexLock lock(mu_);
-      for (const FileInfo& f : wanted) {
-        entries_.try_emplace(f.name);
-        queue_.push_back(f.name);
-      }
-      listed_ = true;
-    }
-    cv_.NotifyAll();
-    Work();
-  };
+void IndexPrefetchBackend::Start(std::vector<Kind> kinds) {
+  const int readers = std::max(static_cast<int>(kinds.size()), inner_->Connections());
+  {
+    MutexLock lock(mu_);
+    listing_ = kinds.size();
+  }
   try {
-    threads_.emplace_back(std::move(list));
-    for (int i = 1; i < readers; ++i) threads_.emplace_back([this] { Work(); });
+    // One thread per kind lists it, then reads with the others.
+    for (Kind& k : kinds)
+      threads_.emplace_back([this, k = std::move(k)] {
+        ListKind(k);
+        Work();
+      });
+    for (int i = static_cast<int>(kinds.size()); i < readers; ++i) threads_.emplace_back([this] { Work(); });
   } catch (...) {  // no thread for it: stop those started, then fail as the caller would
     {
       MutexLock lock(mu_);
@@ -62,29 +46,53 @@ void IndexPrefetchBackend::Start(std::function<bool(const std::string&)> skip, u
   }
 }
 
+void IndexPrefetchBackend::ListKind(const Kind& kind) {
+  std::vector<FileInfo> files;
+  try {
+    inner_->List(kind.type, [&](const FileInfo& f) { files.push_back(f); });
+  } catch (...) {
+    files.clear();  // the load lists again and reports its own error
+  }
+  // (the cache is asked outside mu_: it stats files)
+  if (kind.skip) std::erase_if(files, [&](const FileInfo& f) { return kind.skip(f.name); });
+  {
+    MutexLock lock(mu_);
+    for (const FileInfo& f : files) {
+      if (held_ + f.size > budget_) continue;
+      held_ += f.size;
+      Key key{kind.type, f.name};
+      entries_.try_emplace(key);
+      queue_.push_back(std::move(key));
+    }
+    listed_.push_back(kind.type);
+    --listing_;
+  }
+  cv_.NotifyAll();
+}
+
 void IndexPrefetchBackend::Work() {
   for (;;) {
-    std::string name;
+    Key key;
     {
       MutexLock lock(mu_);
-      while (!stop_ && !listed_) cv_.Wait(mu_);
+      while (!stop_ && next_ >= queue_.size() && listing_ > 0) cv_.Wait(mu_);
       if (stop_ || next_ >= queue_.size()) return;
-      name = queue_[next_++];
-      auto it = entries_.find(name);
+      key = queue_[next_++];
+      auto it = entries_.find(key);
       if (it == entries_.end() || it->second.state != State::kQueued) continue;  // taken
       it->second.state = State::kLoading;
     }
     Bytes bytes;
     bool ok = false;
     try {
-      bytes = inner_->Load({FileType::kIndex, name});
+      bytes = inner_->Load({key.first, key.second});
       ok = true;
     } catch (...) {
-      // left to the index load, which reads the file again and names any error
+      // left to the load, which reads the file again and names any error
     }
     {
       MutexLock lock(mu_);
-      Entry& e = entries_[name];
+      Entry& e = entries_[key];
       e.state = State::kDone;
       e.ok = ok;
       e.bytes = std::move(bytes);
@@ -93,11 +101,17 @@ void IndexPrefetchBackend::Work() {
   }
 }
 
-std::optional<Bytes> IndexPrefetchBackend::Take(const std::string& name) {
+bool IndexPrefetchBackend::Prefetched(FileType t) const {
+  return std::find(types_.begin(), types_.end(), t) != types_.end();
+}
+
+std::optional<Bytes> IndexPrefetchBackend::Take(const Handle& h) {
   MutexLock lock(mu_);
-  if (!listed_) return std::nullopt;  // (the listing may be retrying: read it now)
+  // (a listing may be retrying: read the file now)
+  if (std::find(listed_.begin(), listed_.end(), h.type) == listed_.end()) return std::nullopt;
+  const Key key{h.type, h.name};
   for (;;) {
-    auto it = entries_.find(name);  // (again after each wait: another Take may have erased it)
+    auto it = entries_.find(key);  // (again after each wait: another Take may have erased it)
     if (it == entries_.end()) return std::nullopt;
     if (it->second.state == State::kLoading) {
       cv_.Wait(mu_);
@@ -115,14 +129,14 @@ std::optional<Bytes> IndexPrefetchBackend::Take(const std::string& name) {
 }
 
 Bytes IndexPrefetchBackend::Load(const Handle& h, uint64_t offset, uint64_t length) {
-  if (h.type == FileType::kIndex && offset == 0 && length == 0)
-    if (std::optional<Bytes> b = Take(h.name)) return std::move(*b);
+  if (Prefetched(h.type) && offset == 0 && length == 0)
+    if (std::optional<Bytes> b = Take(h)) return std::move(*b);
   return inner_->Load(h, offset, length);
 }
 
 void IndexPrefetchBackend::LoadInto(const Handle& h, uint64_t offset, std::span<uint8_t> out) {
-  if (h.type == FileType::kIndex && offset == 0) {
-    std::optional<Bytes> b = Take(h.name);
+  if (Prefetched(h.type) && offset == 0) {
+    std::optional<Bytes> b = Take(h);
     if (b && b->size() == out.size()) {
       std::memcpy(out.data(), b->data(), out.size());
       return;

@@ -113,7 +113,7 @@ TEST_F(IndexPrefetchTest, SkippedFailedAndUnlistedFilesAreReadAsUsual) {
 
 TEST_F(IndexPrefetchTest, FilesBeyondTheBudgetAreLeftToTheLoad) {
   const std::string b = Add(3000, 2), c = Add(5000, 3);
-  IndexPrefetchBackend pre(counting_, {}, 3500);
+  IndexPrefetchBackend pre(counting_, nullptr, 3500);
   ASSERT_TRUE(WaitForLoads(1));
   EXPECT_EQ(pre.Load({FileType::kIndex, c}), files_[c]);
   EXPECT_EQ(pre.Load({FileType::kIndex, b}), files_[b]);

@@ -476,9 +476,12 @@ std::unique_ptr<Repository> OpenRepository(const OpenOptions& opts) {
   if (opts.prefetch_index && be->RoundTrips()) {
     // The repository's cache folder is known only once the config is decrypted: a file
     // any repository's cache under `dir` holds is this one's (names are content hashes).
-    std::function<bool(const std::string&)> cached;
-    if (!dir.empty()) cached = CacheBackend::HeldUnder(dir, FileType::kIndex);
-    be = std::make_shared<IndexPrefetchBackend>(be, std::move(cached));
+    // Snapshot files too: every command that loads the index loads snapshots (one round
+    // trip per file, after the lock, otherwise).
+    std::vector<IndexPrefetchBackend::Kind> kinds;
+    for (FileType t : {FileType::kIndex, FileType::kSnapshot})
+      kinds.push_back({t, dir.empty() ? nullptr : CacheBackend::HeldUnder(dir, t)});
+    be = std::make_shared<IndexPrefetchBackend>(be, std::move(kinds));
   }
   if (!dir.empty()) {
     cache = std::make_shared<CacheBackend>(be, dir);

@@ -185,8 +185,11 @@ void CheckConflicts(Repository& repo, bool exclusive, const FileId* self) {
 
 }  // namespace
 
+// The lock file is written first and the others are listed once, after it (restic lists
+// before writing too): a conflicting lock written before ours is seen by that listing, one
+// written after ours sees ours, so the listing before added no safety, only a round trip
+// (50 ms over a slow link). A refused attempt removes its own file again.
 std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
-  CheckConflicts(repo, exclusive, nullptr);
   std::unique_ptr<Lock> lock(new Lock(repo, exclusive));
   // Registered before the lock file is written: writing it and setting id_ happen under
   // mu_ (here and in the refresher), so an interrupt at any moment removes the file.
