@@ -67,8 +67,9 @@ void RegisterCheck(CLI::App& app) {
       open.cache_base = [&temp](const Backend& be) { return be.RoundTrips() ? temp.Make() : std::string(); };
     open.prefetch_index = true;
     auto repo = OpenRepository(open);
-    auto lock = LockRepository(*repo, true);
+    auto lock = LockRepositoryOverlapped(*repo, true);
     CheckOptions opts;
+    opts.confirm_lock = [&lock] { ConfirmLock(lock); };
     opts.read_data = read_data;
     opts.read_data_subset = subset;
     if (check_unused)

@@ -79,7 +79,9 @@ void PrintSummary(const RestoreResult& r, const ProgressCounters& progress, doub
 void RunRestoreCmd(const RestoreCmd& o) {
   auto start = std::chrono::steady_clock::now();
   auto repo = OpenRepository({.prefetch_index = true});
-  auto lock = LockRepository(*repo, false);
+  // Its check of the other locks overlaps the listings below; confirmed before anything
+  // is written or reported, on the error paths too (a conflicting lock is the cause then).
+  auto lock = LockRepositoryOverlapped(*repo, false);
   // SNAPSHOT[:subfolder]
   std::string arg = o.snap, sub;
   if (size_t c = arg.find(':'); c != std::string::npos) {
@@ -90,9 +92,19 @@ void RunRestoreCmd(const RestoreCmd& o) {
   // overlap over a network (W2: two of the ten before the first pack). A snapshot that is
   // not found still waits for the load to end (the future's destructor) before the error.
   auto index_load = std::async(std::launch::async, [&repo] { return IndexedRepository::Load(*repo); });
-  const SnapshotEntry e = FindSnapshot(*repo, arg, o.filter);
+  auto found = [&] {
+    try {
+      SnapshotEntry e = FindSnapshot(*repo, arg, o.filter);  // first: the load runs meanwhile
+      return std::make_pair(std::move(e), index_load.get());
+    } catch (...) {
+      ConfirmLock(lock);
+      throw;
+    }
+  }();
+  ConfirmLock(lock);
+  const SnapshotEntry& e = found.first;
   const auto& [id, s] = e;
-  auto indexed = index_load.get();
+  auto& indexed = found.second;
   const BlobId tree = TreeToRestore(*indexed, e, sub);
   if (!Globals().json)
     Print("restoring snapshot " + id.Short() + " of " +

@@ -524,6 +524,11 @@ std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive) {
   return Lock::Acquire(repo, exclusive);
 }
 
+std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive) {
+  if (Globals().no_lock) return nullptr;
+  return Lock::AcquireOverlapped(repo, exclusive);
+}
+
 void Print(const std::string& s) {
   if (!Globals().quiet) std::cout << s << '\n';
 }

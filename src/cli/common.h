@@ -118,6 +118,13 @@ std::string ScannerCacheDir();
 
 // A repository lock unless --no-lock; nullptr when not taken.
 std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);
+// The same with Lock::AcquireOverlapped: the caller confirms (ConfirmLock) before it acts
+// on what it read.
+std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive);
+// Confirms a lock of LockRepositoryOverlapped (none with --no-lock).
+inline void ConfirmLock(const std::unique_ptr<Lock>& lock) {
+  if (lock) lock->Confirm();
+}
 
 void Print(const std::string& s);     // stdout unless --quiet
 void Verbose(const std::string& s);   // stdout with -v

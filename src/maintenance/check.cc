@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <atomic>
+#include <future>
 #include <map>
 #include <random>
 #include <set>
@@ -299,13 +300,21 @@ struct PackState {
   std::map<PackId, std::vector<PackedBlob>> packs;   // indexed blobs, duplicates merged
 };
 
-// Compares the pack files with the index: missing packs and wrong sizes are errors;
-// packs in several indexes, mixed packs and unreferenced files are hints.
-PackState CheckPackFiles(IndexedRepository& repo, CheckResult& res) {
-  PackState st;
-  repo.backend().List(FileType::kPack, [&](const FileInfo& fi) {
-    if (auto id = PackId::FromHex(fi.name)) st.on_disk[*id] = fi.size;
+// The pack files in storage: name -> size.
+std::map<PackId, uint64_t> ListPacks(Backend& be) {
+  std::map<PackId, uint64_t> on_disk;
+  be.List(FileType::kPack, [&](const FileInfo& fi) {
+    if (auto id = PackId::FromHex(fi.name)) on_disk[*id] = fi.size;
   });
+  return on_disk;
+}
+
+// Compares the pack files (`on_disk`, ListPacks) with the index: missing packs and wrong
+// sizes are errors; packs in several indexes, mixed packs and unreferenced files are hints.
+PackState CheckPackFiles(IndexedRepository& repo, std::map<PackId, uint64_t> on_disk,
+                         CheckResult& res) {
+  PackState st;
+  st.on_disk = std::move(on_disk);
   repo.index().ForEach([&](const PackId& p, const PackedBlob& b) { st.packs[p].push_back(b); });
   // A pack listed by several index files (an interrupted prune or repair wrote the new index
   // but had not deleted the old one yet) is still one pack: merge identical entries. restic
@@ -509,9 +518,14 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   auto stage = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
+  // The packs are listed while the snapshots are listed and the index loads (independent
+  // reads: round trips that overlap on remote storage); an error of the listing is
+  // reported where the listing is used, as before.
+  auto pack_listing = std::async(std::launch::async, [&opened] { return ListPacks(opened.backend()); });
   // Snapshots are listed before the index is loaded (a concurrent backup writes the
   // index before its snapshot).
   std::vector<FileId> snap_ids = opened.ListIds(FileType::kSnapshot);
+  if (opts.confirm_lock) opts.confirm_lock();
   stage("load indexes");
   std::unique_ptr<IndexedRepository> indexed;
   try {
@@ -524,7 +538,7 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   IndexedRepository& repo = *indexed;
 
   stage("check all packs");
-  PackState packs = CheckPackFiles(repo, res);
+  PackState packs = CheckPackFiles(repo, pack_listing.get(), res);
   const bool read_data = opts.read_data || !opts.read_data_subset.empty();
   std::string read_stage = "read all data";
   std::vector<PackId> to_read;

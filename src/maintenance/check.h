@@ -20,6 +20,9 @@ struct CheckOptions {
   std::string read_data_subset;
   int jobs = 0;  // 0: the CPUs, and loads at least the backend's Connections()
   std::function<void(const std::string&)> progress;  // stage messages
+  // Called once the snapshots are listed, before anything is reported: confirms a lock
+  // taken with Lock::AcquireOverlapped (its check ran beside the first listings).
+  std::function<void()> confirm_lock;
 };
 
 struct CheckResult {

@@ -190,6 +190,12 @@ void CheckConflicts(Repository& repo, bool exclusive, const FileId* self) {
 // written after ours sees ours, so the listing before added no safety, only a round trip
 // (50 ms over a slow link). A refused attempt removes its own file again.
 std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
+  std::unique_ptr<Lock> lock = AcquireOverlapped(repo, exclusive);
+  lock->Confirm();
+  return lock;
+}
+
+std::unique_ptr<Lock> Lock::AcquireOverlapped(Repository& repo, bool exclusive) {
   std::unique_ptr<Lock> lock(new Lock(repo, exclusive));
   // Registered before the lock file is written: writing it and setting id_ happen under
   // mu_ (here and in the refresher), so an interrupt at any moment removes the file.
@@ -208,20 +214,34 @@ std::unique_ptr<Lock> Lock::Acquire(Repository& repo, bool exclusive) {
     own = lock->id_;
     WarnOnClockSkew(repo, *lock->backend_, own, lock->written_at_);
   }
-  try {
-    CheckConflicts(repo, exclusive, &own);
-  } catch (...) {
-    MutexLock lk(lock->mu_);
-    try {
-      lock->backend_->Remove({FileType::kLock, lock->id_.Hex()});
-    } catch (...) {
-    }
-    lock->id_ = FileId();
-    throw;
+  {
+    MutexLock lk(lock->confirm_mu_);
+    lock->check_ = std::async(std::launch::async, [&repo, exclusive, own] {
+      CheckConflicts(repo, exclusive, &own);
+    });
   }
-  lock->refresher_ = std::thread([l = lock.get()] { l->RefreshLoop(); });
   repo.set_lock_check([l = lock.get()] { l->CheckHeld(); });
   return lock;
+}
+
+void Lock::Confirm() {
+  MutexLock ck(confirm_mu_);
+  if (!confirmed_) {
+    confirmed_ = true;
+    try {
+      check_.get();
+      refresher_ = std::thread([this] { RefreshLoop(); });
+    } catch (...) {
+      conflict_ = std::current_exception();
+      MutexLock lk(mu_);
+      try {
+        backend_->Remove({FileType::kLock, id_.Hex()});
+      } catch (...) {
+      }
+      id_ = FileId();
+    }
+  }
+  if (conflict_) std::rethrow_exception(conflict_);
 }
 
 Lock::Lock(Repository& repo, bool exclusive)
@@ -267,6 +287,7 @@ void Lock::RefreshLoop() {
 }
 
 void Lock::CheckHeld() {
+  Confirm();
   MutexLock lk(mu_);
   double age = BootSeconds() - refreshed_at_;
   if (!lost_ && age < ValidFor()) return;
@@ -280,6 +301,10 @@ void Lock::CheckHeld() {
 
 Lock::~Lock() {
   repo_.set_lock_check(nullptr);
+  {
+    MutexLock ck(confirm_mu_);  // an unconfirmed check reads through repo_: waited for
+    if (check_.valid()) check_.wait();
+  }
   {
     MutexLock lk(mu_);
     stop_ = true;

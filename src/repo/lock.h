@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +43,17 @@ class Lock {
  public:
   // Acquires the lock or throws kLocked describing the conflicting lock.
   static std::unique_ptr<Lock> Acquire(Repository& repo, bool exclusive);
+  // The same in two steps: returns once the lock file is written, while the listing of the
+  // other locks runs, so that the caller's first listings and reads overlap it (a round
+  // trip on remote storage). What is listed or read after the write is as protected as
+  // after the check: a lock that conflicts with ours was either written before ours, and
+  // the check sees it, or after, and its own check sees ours. The caller must Confirm
+  // before it acts on what it read (writes anything, reports a result); CheckHeld (every
+  // commit) confirms too. Until then the lock is not refreshed.
+  static std::unique_ptr<Lock> AcquireOverlapped(Repository& repo, bool exclusive);
+  // Waits for AcquireOverlapped's check: throws its kLocked (our lock file removed), or
+  // starts refreshing the lock. Later calls repeat the outcome.
+  void Confirm() EXCLUDES(confirm_mu_);
   // Throws kLocked when the lock may no longer be held: it was not refreshed for 5/6 of
   // the stale age (the process was stopped, the machine suspended, the storage slow) or
   // its file was removed. Acquire makes the repository call it before every commit
@@ -66,6 +79,11 @@ class Lock {
   double refreshed_at_ GUARDED_BY(mu_) = 0;  // CLOCK_BOOTTIME seconds of the last write
   int64_t written_at_ GUARDED_BY(mu_) = 0;   // the time field of the last file written
   std::thread refresher_;
+  // AcquireOverlapped's check of the other locks, until Confirm takes its outcome.
+  Mutex confirm_mu_;
+  std::future<void> check_ GUARDED_BY(confirm_mu_);
+  bool confirmed_ GUARDED_BY(confirm_mu_) = false;
+  std::exception_ptr conflict_ GUARDED_BY(confirm_mu_);
   // Removes the lock file when the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
   std::unique_ptr<interrupt::Cleanup> on_interrupt_;
 };

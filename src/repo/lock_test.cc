@@ -174,6 +174,41 @@ TEST(Lock, SharedConflictsWithExclusive) {
   EXPECT_EQ(LockCount(*repo), 1u);
 }
 
+// AcquireOverlapped returns once its file is written; the conflict comes at Confirm (or at
+// the first commit's CheckHeld), which removes that file again, and repeats.
+TEST(Lock, OverlappedAcquireReportsTheConflictAtConfirm) {
+  auto repo = NewRepo();
+  auto ex = Lock::Acquire(*repo, true);
+  auto pending = Lock::AcquireOverlapped(*repo, false);
+  EXPECT_EQ(LockCount(*repo), 2u);  // written before the check ends
+  std::string what;
+  EXPECT_EQ(CodeOf([&] { pending->Confirm(); }, &what), ErrorCode::kLocked);
+  EXPECT_NE(what.find("exclusively"), std::string::npos) << what;
+  EXPECT_EQ(LockCount(*repo), 1u);
+  EXPECT_EQ(CodeOf([&] { pending->Confirm(); }), ErrorCode::kLocked);
+  EXPECT_EQ(CodeOf([&] { pending->CheckHeld(); }), ErrorCode::kLocked);
+  pending.reset();
+  EXPECT_EQ(LockCount(*repo), 1u);
+
+  // Unconfirmed, the commit's check confirms.
+  auto other = Lock::AcquireOverlapped(*repo, true);
+  EXPECT_EQ(CodeOf([&] { other->CheckHeld(); }), ErrorCode::kLocked);
+  other.reset();
+  ex.reset();
+  EXPECT_EQ(LockCount(*repo), 0u);
+
+  // Without a conflict: confirmed, held, released.
+  auto ok = Lock::AcquireOverlapped(*repo, false);
+  ok->Confirm();
+  ok->CheckHeld();
+  EXPECT_EQ(LockCount(*repo), 1u);
+  ok.reset();
+  EXPECT_EQ(LockCount(*repo), 0u);
+  // Never confirmed: still removed, its check waited for.
+  Lock::AcquireOverlapped(*repo, true).reset();
+  EXPECT_EQ(LockCount(*repo), 0u);
+}
+
 TEST(Lock, ForeignLockFilesConflict) {
   // Locks written by another process/host (e.g. restic) are honoured; stale ones too,
   // until removed with unlock.
