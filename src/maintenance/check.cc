@@ -511,8 +511,8 @@ std::vector<PackId> PacksToRead(const PackState& st, const CheckOptions& opts,
 
 }  // namespace
 
-// The steps one after another: index, pack files, snapshots and trees, then (with
-// --read-data) the packs' bytes. Problems are reported in that order.
+// The steps: index, pack files, snapshots and trees, then (with --read-data, read while the
+// trees are checked) the packs' bytes. Problems are reported in that order.
 CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   CheckResult res;
   auto stage = [&](const std::string& s) {
@@ -548,14 +548,25 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   // loads wait on storage: by default at least as many at once as it serves (S3: 5)
   const int io = opts.jobs > 0 ? threads : std::max(threads, repo.backend().Connections());
   stage("check snapshots, trees and blobs");
-  {
+  // With --read-data the packs are read while the trees are checked (on remote storage the
+  // tree walk waits on round trips that the reads fill); the stages and their problems are
+  // reported in the order above all the same.
+  CheckResult read;
+  std::future<void> reading;
+  if (read_data)
+    reading = std::async(std::launch::async, [&] { ReadPacks(repo, packs, to_read, io, read); });
+  try {
     ScopedTimer timer(Stage::kWalk);
     TreeCheck(repo, io).Run(snap_ids, res.errors);
+  } catch (...) {
+    if (reading.valid()) reading.wait();  // it reads through what the caller owns
+    throw;
   }
-
   if (read_data) {
     stage(read_stage);
-    ReadPacks(repo, packs, to_read, io, res);
+    reading.get();
+    for (auto& e : read.errors) res.errors.push_back(std::move(e));
+    res.packs_read = read.packs_read;
   }
   return res;
 }
