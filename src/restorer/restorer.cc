@@ -197,7 +197,9 @@ class Restore {
       stream_ = &stream;
       std::string rel;
       // One recursion per directory level, up to kMaxDepth: on a stack sized for that.
-      RunOnDeepStack([&] { RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0); });
+      RunOnDeepStack([&] {
+        RestoreTree(tree, target_.get(), rel, "", opts_.includes.empty(), 0, /*fresh=*/false);
+      });
       stream_ = nullptr;
     }
     if (opts_.progress) opts_.progress->totals_final = true;
@@ -299,8 +301,9 @@ class Restore {
     return repeated;
   }
 
+  // `fresh`: dirfd is a directory this restore has just made (it was empty then).
   void RestoreTree(const BlobId& tree, int dirfd, std::string& rel, const std::string& snap_dir,
-                   bool included, int depth) {
+                   bool included, int depth, bool fresh) {
     const std::string where = snap_dir.empty() ? "/" : snap_dir;
     if (depth >= kMaxDepth) {
       Warn(snap_dir, "refusing " + where + ": nested deeper than " + std::to_string(kMaxDepth) +
@@ -335,7 +338,7 @@ class Restore {
       if (rel_len) rel += '/';
       rel += n.name;
       RestoreNode(n, dirfd, rel, snap_path, included || opts_.includes.empty() || self_included,
-                  depth);
+                  depth, fresh);
       rel.resize(rel_len);
     }
   }
@@ -770,31 +773,51 @@ class Restore {
     }
   }
 
+  // In a `fresh` directory (made by this restore, so empty when made) no entry is looked at
+  // first: every entry is created exclusively (mkdirat, symlinkat, mknodat, linkat, and a
+  // file's O_EXCL open by its first writer), so one that is there anyway (a name that
+  // differs only in case on a case-insensitive target, or another process) makes the create
+  // fail with EEXIST, and the entry is then restored as in a directory that existed:
+  // looked at, cleared, made again (a file is refused: see Open). Nothing is ever opened
+  // or followed that this restore did not make.
   void RestoreNode(Node& n, int dirfd, std::string& rel, const std::string& snap_path,
-                   bool included, int depth) {
+                   bool included, int depth, bool fresh) {
     const std::string& name = n.name;
     if (n.type == NodeType::kDir) {
       bool exists = false;
-      if (!ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
-      if (!exists && mkdirat(dirfd, name.c_str(), 0700) != 0) {
+      if (fresh && mkdirat(dirfd, name.c_str(), 0700) == 0) {
+        // made here: its entries need no look either
+      } else if (fresh && errno != EEXIST) {
         Warn(snap_path, "mkdir " + Shown(rel) + ": " + strerror(errno));
         return;
+      } else {
+        if (!ClearFor(dirfd, name, rel, snap_path, true, &exists)) return;
+        if (!exists && mkdirat(dirfd, name.c_str(), 0700) != 0) {
+          Warn(snap_path, "mkdir " + Shown(rel) + ": " + strerror(errno));
+          return;
+        }
       }
+      if (!exists && opts_.after_mkdir_for_testing) opts_.after_mkdir_for_testing(rel);
       Fd sub(openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (!sub.valid()) {
         Warn(snap_path, "open directory " + Shown(rel) + ": " + strerror(errno));
         return;
       }
       result_.dirs++;
-      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1);
+      if (n.subtree) RestoreTree(*n.subtree, sub.get(), rel, snap_path, included, depth + 1, !exists);
       dirs_.emplace_back(rel, n);
       return;
     }
     if (!included) return;
     if (n.type == NodeType::kSocket || n.type == NodeType::kIrregular) return;  // as restic
-    // One lstat serves both the overwrite decision and the clearing below.
+    // One lstat serves both the overwrite decision and the clearing below (none in a fresh
+    // directory).
     struct stat st;
-    const int lstat_error = fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    const int lstat_error =
+        fresh ? ENOENT : fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+    // An entry in the way of an exclusive create in a fresh directory: restored again the
+    // way of a directory that existed.
+    auto in_the_way = [&] { return fresh && errno == EEXIST; };
     const Found found = lstat_error ? Found::kNothing : Existing(st, n);
     if (found == Found::kKeep) {
       result_.skipped++;
@@ -819,6 +842,7 @@ class Restore {
               result_.files++;
               return;
             }
+            if (in_the_way()) return RestoreNode(n, dirfd, rel, snap_path, included, depth, false);
             Warn(snap_path, "link " + Shown(rel) + ": " + strerror(errno) + ", restoring a copy");
           } else {
             hardlinks_[key] = rel;
@@ -829,12 +853,14 @@ class Restore {
       }
       case NodeType::kSymlink:
         if (symlinkat(n.linktarget.c_str(), dirfd, name.c_str()) != 0) {
+          if (in_the_way()) return RestoreNode(n, dirfd, rel, snap_path, included, depth, false);
           Warn(snap_path, "symlink " + Shown(rel) + ": " + strerror(errno));
           return;
         }
         break;
       case NodeType::kFifo:
         if (mkfifoat(dirfd, name.c_str(), 0600) != 0) {
+          if (in_the_way()) return RestoreNode(n, dirfd, rel, snap_path, included, depth, false);
           Warn(snap_path, "mkfifo " + Shown(rel) + ": " + strerror(errno));
           return;
         }
@@ -843,6 +869,7 @@ class Restore {
       case NodeType::kCharDev: {
         mode_t kind = n.type == NodeType::kDev ? S_IFBLK : S_IFCHR;
         if (mknodat(dirfd, name.c_str(), kind | 0600, static_cast<dev_t>(n.device)) != 0) {
+          if (in_the_way()) return RestoreNode(n, dirfd, rel, snap_path, included, depth, false);
           Warn(snap_path, "mknod " + Shown(rel) + ": " + strerror(errno));
           return;
         }

@@ -44,6 +44,9 @@ struct RestoreOptions {
   std::function<void(const std::string&)> note;
   // Optional: totals are counted during the walk, then files and bytes as written.
   ProgressCounters* progress = nullptr;
+  // Tests: called with a directory's path below the target right after the restore made it
+  // (to put an entry in its way, as a case-insensitive twin or another process would).
+  std::function<void(const std::string& rel)> after_mkdir_for_testing;
 };
 
 struct RestoreResult {

@@ -660,6 +660,47 @@ TEST_F(HostileTreeTest, NestingPastPathMaxRestoresBelowTheTarget) {
   EXPECT_TRUE(OutsideEmpty());
 }
 
+// In a directory the restore has just made, entries are created exclusively without a
+// look first. An entry put in the way meanwhile (a case-insensitive twin, another process)
+// is never opened or followed: a fifo where a file goes fails that file (no hang, nothing
+// written into it); a file where a symlink or a directory goes is replaced, as in a
+// directory that existed.
+TEST_F(HostileTreeTest, EntriesPutInTheWayOfAFreshDirectoryAreNeverOpened) {
+  BlobId sub = Tree({File("a", "file content\n")});
+  BlobId d = Tree({File("f", "not into the fifo\n"), Link("l", "elsewhere"), Dir("s", sub),
+                   File("g", "fine\n")});
+  BlobId root = Tree({Dir("d", d)});
+  repo_->Flush();
+  auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
+  repo->LoadIndex();
+  RestoreOptions opts;
+  opts.target = target_.string();
+  opts.jobs = 2;
+  opts.warn = [&](const std::string& w) { warnings_.push_back(w); };
+  opts.note = [&](const std::string& w) { notes_.push_back(w); };
+  opts.after_mkdir_for_testing = [&](const std::string& rel) {
+    if (rel != "d") return;
+    ASSERT_EQ(mkfifo((target_ / "d" / "f").c_str(), 0600), 0);
+    WriteFile(target_ / "d" / "l", "in the way of the link\n");
+    WriteFile(target_ / "d" / "s", "in the way of the directory\n");
+  };
+  RestoreResult r = RunRestore(*repo, root, opts);
+  EXPECT_EQ(r.errors, 1u) << Joined(warnings_);
+  ASSERT_EQ(warnings_.size(), 1u);
+  EXPECT_NE(warnings_[0].find("/d/f"), std::string::npos) << warnings_[0];
+  EXPECT_NE(warnings_[0].find("appeared during the restore"), std::string::npos) << warnings_[0];
+  struct stat st;
+  ASSERT_EQ(lstat((target_ / "d" / "f").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));  // left as it was
+  ASSERT_EQ(lstat((target_ / "d" / "l").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(fs::read_symlink(target_ / "d" / "l"), "elsewhere");
+  EXPECT_EQ(ReadFile(target_ / "d" / "s" / "a"), "file content\n");
+  EXPECT_EQ(ReadFile(target_ / "d" / "g"), "fine\n");
+  EXPECT_NE(Joined(notes_).find("/d/s"), std::string::npos) << Joined(notes_);
+  EXPECT_TRUE(OutsideEmpty());
+}
+
 TEST_F(HostileTreeTest, WithoutOpenat2TheComponentWalkGivesTheSameResults) {
   UseOpenBeneathWalkForTesting(true);
   fs::create_directories(target_);
