@@ -70,6 +70,7 @@ void RegisterCheck(CLI::App& app) {
     auto lock = LockRepositoryOverlapped(*repo, true);
     CheckOptions opts;
     opts.confirm_lock = [&lock] { ConfirmLock(lock); };
+    opts.locked_exclusively = lock != nullptr;
     opts.read_data = read_data;
     opts.read_data_subset = subset;
     if (check_unused)

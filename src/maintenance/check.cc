@@ -523,14 +523,26 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   // reported where the listing is used, as before.
   auto pack_listing = std::async(std::launch::async, [&opened] { return ListPacks(opened.backend()); });
   // Snapshots are listed before the index is loaded (a concurrent backup writes the
-  // index before its snapshot).
-  std::vector<FileId> snap_ids = opened.ListIds(FileType::kSnapshot);
-  if (opts.confirm_lock) opts.confirm_lock();
+  // index before its snapshot), unless the repository is locked exclusively: no backup
+  // can write then, and the index loads while the snapshots are listed.
+  std::future<std::unique_ptr<IndexedRepository>> index_load;
+  auto load_index = [&opened] {
+    ScopedTimer timer(Stage::kIndex);
+    return IndexedRepository::Load(opened);
+  };
+  if (opts.locked_exclusively) index_load = std::async(std::launch::async, load_index);
+  std::vector<FileId> snap_ids;
+  try {
+    snap_ids = opened.ListIds(FileType::kSnapshot);
+    if (opts.confirm_lock) opts.confirm_lock();
+  } catch (...) {
+    if (index_load.valid()) index_load.wait();  // it reads through what the caller owns
+    throw;
+  }
   stage("load indexes");
   std::unique_ptr<IndexedRepository> indexed;
   try {
-    ScopedTimer timer(Stage::kIndex);
-    indexed = IndexedRepository::Load(opened);
+    indexed = index_load.valid() ? index_load.get() : load_index();
   } catch (const Error& e) {
     res.errors.push_back(std::string("error loading index: ") + e.what());
     return res;

@@ -23,6 +23,9 @@ struct CheckOptions {
   // Called once the snapshots are listed, before anything is reported: confirms a lock
   // taken with Lock::AcquireOverlapped (its check ran beside the first listings).
   std::function<void()> confirm_lock;
+  // The repository is locked exclusively (no backup can add an index file and then a
+  // snapshot meanwhile): the index loads while the snapshots are listed.
+  bool locked_exclusively = false;
 };
 
 struct CheckResult {

@@ -2,11 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <chrono>
 #include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "backend/forwarding_backend.h"
 #include "backend/mem_backend.h"
 #include "backend/test_load_trace.h"
 #include "core/error.h"
@@ -168,6 +172,49 @@ TEST_F(CheckTest, OneReadPerPackWhenRequestsAreRoundTrips) {
     } else {
       EXPECT_GE(reads, sizes.at(data) / (2 * kCheckSegment) + 1);
     }
+  }
+}
+
+// The snapshot listing waits (up to 2 s) for the index listing to start, and notes
+// whether it did meanwhile.
+class ListingOrder : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
+  void List(FileType t, const std::function<void(const FileInfo&)>& fn) override {
+    if (t == FileType::kIndex) {
+      std::lock_guard lock(mu_);
+      index_started_ = true;
+      cv_.notify_all();
+    }
+    if (t == FileType::kSnapshot) {
+      std::unique_lock lock(mu_);
+      overlapped_ = cv_.wait_for(lock, std::chrono::seconds(2), [&] { return index_started_; });
+    }
+    inner_->List(t, fn);
+  }
+  bool overlapped() {
+    std::lock_guard lock(mu_);
+    return overlapped_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool index_started_ = false, overlapped_ = false;
+};
+
+// Snapshots are listed before the index loads (a backup writes its index, then its
+// snapshot) unless the repository is locked exclusively: then both at once.
+TEST_F(CheckTest, IndexLoadsBesideTheSnapshotListingOnlyUnderAnExclusiveLock) {
+  for (bool exclusive : {false, true}) {
+    auto order = std::make_shared<ListingOrder>(mem_);
+    auto repo = haven::testing::TestRepository::Open(order, kPassword, 2);
+    CheckOptions co;
+    co.jobs = 2;
+    co.locked_exclusively = exclusive;
+    CheckResult r = RunCheck(*repo, co);
+    EXPECT_TRUE(r.ok()) << r.errors[0];
+    EXPECT_EQ(order->overlapped(), exclusive);
   }
 }
 
