@@ -41,7 +41,9 @@ void RegisterPrune(CLI::App& app) {
     opts.unreferenced_grace = ParseUnreferencedGrace(grace);
     auto repo = OpenRepository({.prefetch_index = true});
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
-    auto lock = Lock::Acquire(*repo, /*exclusive=*/true);
+    // Its check of the other locks runs beside the index and snapshot loads.
+    auto lock = Lock::AcquireOverlapped(*repo, /*exclusive=*/true);
+    opts.confirm_lock = [&lock] { lock->Confirm(); };
     opts.jobs = JobsOrAuto();
     opts.write = GlobalWriteOptions();
     opts.progress = [](const std::string& s) { Print(s); };

@@ -867,10 +867,14 @@ PruneResult RunPrune(Repository& opened, const PruneOptions& opts,
   std::future<std::vector<UsedBlobsRoot>> roots =
       std::async(std::launch::async, [&] { return SnapshotRoots(opened, opts); });
   std::unique_ptr<IndexedRepository> repo;
-  {
+  try {
     ScopedTimer t(Stage::kIndexLoad);
     repo = IndexedRepository::Load(opened);
+  } catch (...) {
+    if (opts.confirm_lock) opts.confirm_lock();  // a conflicting lock is the cause then
+    throw;
   }
+  if (opts.confirm_lock) opts.confirm_lock();
   PrunePlan plan = Plan(*repo, opts, [&] { return roots.get(); });
   if (on_plan) on_plan(plan);
   return ExecutePrune(*repo, std::move(plan), opts);

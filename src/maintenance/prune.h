@@ -49,6 +49,9 @@ struct PruneOptions {
   WriteOptions write;  // pack size (the small-pack limit) and compression of repacked packs
   std::function<void(const std::string&)> progress;  // stage messages ("repacking packs")
   std::function<void(const std::string&)> warn;      // non-fatal problems
+  // Called once the index is loaded, before anything is planned, reported or written:
+  // confirms a lock taken with Lock::AcquireOverlapped (its check ran beside the loads).
+  std::function<void()> confirm_lock;
 };
 
 struct PruneStats {
