@@ -468,10 +468,19 @@ void RunBackupCmd(const BackupCmd& o) {
   open.dry_run = o.dry_run;
   open.prefetch_index = true;
   auto repo = OpenRepository(open);
-  auto lock = LockRepository(*repo, false);
+  // The lock's check of the other locks runs beside the index listing; confirmed before
+  // anything is read or stored.
+  auto lock = LockRepositoryOverlapped(*repo, false);
   // The index is read when first needed: not at all when every folder comes from the
   // folder state.
-  auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);
+  std::unique_ptr<IndexedRepository> indexed;
+  try {
+    indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);
+  } catch (...) {
+    ConfirmLock(lock);  // a conflicting lock is the cause then
+    throw;
+  }
+  ConfirmLock(lock);
   // After the password (which may come from stdin too, before the list).
   SetTargets(o, opts);
   SetSnapshotAndWarnings(o, opts);
