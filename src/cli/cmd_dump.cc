@@ -101,9 +101,10 @@ void RunDump(const DumpOptions& o) {
     Fail(ErrorCode::kInvalidArgument,
          "unknown archive format \"" + o.archive + "\" for -a/--archive (want tar or zip)");
   auto repo = OpenRepository({.prefetch_index = true});
-  auto lock = LockRepository(*repo, false);
-  auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-  auto indexed = IndexedRepository::Load(*repo);
+  // The snapshot and the index read at once, beside the lock's check.
+  auto lock = LockRepositoryOverlapped(*repo, false);
+  auto [entry, indexed] = FindSnapshotAndLoadIndex(*repo, lock, o.snapshot, o.filter);
+  const auto& [id, s] = entry;
   std::vector<std::string> parts = SplitPath(o.path);
   if (parts.empty()) return DumpTree(*indexed, s.tree, "", o);
   const TreePath found = FindTreePath(*indexed, s.tree, parts);

@@ -157,9 +157,10 @@ void RegisterLs(CLI::App& app) {
              "All path filters must be absolute, starting with a forward slash '/' (got \"" +
                  d + "\")");
     auto repo = OpenRepository({.prefetch_index = true});
-    auto lock = LockRepository(*repo, false);
-    auto [id, s] = FindSnapshot(*repo, o.snapshot, o.filter);
-    auto indexed = IndexedRepository::Load(*repo);
+    // The snapshot and the index read at once, beside the lock's check.
+    auto lock = LockRepositoryOverlapped(*repo, false);
+    auto [entry, indexed] = FindSnapshotAndLoadIndex(*repo, lock, o.snapshot, o.filter);
+    const auto& [id, s] = entry;
     Lister lister(*indexed, o);
     if (Globals().json) {
       lister.out() += SnapshotListJson(id, s, "snapshot") + "\n";

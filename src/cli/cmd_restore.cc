@@ -88,20 +88,9 @@ void RunRestoreCmd(const RestoreCmd& o) {
     sub = arg.substr(c + 1);
     arg = arg.substr(0, c);
   }
-  // The index loads while the snapshot is found: two independent reads whose round trips
-  // overlap over a network (W2: two of the ten before the first pack). A snapshot that is
-  // not found still waits for the load to end (the future's destructor) before the error.
-  auto index_load = std::async(std::launch::async, [&repo] { return IndexedRepository::Load(*repo); });
-  auto found = [&] {
-    try {
-      SnapshotEntry e = FindSnapshot(*repo, arg, o.filter);  // first: the load runs meanwhile
-      return std::make_pair(std::move(e), index_load.get());
-    } catch (...) {
-      ConfirmLock(lock);
-      throw;
-    }
-  }();
-  ConfirmLock(lock);
+  // The index loads while the snapshot is found (W2: two of the ten round trips before the
+  // first pack), beside the lock's check.
+  auto found = FindSnapshotAndLoadIndex(*repo, lock, arg, o.filter);
   const SnapshotEntry& e = found.first;
   const auto& [id, s] = e;
   auto& indexed = found.second;

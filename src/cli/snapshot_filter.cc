@@ -1,6 +1,7 @@
 #include "cli/snapshot_filter.h"
 
 #include <algorithm>
+#include <future>
 #include <optional>
 
 #include "core/error.h"
@@ -72,6 +73,23 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
   for (auto& e : list)
     if (e.first == id) return e;
   Fail(ErrorCode::kNotFound, "no snapshot matched \"" + arg + "\"");
+}
+
+std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
+    Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
+    const SnapshotFilter& filter) {
+  // A snapshot that is not found still waits for the load to end (the future's
+  // destructor) before the error.
+  auto index_load = std::async(std::launch::async, [&repo] { return IndexedRepository::Load(repo); });
+  try {
+    SnapshotEntry e = FindSnapshot(repo, arg, filter);  // first: the load runs meanwhile
+    auto index = index_load.get();
+    if (lock) lock->Confirm();
+    return {std::move(e), std::move(index)};
+  } catch (...) {
+    if (lock) lock->Confirm();
+    throw;
+  }
 }
 
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type) {

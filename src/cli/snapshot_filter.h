@@ -3,12 +3,15 @@
 // with restic's semantics.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "maintenance/forget_policy.h"
+#include "repo/indexed_repository.h"
+#include "repo/lock.h"
 #include "repo/repository.h"
 
 namespace haven::cli {
@@ -44,6 +47,14 @@ FileId ResolveSnapshot(std::string_view arg, const std::vector<SnapshotEntry>& s
 // Resolves a SNAPSHOT argument; "latest" honours the filter. Returns id and snapshot.
 SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
                            const SnapshotFilter& filter = {});
+
+// FindSnapshot and IndexedRepository::Load at once (the index loads while the snapshots are
+// listed and read: over a network their round trips overlap), beside the check of `lock`
+// (taken with Lock::AcquireOverlapped, or null): the lock is confirmed before this returns,
+// and before an error of either read is passed on (a conflicting lock is then the error).
+std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
+    Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
+    const SnapshotFilter& filter);
 
 // Snapshot JSON as restic prints it in listings: the stored fields plus id and short_id.
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type);
