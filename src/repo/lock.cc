@@ -216,10 +216,17 @@ std::unique_ptr<Lock> Lock::AcquireOverlapped(Repository& repo, bool exclusive) 
   }
   {
     MutexLock lk(lock->confirm_mu_);
-    lock->check_ = std::async(std::launch::async, [&repo, exclusive, own] {
+    lock->check_ = std::async(std::launch::async, [&repo, exclusive, own, l = lock.get()] {
+      struct Done {
+        std::atomic<bool>& done;
+        ~Done() { done.store(true); }
+      } done{l->check_done_};
       CheckConflicts(repo, exclusive, &own);
     });
   }
+  // Refreshed from now on, as a lock taken at once is (a command that never confirms still
+  // keeps its lock fresh); a refresh waits for the check, whose listing excludes `own` only.
+  lock->refresher_ = std::thread([l = lock.get()] { l->RefreshLoop(); });
   repo.set_lock_check([l = lock.get()] { l->CheckHeld(); });
   return lock;
 }
@@ -230,15 +237,18 @@ void Lock::Confirm() {
     confirmed_ = true;
     try {
       check_.get();
-      refresher_ = std::thread([this] { RefreshLoop(); });
     } catch (...) {
       conflict_ = std::current_exception();
-      MutexLock lk(mu_);
-      try {
-        backend_->Remove({FileType::kLock, id_.Hex()});
-      } catch (...) {
+      {
+        MutexLock lk(mu_);
+        stop_ = true;  // the refresher writes no more
+        try {
+          backend_->Remove({FileType::kLock, id_.Hex()});
+        } catch (...) {
+        }
+        id_ = FileId();
       }
-      id_ = FileId();
+      cv_.NotifyAll();
     }
   }
   if (conflict_) std::rethrow_exception(conflict_);
@@ -263,6 +273,9 @@ void Lock::RefreshLoop() {
     while (!stop_ && cv_.WaitUntil(mu_, due)) {
     }
     if (stop_) return;
+    // AcquireOverlapped's check still listing: it excludes our first file only, so a
+    // second one now would look like another process's lock to it.
+    if (!check_done_.load()) continue;
     if (BootSeconds() - refreshed_at_ >= ValidFor()) {
       // Stopped or starved past the point where others may call the lock stale: it is
       // not renewed (that would hide the gap); CheckHeld stops the command.

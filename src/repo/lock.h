@@ -4,6 +4,7 @@
 // when the process is interrupted.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <future>
@@ -49,7 +50,7 @@ class Lock {
   // after the check: a lock that conflicts with ours was either written before ours, and
   // the check sees it, or after, and its own check sees ours. The caller must Confirm
   // before it acts on what it read (writes anything, reports a result); CheckHeld (every
-  // commit) confirms too. Until then the lock is not refreshed.
+  // commit) confirms too. The lock is refreshed from the write on, once its check is done.
   static std::unique_ptr<Lock> AcquireOverlapped(Repository& repo, bool exclusive);
   // Waits for AcquireOverlapped's check: throws its kLocked (our lock file removed), or
   // starts refreshing the lock. Later calls repeat the outcome.
@@ -82,6 +83,7 @@ class Lock {
   // AcquireOverlapped's check of the other locks, until Confirm takes its outcome.
   Mutex confirm_mu_;
   std::future<void> check_ GUARDED_BY(confirm_mu_);
+  std::atomic<bool> check_done_{false};  // set by the check itself: refreshes wait for it
   bool confirmed_ GUARDED_BY(confirm_mu_) = false;
   std::exception_ptr conflict_ GUARDED_BY(confirm_mu_);
   // Removes the lock file when the process is interrupted (Ctrl-C, SIGTERM, SIGHUP).
