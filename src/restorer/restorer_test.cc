@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -535,7 +536,9 @@ class HostileTreeTest : public ::testing::Test {
   }
   BlobId Tree(const std::vector<Node>& nodes) { return trees().Tree(nodes); }
   testing::TreeBuilder trees() { return testing::TreeBuilder(*repo_); }
-  RestoreResult Restore(const BlobId& tree) {
+  // `after_mkdir`: RestoreOptions::after_mkdir_for_testing.
+  RestoreResult Restore(const BlobId& tree,
+                        std::function<void(const std::string&)> after_mkdir = nullptr) {
     repo_->Flush();
     auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
     repo->LoadIndex();
@@ -544,6 +547,7 @@ class HostileTreeTest : public ::testing::Test {
     opts.jobs = 2;
     opts.warn = [&](const std::string& w) { warnings_.push_back(w); };
     opts.note = [&](const std::string& w) { notes_.push_back(w); };
+    opts.after_mkdir_for_testing = std::move(after_mkdir);
     return RunRestore(*repo, tree, opts);
   }
   bool OutsideEmpty() { return fs::is_empty(outside_); }
@@ -670,21 +674,12 @@ TEST_F(HostileTreeTest, EntriesPutInTheWayOfAFreshDirectoryAreNeverOpened) {
   BlobId d = Tree({File("f", "not into the fifo\n"), Link("l", "elsewhere"), Dir("s", sub),
                    File("g", "fine\n")});
   BlobId root = Tree({Dir("d", d)});
-  repo_->Flush();
-  auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
-  repo->LoadIndex();
-  RestoreOptions opts;
-  opts.target = target_.string();
-  opts.jobs = 2;
-  opts.warn = [&](const std::string& w) { warnings_.push_back(w); };
-  opts.note = [&](const std::string& w) { notes_.push_back(w); };
-  opts.after_mkdir_for_testing = [&](const std::string& rel) {
+  RestoreResult r = Restore(root, [&](const std::string& rel) {
     if (rel != "d") return;
     ASSERT_EQ(mkfifo((target_ / "d" / "f").c_str(), 0600), 0);
     WriteFile(target_ / "d" / "l", "in the way of the link\n");
     WriteFile(target_ / "d" / "s", "in the way of the directory\n");
-  };
-  RestoreResult r = RunRestore(*repo, root, opts);
+  });
   EXPECT_EQ(r.errors, 1u) << Joined(warnings_);
   ASSERT_EQ(warnings_.size(), 1u);
   EXPECT_NE(warnings_[0].find("/d/f"), std::string::npos) << warnings_[0];
