@@ -109,6 +109,11 @@ uint64_t WriteFileContent(IndexedRepository& repo, int fd, const std::vector<Blo
 
 namespace {
 
+bool IsRegularFile(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 // Creates `path` and its missing parents (as restic does for --target).
 void MkdirAll(const std::string& path) {
   if (path.empty()) return;
@@ -483,20 +488,36 @@ class Restore {
   // opener: the walk found nothing of its name (or removed it), so an entry there now was
   // put there meanwhile, by the restore itself (two names that differ only in case on a
   // case-insensitive target: a fifo or device node "A" is what "a" would open) or by
-  // someone else; it is refused, never opened. Later opens find the file made here.
+  // someone else; it is refused, never opened. Later opens (a file whose blobs lie in
+  // several packs, or one updated in place) must find a regular file: they open without
+  // O_CREAT and with O_NONBLOCK, so a fifo swapped in meanwhile by another process fails
+  // at once instead of making the open wait for a reader, and anything but a regular
+  // file is refused before a byte is written.
   int Open(File& f) {
-    int fd;
-    if (f.in_place || f.created.load(std::memory_order_acquire)) {
-      fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_WRONLY, 0600);
-    } else {
+    int fd = -1;
+    bool again = f.in_place || f.created.load(std::memory_order_acquire);
+    if (!again) {
       MutexLock lock(create_mu_[std::hash<const File*>{}(&f) % kCreateLocks]);
-      const bool creating = !f.created.load(std::memory_order_relaxed);
-      fd = OpenBeneath(target_.get(), f.rel, creating ? O_CREAT | O_EXCL | O_WRONLY : O_WRONLY, 0600);
-      if (fd >= 0) f.created.store(true, std::memory_order_release);
-      if (fd < 0 && creating && errno == EEXIST) {
-        FailFile(f, "create " + Shown(f.rel) +
-                        ": an entry of that name appeared during the restore (a name that "
-                        "differs only in case on a case-insensitive target?); left as it is");
+      again = f.created.load(std::memory_order_relaxed);  // made meanwhile by another job
+      if (!again) {
+        fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        if (fd >= 0) f.created.store(true, std::memory_order_release);
+        if (fd < 0 && errno == EEXIST) {
+          FailFile(f, "create " + Shown(f.rel) +
+                          ": an entry of that name appeared during the restore (a name that "
+                          "differs only in case on a case-insensitive target?); left as it is");
+          return -1;
+        }
+      }
+    }
+    if (again) {
+      if (opts_.before_reopen_for_testing) opts_.before_reopen_for_testing(f.rel);
+      fd = OpenBeneath(target_.get(), f.rel, O_WRONLY | O_NONBLOCK, 0);
+      // ENXIO: the O_NONBLOCK write-open of a fifo that has no reader
+      if ((fd >= 0 && !IsRegularFile(fd)) || (fd < 0 && errno == ENXIO)) {
+        if (fd >= 0) close(fd);
+        FailFile(f, "open " + Shown(f.rel) +
+                        ": no longer a regular file (replaced during the restore); left as it is");
         return -1;
       }
     }

@@ -47,6 +47,9 @@ struct RestoreOptions {
   // Tests: called with a directory's path below the target right after the restore made it
   // (to put an entry in its way, as a case-insensitive twin or another process would).
   std::function<void(const std::string& rel)> after_mkdir_for_testing;
+  // Tests: called with a file's path below the target before the restore opens the file
+  // again (a file whose blobs lie in several packs), to swap something else in meanwhile.
+  std::function<void(const std::string& rel)> before_reopen_for_testing;
 };
 
 struct RestoreResult {

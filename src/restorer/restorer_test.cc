@@ -536,9 +536,8 @@ class HostileTreeTest : public ::testing::Test {
   }
   BlobId Tree(const std::vector<Node>& nodes) { return trees().Tree(nodes); }
   testing::TreeBuilder trees() { return testing::TreeBuilder(*repo_); }
-  // `after_mkdir`: RestoreOptions::after_mkdir_for_testing.
-  RestoreResult Restore(const BlobId& tree,
-                        std::function<void(const std::string&)> after_mkdir = nullptr) {
+  // `tweak`: sets the options' test hooks.
+  RestoreResult Restore(const BlobId& tree, std::function<void(RestoreOptions&)> tweak = nullptr) {
     repo_->Flush();
     auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
     repo->LoadIndex();
@@ -547,7 +546,7 @@ class HostileTreeTest : public ::testing::Test {
     opts.jobs = 2;
     opts.warn = [&](const std::string& w) { warnings_.push_back(w); };
     opts.note = [&](const std::string& w) { notes_.push_back(w); };
-    opts.after_mkdir_for_testing = std::move(after_mkdir);
+    if (tweak) tweak(opts);
     return RunRestore(*repo, tree, opts);
   }
   bool OutsideEmpty() { return fs::is_empty(outside_); }
@@ -674,11 +673,13 @@ TEST_F(HostileTreeTest, EntriesPutInTheWayOfAFreshDirectoryAreNeverOpened) {
   BlobId d = Tree({File("f", "not into the fifo\n"), Link("l", "elsewhere"), Dir("s", sub),
                    File("g", "fine\n")});
   BlobId root = Tree({Dir("d", d)});
-  RestoreResult r = Restore(root, [&](const std::string& rel) {
-    if (rel != "d") return;
-    ASSERT_EQ(mkfifo((target_ / "d" / "f").c_str(), 0600), 0);
-    WriteFile(target_ / "d" / "l", "in the way of the link\n");
-    WriteFile(target_ / "d" / "s", "in the way of the directory\n");
+  RestoreResult r = Restore(root, [&](RestoreOptions& o) {
+    o.after_mkdir_for_testing = [&](const std::string& rel) {
+      if (rel != "d") return;
+      ASSERT_EQ(mkfifo((target_ / "d" / "f").c_str(), 0600), 0);
+      WriteFile(target_ / "d" / "l", "in the way of the link\n");
+      WriteFile(target_ / "d" / "s", "in the way of the directory\n");
+    };
   });
   EXPECT_EQ(r.errors, 1u) << Joined(warnings_);
   ASSERT_EQ(warnings_.size(), 1u);
@@ -694,6 +695,50 @@ TEST_F(HostileTreeTest, EntriesPutInTheWayOfAFreshDirectoryAreNeverOpened) {
   EXPECT_EQ(ReadFile(target_ / "d" / "g"), "fine\n");
   EXPECT_NE(Joined(notes_).find("/d/s"), std::string::npos) << Joined(notes_);
   EXPECT_TRUE(OutsideEmpty());
+}
+
+// A file whose blobs lie in two packs is opened once per pack. Another process that swaps
+// a fifo in before the second open (with a reader waiting on it, or none) must neither
+// make the restore wait nor get a byte: the file is reported and the fifo left alone.
+TEST_F(HostileTreeTest, AFifoSwappedInBeforeAFileIsOpenedAgainIsRefused) {
+  for (bool reader : {false, true}) {
+    SCOPED_TRACE(reader ? "a reader waits on the fifo" : "no reader");
+    fs::remove_all(target_);
+    warnings_.clear();
+    const std::string a = Random(1, 5000), b = Random(2, 7000);
+    Node fa = File("part-a", a);
+    repo_->Flush();  // the two blobs in two packs
+    Node fb = File("part-b", b);
+    Node big = fa;
+    big.name = "big";
+    big.size = a.size() + b.size();
+    big.content = {fa.content[0], fb.content[0]};
+    BlobId t = Tree({big, File("other", "fine\n")});
+    Fd read_end;
+    int swaps = 0;  // re-opens of "big"; the fifo is swapped in at the first
+    RestoreResult r = Restore(t, [&](RestoreOptions& o) {
+      o.before_reopen_for_testing = [&](const std::string& rel) {
+        if (rel != "big" || swaps++) return;
+        const fs::path fifo = root_ / "fifo";
+        ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+        if (reader) read_end = Fd(open(fifo.c_str(), O_RDONLY | O_NONBLOCK));
+        ASSERT_EQ(rename(fifo.c_str(), (target_ / "big").c_str()), 0);
+      };
+    });
+    EXPECT_GE(swaps, 1);  // opened again by one pack's job or by both
+    EXPECT_EQ(r.errors, 1u) << Joined(warnings_);
+    EXPECT_NE(Joined(warnings_).find("no longer a regular file"), std::string::npos)
+        << Joined(warnings_);
+    struct stat st;
+    ASSERT_EQ(lstat((target_ / "big").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode));
+    if (reader) {
+      char c;
+      EXPECT_LE(read(read_end.get(), &c, 1), 0);  // nothing was written into it
+    }
+    EXPECT_EQ(ReadFile(target_ / "other"), "fine\n");
+    EXPECT_TRUE(OutsideEmpty());
+  }
 }
 
 TEST_F(HostileTreeTest, WithoutOpenat2TheComponentWalkGivesTheSameResults) {
