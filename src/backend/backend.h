@@ -20,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/bytes.h"
 
@@ -154,6 +155,14 @@ class Backend {
   // True when every request costs a network round trip (S3, REST, rclone, SFTP): readers
   // of many ranges of one object then ask for fewer, larger ones (check --read-data).
   virtual bool RoundTrips() const { return false; }
+  // The files of type `t` as listed earlier in this process (IndexPrefetchBackend lists
+  // them when the repository is opened, before any lock), waiting for that listing if it
+  // is still running; nullopt if there is none or it failed. Never authoritative: work
+  // started from it is a head start, kept only if a listing made later agrees.
+  virtual std::optional<std::vector<FileInfo>> EarlierListing(FileType t) {
+    (void)t;
+    return std::nullopt;
+  }
 
   // Removes temp files that a killed writer left (`*-tmp-*` beside the objects) and that
   // are older than min_age_seconds; returns how many. Only for a caller holding the

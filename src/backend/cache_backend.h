@@ -117,6 +117,9 @@ class CacheBackend : public Backend {
   std::unique_ptr<PackStream> NewPackStream() override { return inner_->NewPackStream(); }
   int Connections() const override { return inner_->Connections(); }
   bool RoundTrips() const override { return inner_->RoundTrips(); }
+  std::optional<std::vector<FileInfo>> EarlierListing(FileType t) override {
+    return inner_->EarlierListing(t);
+  }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }

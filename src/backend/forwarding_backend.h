@@ -36,6 +36,9 @@ class ForwardingBackend : public Backend {
   void Remove(const Handle& h) override { inner_->Remove(h); }
   int Connections() const override { return inner_->Connections(); }
   bool RoundTrips() const override { return inner_->RoundTrips(); }
+  std::optional<std::vector<FileInfo>> EarlierListing(FileType t) override {
+    return inner_->EarlierListing(t);
+  }
   size_t RemoveStaleTempFiles(int64_t min_age_seconds) override {
     return inner_->RemoveStaleTempFiles(min_age_seconds);
   }

@@ -48,10 +48,16 @@ void IndexPrefetchBackend::Start(std::vector<Kind> kinds) {
 
 void IndexPrefetchBackend::ListKind(const Kind& kind) {
   std::vector<FileInfo> files;
+  bool listed = false;
   try {
     inner_->List(kind.type, [&](const FileInfo& f) { files.push_back(f); });
+    listed = true;
   } catch (...) {
     files.clear();  // the load lists again and reports its own error
+  }
+  if (listed) {
+    MutexLock lock(mu_);
+    listings_[kind.type] = files;
   }
   // (the cache is asked outside mu_: it stats files)
   if (kind.skip) std::erase_if(files, [&](const FileInfo& f) { return kind.skip(f.name); });
@@ -99,6 +105,15 @@ void IndexPrefetchBackend::Work() {
     }
     cv_.NotifyAll();
   }
+}
+
+std::optional<std::vector<FileInfo>> IndexPrefetchBackend::EarlierListing(FileType t) {
+  if (!Prefetched(t)) return inner_->EarlierListing(t);
+  MutexLock lock(mu_);
+  while (!stop_ && std::find(listed_.begin(), listed_.end(), t) == listed_.end()) cv_.Wait(mu_);
+  auto it = listings_.find(t);
+  if (it == listings_.end()) return std::nullopt;
+  return it->second;
 }
 
 bool IndexPrefetchBackend::Prefetched(FileType t) const {

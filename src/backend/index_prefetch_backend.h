@@ -63,6 +63,9 @@ class IndexPrefetchBackend : public ForwardingBackend {
   std::unique_ptr<PackStream> NewPackStream() override { return inner_->NewPackStream(); }
   void SaveFrom(const Handle& h, const SaveSource& src) override { inner_->SaveFrom(h, src); }
 
+  // The listing of a prefetched type, whole (files the cache holds included), once done.
+  std::optional<std::vector<FileInfo>> EarlierListing(FileType t) override EXCLUDES(mu_);
+
   // Files handed out from memory so far (tests, timings).
   size_t served() EXCLUDES(mu_);
 
@@ -91,6 +94,8 @@ class IndexPrefetchBackend : public ForwardingBackend {
   std::vector<Key> queue_ GUARDED_BY(mu_);  // files to read, in listing order
   size_t next_ GUARDED_BY(mu_) = 0;
   std::vector<FileType> listed_ GUARDED_BY(mu_);  // the kinds whose listing is done
+  // Each listing that succeeded, before `skip` (EarlierListing).
+  std::map<FileType, std::vector<FileInfo>> listings_ GUARDED_BY(mu_);
   size_t listing_ GUARDED_BY(mu_) = 0;            // listings not done yet
   uint64_t held_ GUARDED_BY(mu_) = 0;             // bytes queued or held, against budget_
   bool stop_ GUARDED_BY(mu_) = false;

@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "core/timings.h"
 #include "maintenance/check.h"
+#include "maintenance/check_head_start.h"
 
 namespace haven::cli {
 namespace {
@@ -67,10 +68,17 @@ void RegisterCheck(CLI::App& app) {
       open.cache_base = [&temp](const Backend& be) { return be.RoundTrips() ? temp.Make() : std::string(); };
     open.prefetch_index = true;
     auto repo = OpenRepository(open);
+    // On remote storage the index loads, and with --read-data the packs are read, while
+    // the lock is written and the listings are made (kept only where those agree).
+    std::unique_ptr<CheckHeadStart> head_start;
+    if (repo->backend().RoundTrips() && !Globals().no_lock)
+      head_start = std::make_unique<CheckHeadStart>(*repo, read_data && subset.empty(),
+                                                    CheckLoaders(repo->backend(), JobsOrAuto()));
     auto lock = LockRepositoryOverlapped(*repo, true);
     CheckOptions opts;
     opts.confirm_lock = [&lock] { ConfirmLock(lock); };
     opts.locked_exclusively = lock != nullptr;
+    opts.head_start = head_start.get();
     opts.read_data = read_data;
     opts.read_data_subset = subset;
     if (check_unused)

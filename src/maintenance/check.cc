@@ -18,6 +18,7 @@
 #include "core/sha256.h"
 #include "core/thread_pool.h"
 #include "core/timings.h"
+#include "maintenance/check_head_start.h"
 #include "maintenance/prune.h"
 #include "repo/gojson.h"
 #include "repo/indexed_repository.h"
@@ -300,6 +301,34 @@ struct PackState {
   std::map<PackId, std::vector<PackedBlob>> packs;   // indexed blobs, duplicates merged
 };
 
+}  // namespace
+
+std::map<PackId, std::vector<PackedBlob>> PacksOfIndex(IndexedRepository& repo,
+                                                       std::vector<std::string>* hints) {
+  std::map<PackId, std::vector<PackedBlob>> packs;
+  repo.index().ForEach([&](const PackId& p, const PackedBlob& b) { packs[p].push_back(b); });
+  // A pack listed by several index files (an interrupted prune or repair wrote the new index
+  // but had not deleted the old one yet) is still one pack: merge identical entries. restic
+  // reports this as a non-critical hint.
+  auto key = [](const PackedBlob& b) {
+    return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
+                           b.uncompressed_length);
+  };
+  for (auto& [pid, blobs] : packs) {
+    size_t n = blobs.size();
+    std::sort(blobs.begin(), blobs.end(),
+              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
+    blobs.erase(std::unique(blobs.begin(), blobs.end(),
+                            [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
+                blobs.end());
+    if (blobs.size() != n && hints)
+      hints->push_back("pack " + pid.Hex() + ": contained in several indexes");
+  }
+  return packs;
+}
+
+namespace {
+
 // The pack files in storage: name -> size.
 std::map<PackId, uint64_t> ListPacks(Backend& be) {
   std::map<PackId, uint64_t> on_disk;
@@ -315,23 +344,7 @@ PackState CheckPackFiles(IndexedRepository& repo, std::map<PackId, uint64_t> on_
                          CheckResult& res) {
   PackState st;
   st.on_disk = std::move(on_disk);
-  repo.index().ForEach([&](const PackId& p, const PackedBlob& b) { st.packs[p].push_back(b); });
-  // A pack listed by several index files (an interrupted prune or repair wrote the new index
-  // but had not deleted the old one yet) is still one pack: merge identical entries. restic
-  // reports this as a non-critical hint.
-  auto key = [](const PackedBlob& b) {
-    return std::make_tuple(b.offset, b.length, static_cast<int>(b.type), b.id,
-                           b.uncompressed_length);
-  };
-  for (auto& [pid, blobs] : st.packs) {
-    size_t n = blobs.size();
-    std::sort(blobs.begin(), blobs.end(),
-              [&](const PackedBlob& a, const PackedBlob& b) { return key(a) < key(b); });
-    blobs.erase(std::unique(blobs.begin(), blobs.end(),
-                            [&](const PackedBlob& a, const PackedBlob& b) { return key(a) == key(b); }),
-                blobs.end());
-    if (blobs.size() != n) res.hints.push_back("pack " + pid.Hex() + ": contained in several indexes");
-  }
+  st.packs = PacksOfIndex(repo, &res.hints);
   for (auto& [pid, blobs] : st.packs) {
     auto it = st.on_disk.find(pid);
     if (it == st.on_disk.end()) {
@@ -466,7 +479,13 @@ class TreeCheck {
 // --read-data: the selected packs, largest first (so that no thread is left with a big
 // one at the end), on `threads` threads; the problems in pack id order.
 void ReadPacks(IndexedRepository& repo, const PackState& st, const std::vector<PackId>& ids,
-               int threads, CheckResult& res) {
+               int threads, CheckHeadStart* head_start, CheckResult& res) {
+  res.packs_read = ids.size();
+  if (head_start) {  // the reads it began are kept where the listings agree
+    for (auto& errs : head_start->ReadAll(ids, st.on_disk, st.packs))
+      for (auto& e : errs) res.errors.push_back(std::move(e));
+    return;
+  }
   std::vector<size_t> todo(ids.size());
   for (size_t i = 0; i < todo.size(); ++i) todo[i] = i;
   std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) {
@@ -491,7 +510,6 @@ void ReadPacks(IndexedRepository& repo, const PackState& st, const std::vector<P
   });
   for (auto& errs : per_pack)
     for (auto& e : errs) res.errors.push_back(std::move(e));
-  res.packs_read = ids.size();
 }
 
 // The packs --read-data(-subset) reads (existing ones only), in pack id order.
@@ -511,6 +529,12 @@ std::vector<PackId> PacksToRead(const PackState& st, const CheckOptions& opts,
 
 }  // namespace
 
+int CheckLoaders(const Backend& be, int jobs) {
+  const int threads = std::max(1, ResolveJobs(jobs));
+  // loads wait on storage: by default at least as many at once as it serves (S3: 5)
+  return jobs > 0 ? threads : std::max(threads, be.Connections());
+}
+
 // The steps: index, pack files, snapshots and trees, then (with --read-data, read while the
 // trees are checked) the packs' bytes. Problems are reported in that order.
 CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
@@ -525,10 +549,22 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   // Snapshots are listed before the index is loaded (a concurrent backup writes the
   // index before its snapshot), unless the repository is locked exclusively: no backup
   // can write then, and the index loads while the snapshots are listed.
-  std::future<std::unique_ptr<IndexedRepository>> index_load;
-  auto load_index = [&opened] {
+  // Under the exclusive lock, the index loaded before the lock (CheckHeadStart) is the
+  // index if the index files listed now are the same.
+  CheckHeadStart* head_start = opts.locked_exclusively ? opts.head_start : nullptr;
+  std::unique_ptr<IndexedRepository> owned;
+  std::future<IndexedRepository*> index_load;
+  auto load_index = [&opened, &owned, &head_start]() -> IndexedRepository* {
     ScopedTimer timer(Stage::kIndex);
-    return IndexedRepository::Load(opened);
+    if (head_start) {
+      auto files = IndexedRepository::ListIndexFiles(opened.backend());
+      if (IndexedRepository* early = head_start->IndexFor(files)) return early;
+      head_start = nullptr;  // (read by the caller only after this returns)
+      owned = IndexedRepository::Load(opened, std::move(files));
+    } else {
+      owned = IndexedRepository::Load(opened);
+    }
+    return owned.get();
   };
   if (opts.locked_exclusively) index_load = std::async(std::launch::async, load_index);
   std::vector<FileId> snap_ids;
@@ -540,7 +576,7 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
     throw;
   }
   stage("load indexes");
-  std::unique_ptr<IndexedRepository> indexed;
+  IndexedRepository* indexed = nullptr;
   try {
     indexed = index_load.valid() ? index_load.get() : load_index();
   } catch (const Error& e) {
@@ -556,9 +592,7 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   std::vector<PackId> to_read;
   if (read_data) to_read = PacksToRead(packs, opts, read_stage);  // bad arguments fail early
 
-  const int threads = std::max(1, ResolveJobs(opts.jobs));
-  // loads wait on storage: by default at least as many at once as it serves (S3: 5)
-  const int io = opts.jobs > 0 ? threads : std::max(threads, repo.backend().Connections());
+  const int io = CheckLoaders(repo.backend(), opts.jobs);
   stage("check snapshots, trees and blobs");
   // With --read-data the packs are read while the trees are checked (on remote storage the
   // tree walk waits on round trips that the reads fill); the stages and their problems are
@@ -566,7 +600,8 @@ CheckResult RunCheck(Repository& opened, const CheckOptions& opts) {
   CheckResult read;
   std::future<void> reading;
   if (read_data)
-    reading = std::async(std::launch::async, [&] { ReadPacks(repo, packs, to_read, io, read); });
+    reading = std::async(std::launch::async,
+                         [&] { ReadPacks(repo, packs, to_read, io, head_start, read); });
   try {
     ScopedTimer timer(Stage::kWalk);
     TreeCheck(repo, io).Run(snap_ids, res.errors);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "repo/repository.h"
 
 namespace haven {
+
+class CheckHeadStart;
+class IndexedRepository;
 
 struct CheckOptions {
   bool read_data = false;
@@ -26,6 +30,9 @@ struct CheckOptions {
   // The repository is locked exclusively (no backup can add an index file and then a
   // snapshot meanwhile): the index loads while the snapshots are listed.
   bool locked_exclusively = false;
+  // Work begun before the lock was written (check_head_start.h), used when locked
+  // exclusively; it must outlive RunCheck.
+  CheckHeadStart* head_start = nullptr;
 };
 
 struct CheckResult {
@@ -37,6 +44,15 @@ struct CheckResult {
 
 // The repository must be open; the index is (re)loaded here.
 CheckResult RunCheck(Repository& repo, const CheckOptions& opts);
+
+// How many packs a check reads at once: --jobs, or by default at least as many as the
+// storage serves (S3: 5).
+int CheckLoaders(const Backend& be, int jobs);
+
+// The index's packs: pack id -> its entries, entries listed by several index files merged
+// (a hint for each such pack is added to `hints`, when given).
+std::map<PackId, std::vector<PackedBlob>> PacksOfIndex(IndexedRepository& repo,
+                                                       std::vector<std::string>* hints);
 
 // Buffers of one CheckPackData caller (a worker thread), reused across packs; they only
 // grow: to the largest segment (about 2 * segment plus one blob) and the largest blob.

@@ -118,16 +118,6 @@ class IndexFetcher {
   std::vector<std::thread> threads_;
 };
 
-// Every index file's id and listed size, sorted by id.
-std::vector<std::pair<FileId, uint64_t>> ListIndexFiles(Backend& be) {
-  std::vector<std::pair<FileId, uint64_t>> files;
-  be.List(FileType::kIndex, [&](const FileInfo& fi) {
-    if (auto id = FileId::FromHex(fi.name)) files.emplace_back(*id, fi.size);
-  });
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 // Checks and decrypts one index file read into `raw` (in place), and streams its JSON
 // through zstd (v2) into `parse`: no buffer of the whole decompressed file.
 void ParseIndexFile(const Repository& repo, const std::string& hex, Bytes& raw,
@@ -169,11 +159,38 @@ void ParseIndexFile(const Repository& repo, const std::string& hex, Bytes& raw,
 
 }  // namespace
 
+std::vector<std::pair<FileId, uint64_t>> IndexedRepository::IndexFilesOf(
+    const std::vector<FileInfo>& listed) {
+  std::vector<std::pair<FileId, uint64_t>> files;
+  for (const FileInfo& fi : listed)
+    if (auto id = FileId::FromHex(fi.name)) files.emplace_back(*id, fi.size);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::pair<FileId, uint64_t>> IndexedRepository::ListIndexFiles(Backend& be) {
+  std::vector<FileInfo> listed;
+  be.List(FileType::kIndex, [&](const FileInfo& fi) { listed.push_back(fi); });
+  return IndexFilesOf(listed);
+}
+
 std::unique_ptr<IndexedRepository> IndexedRepository::Load(const Repository& opened,
                                                            IndexLoad when) {
   std::unique_ptr<IndexedRepository> repo(new IndexedRepository(opened));
+  auto files = ListIndexFiles(repo->backend());
+  return Loaded(std::move(repo), std::move(files), when);
+}
+
+std::unique_ptr<IndexedRepository> IndexedRepository::Load(
+    const Repository& opened, std::vector<std::pair<FileId, uint64_t>> files, IndexLoad when) {
+  return Loaded(std::unique_ptr<IndexedRepository>(new IndexedRepository(opened)),
+                std::move(files), when);
+}
+
+std::unique_ptr<IndexedRepository> IndexedRepository::Loaded(
+    std::unique_ptr<IndexedRepository> repo, std::vector<std::pair<FileId, uint64_t>> files,
+    IndexLoad when) {
   {
-    std::vector<std::pair<FileId, uint64_t>> files = ListIndexFiles(repo->backend());
     {
       WriterLock lock(repo->index_mu_);
       for (const auto& f : files) repo->index_files_.push_back(f.first);

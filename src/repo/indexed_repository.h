@@ -45,6 +45,22 @@ class IndexedRepository : public Repository {
   // trees until it is destroyed.
   static std::unique_ptr<IndexedRepository> Load(const Repository& opened,
                                                  IndexLoad when = IndexLoad::kNow);
+  // The same for index files listed already (ListIndexFiles, or a listing made earlier).
+  static std::unique_ptr<IndexedRepository> Load(const Repository& opened,
+                                                 std::vector<std::pair<FileId, uint64_t>> files,
+                                                 IndexLoad when = IndexLoad::kNow);
+  // Every index file's id and listed size, sorted by id.
+  static std::vector<std::pair<FileId, uint64_t>> ListIndexFiles(Backend& be);
+  // The same from FileInfo records (names that are not ids left out).
+  static std::vector<std::pair<FileId, uint64_t>> IndexFilesOf(const std::vector<FileInfo>& listed);
+
+ private:
+  // Load's second half: `repo` made from the opened repository, its index files listed.
+  static std::unique_ptr<IndexedRepository> Loaded(std::unique_ptr<IndexedRepository> repo,
+                                                   std::vector<std::pair<FileId, uint64_t>> files,
+                                                   IndexLoad when);
+
+ public:
   ~IndexedRepository() override;
   IndexedRepository(const IndexedRepository&) = delete;
   IndexedRepository& operator=(const IndexedRepository&) = delete;
