@@ -158,8 +158,9 @@ void RegisterLs(CLI::App& app) {
                  d + "\")");
     auto repo = OpenRepository({.prefetch_index = true});
     // The snapshot and the index read at once, beside the lock's check.
+    auto early_index = StartEarlyIndex(*repo);  // beside the lock's write
     auto lock = LockRepositoryOverlapped(*repo, false);
-    auto [entry, indexed] = FindSnapshotAndLoadIndex(*repo, lock, o.snapshot, o.filter);
+    auto [entry, indexed] = FindSnapshotAndLoadIndex(*repo, lock, o.snapshot, o.filter, early_index.get());
     const auto& [id, s] = entry;
     Lister lister(*indexed, o);
     if (Globals().json) {

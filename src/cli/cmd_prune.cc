@@ -42,7 +42,9 @@ void RegisterPrune(CLI::App& app) {
     auto repo = OpenRepository({.prefetch_index = true});
     // Always locked, as restic does: --no-lock does not apply to commands that delete.
     // Its check of the other locks runs beside the index and snapshot loads.
+    auto early_index = StartEarlyIndex(*repo);  // beside the lock's write
     auto lock = Lock::AcquireOverlapped(*repo, /*exclusive=*/true);
+    opts.early_index = early_index.get();
     opts.confirm_lock = [&lock] { lock->Confirm(); };
     opts.jobs = JobsOrAuto();
     opts.write = GlobalWriteOptions();

@@ -81,6 +81,7 @@ void RunRestoreCmd(const RestoreCmd& o) {
   auto repo = OpenRepository({.prefetch_index = true});
   // Its check of the other locks overlaps the listings below; confirmed before anything
   // is written or reported, on the error paths too (a conflicting lock is the cause then).
+  auto early_index = StartEarlyIndex(*repo);  // beside the lock's write
   auto lock = LockRepositoryOverlapped(*repo, false);
   // SNAPSHOT[:subfolder]
   std::string arg = o.snap, sub;
@@ -90,7 +91,7 @@ void RunRestoreCmd(const RestoreCmd& o) {
   }
   // The index loads while the snapshot is found (W2: two of the ten round trips before the
   // first pack), beside the lock's check.
-  auto found = FindSnapshotAndLoadIndex(*repo, lock, arg, o.filter);
+  auto found = FindSnapshotAndLoadIndex(*repo, lock, arg, o.filter, early_index.get());
   const SnapshotEntry& e = found.first;
   const auto& [id, s] = e;
   auto& indexed = found.second;

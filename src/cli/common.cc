@@ -529,6 +529,11 @@ std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive)
   return Lock::AcquireOverlapped(repo, exclusive);
 }
 
+std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo) {
+  if (!repo.backend().RoundTrips()) return nullptr;
+  return std::make_unique<EarlyIndex>(repo);
+}
+
 void Print(const std::string& s) {
   if (!Globals().quiet) std::cout << s << '\n';
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "repo/early_index.h"
 #include "repo/lock.h"
 #include "repo/indexed_repository.h"
 #include "repo/repository.h"
@@ -121,6 +122,9 @@ std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);
 // The same with Lock::AcquireOverlapped: the caller confirms (ConfirmLock) before it acts
 // on what it read.
 std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive);
+// On remote storage, the index loading from the open's listing before the lock is taken
+// (repo/early_index.h); null on a local disk or a box (nothing to overlap there).
+std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo);
 // Confirms a lock of LockRepositoryOverlapped (none with --no-lock).
 inline void ConfirmLock(const std::unique_ptr<Lock>& lock) {
   if (lock) lock->Confirm();

@@ -77,10 +77,11 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
 
 std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
-    const SnapshotFilter& filter) {
+    const SnapshotFilter& filter, EarlyIndex* early) {
   // A snapshot that is not found still waits for the load to end (the future's
   // destructor) before the error.
-  auto index_load = std::async(std::launch::async, [&repo] { return IndexedRepository::Load(repo); });
+  auto index_load =
+      std::async(std::launch::async, [&repo, early] { return EarlyIndex::LoadWith(early, repo); });
   try {
     SnapshotEntry e = FindSnapshot(repo, arg, filter);  // first: the load runs meanwhile
     auto index = index_load.get();

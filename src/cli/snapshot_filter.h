@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "maintenance/forget_policy.h"
+#include "repo/early_index.h"
 #include "repo/indexed_repository.h"
 #include "repo/lock.h"
 #include "repo/repository.h"
@@ -52,9 +53,11 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
 // listed and read: over a network their round trips overlap), beside the check of `lock`
 // (taken with Lock::AcquireOverlapped, or null): the lock is confirmed before this returns,
 // and before an error of either read is passed on (a conflicting lock is then the error).
+// `early` (StartEarlyIndex, made before the lock) is taken as the index when the index
+// files listed here are those it loaded.
 std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
-    const SnapshotFilter& filter);
+    const SnapshotFilter& filter, EarlyIndex* early = nullptr);
 
 // Snapshot JSON as restic prints it in listings: the stored fields plus id and short_id.
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type);

@@ -11,7 +11,7 @@
 namespace haven {
 
 CheckHeadStart::CheckHeadStart(Repository& opened, bool read_packs, int loaders)
-    : opened_(opened), loaders_(std::max(1, loaders)) {
+    : opened_(opened), loaders_(std::max(1, loaders)), early_(opened) {
   starter_ = std::thread([this, read_packs] { Start(read_packs); });
 }
 
@@ -23,14 +23,7 @@ CheckHeadStart::~CheckHeadStart() {
 }
 
 void CheckHeadStart::Start(bool read_packs) {
-  try {
-    if (auto listed = opened_.backend().EarlierListing(FileType::kIndex)) {
-      index_files_ = IndexedRepository::IndexFilesOf(*listed);
-      index_ = IndexedRepository::Load(opened_, index_files_);
-    }
-  } catch (const std::exception&) {
-    index_.reset();  // the check loads the index itself and reports what fails
-  }
+  index_ = early_.Wait();
   if (index_ && read_packs) {
     guessed_ = PacksOfIndex(*index_, nullptr);
     std::vector<Item> items;
@@ -108,7 +101,7 @@ IndexedRepository* CheckHeadStart::IndexFor(const std::vector<std::pair<FileId, 
     MutexLock lock(mu_);
     while (!ready_) cv_.Wait(mu_);
   }
-  if (index_ && files == index_files_) return index_.get();
+  if (early_.Matches(files)) return index_;
   StopReaders();
   for (std::thread& t : readers_) t.join();
   readers_.clear();

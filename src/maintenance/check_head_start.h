@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/mutex.h"
+#include "repo/early_index.h"
 #include "repo/indexed_repository.h"
 
 namespace haven {
@@ -72,10 +73,10 @@ class CheckHeadStart {
 
   Repository& opened_;
   const int loaders_;
+  EarlyIndex early_;  // (before starter_: started first, joined last)
   std::thread starter_;
   // Set by the starter before `ready_`; read by the caller after it.
-  std::unique_ptr<IndexedRepository> index_;
-  std::vector<std::pair<FileId, uint64_t>> index_files_;
+  IndexedRepository* index_ = nullptr;  // early_'s
   std::map<PackId, std::vector<PackedBlob>> guessed_;  // the early index's packs
   std::vector<std::thread> readers_;                   // started by the starter
 

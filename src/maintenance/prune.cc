@@ -869,7 +869,7 @@ PruneResult RunPrune(Repository& opened, const PruneOptions& opts,
   std::unique_ptr<IndexedRepository> repo;
   try {
     ScopedTimer t(Stage::kIndexLoad);
-    repo = IndexedRepository::Load(opened);
+    repo = EarlyIndex::LoadWith(opts.early_index, opened);
   } catch (...) {
     if (opts.confirm_lock) opts.confirm_lock();  // a conflicting lock is the cause then
     throw;

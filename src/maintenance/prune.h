@@ -20,6 +20,7 @@
 
 #include "core/id.h"
 #include "maintenance/used_blobs.h"
+#include "repo/early_index.h"
 #include "repo/indexed_repository.h"
 #include "repo/repository.h"
 #include "repo/write_session.h"
@@ -52,6 +53,9 @@ struct PruneOptions {
   // Called once the index is loaded, before anything is planned, reported or written:
   // confirms a lock taken with Lock::AcquireOverlapped (its check ran beside the loads).
   std::function<void()> confirm_lock;
+  // The index loaded before the lock (StartEarlyIndex), taken when the index files listed
+  // under the lock are those it loaded; may be null.
+  EarlyIndex* early_index = nullptr;
 };
 
 struct PruneStats {
