@@ -158,7 +158,7 @@ void RegisterLs(CLI::App& app) {
                  d + "\")");
     auto repo = OpenRepository({.prefetch_index = true});
     // The snapshot and the index read at once, beside the lock's check.
-    auto early_index = StartEarlyIndex(*repo);  // beside the lock's write
+    auto early_index = StartEarlySnapshot(*repo, o.snapshot, o.filter);  // beside the lock's write
     auto lock = LockRepositoryOverlapped(*repo, false);
     auto [entry, indexed] = FindSnapshotAndLoadIndex(*repo, lock, o.snapshot, o.filter, early_index.get());
     const auto& [id, s] = entry;

@@ -81,14 +81,14 @@ void RunRestoreCmd(const RestoreCmd& o) {
   auto repo = OpenRepository({.prefetch_index = true});
   // Its check of the other locks overlaps the listings below; confirmed before anything
   // is written or reported, on the error paths too (a conflicting lock is the cause then).
-  auto early_index = StartEarlyIndex(*repo);  // beside the lock's write
-  auto lock = LockRepositoryOverlapped(*repo, false);
   // SNAPSHOT[:subfolder]
   std::string arg = o.snap, sub;
   if (size_t c = arg.find(':'); c != std::string::npos) {
     sub = arg.substr(c + 1);
     arg = arg.substr(0, c);
   }
+  auto early_index = StartEarlySnapshot(*repo, arg, o.filter);  // beside the lock's write
+  auto lock = LockRepositoryOverlapped(*repo, false);
   // The index loads while the snapshot is found (W2: two of the ten round trips before the
   // first pack), beside the lock's check.
   auto found = FindSnapshotAndLoadIndex(*repo, lock, arg, o.filter, early_index.get());

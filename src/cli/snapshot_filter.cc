@@ -75,6 +75,27 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
   Fail(ErrorCode::kNotFound, "no snapshot matched \"" + arg + "\"");
 }
 
+std::unique_ptr<EarlyIndex> StartEarlySnapshot(Repository& repo, const std::string& arg,
+                                               const SnapshotFilter& filter) {
+  if (!repo.backend().RoundTrips()) return nullptr;
+  std::function<void(IndexedRepository&)> then;
+  if (repo.cache())
+    then = [&repo, arg, filter](IndexedRepository& index) {
+      auto listed = repo.backend().EarlierListing(FileType::kSnapshot);
+      if (!listed) return;
+      std::vector<FileId> ids;
+      for (const FileInfo& fi : *listed)
+        if (auto id = FileId::FromHex(fi.name)) ids.push_back(*id);
+      std::vector<Repository::SnapshotFailure> failures;  // (not reported: a head start)
+      auto all = repo.LoadSnapshots(ids, &failures);
+      auto list = arg == "latest" ? filter.Apply(all) : all;
+      const FileId id = ResolveSnapshot(arg, list);
+      for (const auto& [sid, snap] : list)
+        if (sid == id) index.LoadTree(snap.tree);
+    };
+  return std::make_unique<EarlyIndex>(repo, std::move(then));
+}
+
 std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
     const SnapshotFilter& filter, EarlyIndex* early) {

@@ -53,11 +53,18 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
 // listed and read: over a network their round trips overlap), beside the check of `lock`
 // (taken with Lock::AcquireOverlapped, or null): the lock is confirmed before this returns,
 // and before an error of either read is passed on (a conflicting lock is then the error).
-// `early` (StartEarlyIndex, made before the lock) is taken as the index when the index
+// `early` (StartEarlySnapshot, made before the lock) is taken as the index when the index
 // files listed here are those it loaded.
 std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
     const SnapshotFilter& filter, EarlyIndex* early = nullptr);
+
+// On remote storage with a cache: StartEarlyIndex, then, with that index, the snapshot
+// `arg` is found among the snapshot files the open listed and its root tree is read into
+// the cache, all before the lock is written (the command's own reads, under the lock, then
+// find that tree pack in the cache). Null where StartEarlyIndex is.
+std::unique_ptr<EarlyIndex> StartEarlySnapshot(Repository& repo, const std::string& arg,
+                                               const SnapshotFilter& filter);
 
 // Snapshot JSON as restic prints it in listings: the stored fields plus id and short_id.
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type);

@@ -4,8 +4,8 @@
 
 namespace haven {
 
-EarlyIndex::EarlyIndex(Repository& opened) {
-  thread_ = std::thread([this, &opened] {
+EarlyIndex::EarlyIndex(Repository& opened, std::function<void(IndexedRepository&)> then) {
+  thread_ = std::thread([this, &opened, then = std::move(then)] {
     try {
       auto listed = opened.backend().EarlierListing(FileType::kIndex);
       if (!listed) return;
@@ -13,6 +13,14 @@ EarlyIndex::EarlyIndex(Repository& opened) {
       index_ = IndexedRepository::Load(opened, files_);
     } catch (const std::exception&) {
       index_.reset();  // the caller loads the index itself and reports what fails
+      return;
+    }
+    if (then) {
+      try {
+        then(*index_);
+      } catch (const std::exception&) {
+        // only a head start: the command does the same reads itself and reports
+      }
     }
   });
 }

@@ -8,6 +8,7 @@
 // Thread safety: TakeIf from one thread at a time; the destructor joins the thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <thread>
 #include <utility>
@@ -20,8 +21,11 @@ namespace haven {
 class EarlyIndex {
  public:
   // Starts the load if the backend has an earlier listing of index files (remote storage
-  // opened with the index prefetch); otherwise does nothing.
-  explicit EarlyIndex(Repository& opened);
+  // opened with the index prefetch); otherwise does nothing. `then`, when given, runs on
+  // the same thread with the index loaded (reads that warm the cache; what it throws is
+  // ignored), and Wait waits for it too.
+  explicit EarlyIndex(Repository& opened,
+                      std::function<void(IndexedRepository&)> then = nullptr);
   ~EarlyIndex();
   EarlyIndex(const EarlyIndex&) = delete;
   EarlyIndex& operator=(const EarlyIndex&) = delete;

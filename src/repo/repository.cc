@@ -218,7 +218,11 @@ std::vector<FileId> Repository::ListIds(FileType t) {
 
 std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
     std::vector<SnapshotFailure>* failures) {
-  std::vector<FileId> ids = ListIds(FileType::kSnapshot);
+  return LoadSnapshots(ListIds(FileType::kSnapshot), failures);
+}
+
+std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
+    const std::vector<FileId>& ids, std::vector<SnapshotFailure>* failures) {
   std::vector<std::pair<FileId, Snapshot>> loaded(ids.size());
   std::vector<std::optional<SnapshotFailure>> failed(ids.size());
   // Snapshot files are small: the time is the round trips, so many at once when they come

@@ -93,6 +93,9 @@ class Repository {
   // still throw.
   std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
       std::vector<SnapshotFailure>* failures = nullptr);
+  // The same for snapshot files listed already (e.g. Backend::EarlierListing).
+  std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
+      const std::vector<FileId>& ids, std::vector<SnapshotFailure>* failures);
   // The lock's validity check (set by Lock::Acquire): CheckLock runs it before every
   // commit, i.e. before a snapshot is saved and before prune or forget delete anything.
   // An IndexedRepository made from this one shares the check (a lock taken before the
