@@ -70,8 +70,20 @@ void RegisterSnapshots(CLI::App& app) {
   cmd->callback([] {
     const forget::GroupBy by = forget::GroupBy::Parse(o.group_by);  // before opening
     auto repo = OpenRepository();
-    auto lock = LockRepository(*repo, false);
-    auto all = repo->LoadSnapshots();
+    // The snapshots are listed and read while the lock's check runs (one round trip less
+    // over a network); the lock is confirmed before anything is printed, on the error path
+    // too (a conflicting lock is then the error).
+    auto lock = LockRepositoryOverlapped(*repo, false);
+    std::vector<Repository::SnapshotFailure> failures;
+    std::vector<std::pair<FileId, Snapshot>> all;
+    try {
+      all = repo->LoadSnapshots(&failures);
+    } catch (...) {
+      ConfirmLock(lock);
+      throw;
+    }
+    ConfirmLock(lock);
+    for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
     auto list = o.filter.Apply(all);
     if (!o.ids.empty()) {
       std::vector<std::pair<FileId, Snapshot>> sel;

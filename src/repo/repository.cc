@@ -244,7 +244,7 @@ std::vector<std::pair<FileId, Snapshot>> Repository::LoadSnapshots(
     } else if (failures) {
       failures->push_back(std::move(*failed[i]));
     } else if (warn_) {
-      warn_("Ignoring snapshot " + ids[i].Short() + ": could not load it: " + failed[i]->error);
+      warn_(IgnoredSnapshotMessage(*failed[i]));
     }
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {

@@ -93,6 +93,10 @@ class Repository {
   // still throw.
   std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
       std::vector<SnapshotFailure>* failures = nullptr);
+  // The warning for a snapshot LoadSnapshots left out.
+  static std::string IgnoredSnapshotMessage(const SnapshotFailure& f) {
+    return "Ignoring snapshot " + f.id.Short() + ": could not load it: " + f.error;
+  }
   // The same for snapshot files listed already (e.g. Backend::EarlierListing).
   std::vector<std::pair<FileId, Snapshot>> LoadSnapshots(
       const std::vector<FileId>& ids, std::vector<SnapshotFailure>* failures);

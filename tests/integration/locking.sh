@@ -59,6 +59,9 @@ assert_locked_msg "haven backup"
 check "1. haven check (exclusive) is refused with exit 11"
 expect_exit 11 hv -r "$REPO" check
 assert_locked_msg "haven check"
+check "1. haven snapshots (its lock confirmed after the listing) is refused with exit 11"
+expect_exit 11 hv -r "$REPO" snapshots
+assert_locked_msg "haven snapshots"
 [ "$(ls "$REPO/locks")" = "$L" ] || fail "haven left a lock behind or removed restic's: $(ls "$REPO/locks")"
 
 check "1. release: restic finishes, then haven backup succeeds"
