@@ -473,14 +473,8 @@ void RunBackupCmd(const BackupCmd& o) {
   auto lock = LockRepositoryOverlapped(*repo, false);
   // The index is read when first needed: not at all when every folder comes from the
   // folder state.
-  std::unique_ptr<IndexedRepository> indexed;
-  try {
-    indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);
-  } catch (...) {
-    ConfirmLock(lock);  // a conflicting lock is the cause then
-    throw;
-  }
-  ConfirmLock(lock);
+  auto indexed =
+      ReadThenConfirm(lock, [&] { return IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse); });
   // After the password (which may come from stdin too, before the list).
   SetTargets(o, opts);
   SetSnapshotAndWarnings(o, opts);

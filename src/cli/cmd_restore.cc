@@ -79,8 +79,6 @@ void PrintSummary(const RestoreResult& r, const ProgressCounters& progress, doub
 void RunRestoreCmd(const RestoreCmd& o) {
   auto start = std::chrono::steady_clock::now();
   auto repo = OpenRepository({.prefetch_index = true});
-  // Its check of the other locks overlaps the listings below; confirmed before anything
-  // is written or reported, on the error paths too (a conflicting lock is the cause then).
   // SNAPSHOT[:subfolder]
   std::string arg = o.snap, sub;
   if (size_t c = arg.find(':'); c != std::string::npos) {
@@ -88,9 +86,10 @@ void RunRestoreCmd(const RestoreCmd& o) {
     arg = arg.substr(0, c);
   }
   auto early_index = StartEarlySnapshot(*repo, arg, o.filter);  // beside the lock's write
+  // Its check of the other locks overlaps the listings below; confirmed before anything
+  // is written or reported, on the error paths too (a conflicting lock is the cause then).
   auto lock = LockRepositoryOverlapped(*repo, false);
-  // The index loads while the snapshot is found (W2: two of the ten round trips before the
-  // first pack), beside the lock's check.
+  // The index loads while the snapshot is found, beside the lock's check.
   auto found = FindSnapshotAndLoadIndex(*repo, lock, arg, o.filter, early_index.get());
   const SnapshotEntry& e = found.first;
   const auto& [id, s] = e;

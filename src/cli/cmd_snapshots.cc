@@ -75,14 +75,7 @@ void RegisterSnapshots(CLI::App& app) {
     // too (a conflicting lock is then the error).
     auto lock = LockRepositoryOverlapped(*repo, false);
     std::vector<Repository::SnapshotFailure> failures;
-    std::vector<std::pair<FileId, Snapshot>> all;
-    try {
-      all = repo->LoadSnapshots(&failures);
-    } catch (...) {
-      ConfirmLock(lock);
-      throw;
-    }
-    ConfirmLock(lock);
+    auto all = ReadThenConfirm(lock, [&] { return repo->LoadSnapshots(&failures); });
     for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
     auto list = o.filter.Apply(all);
     if (!o.ids.empty()) {

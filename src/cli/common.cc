@@ -529,9 +529,10 @@ std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive)
   return Lock::AcquireOverlapped(repo, exclusive);
 }
 
-std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo) {
+std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo,
+                                            std::function<void(IndexedRepository&)> then) {
   if (!repo.backend().RoundTrips()) return nullptr;
-  return std::make_unique<EarlyIndex>(repo);
+  return std::make_unique<EarlyIndex>(repo, std::move(then));
 }
 
 void Print(const std::string& s) {

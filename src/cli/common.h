@@ -124,10 +124,28 @@ std::unique_ptr<Lock> LockRepository(Repository& repo, bool exclusive);
 std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive);
 // On remote storage, the index loading from the open's listing before the lock is taken
 // (repo/early_index.h); null on a local disk or a box (nothing to overlap there).
-std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo);
+// `then`: EarlyIndex's (reads with that index, also before the lock).
+std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo,
+                                            std::function<void(IndexedRepository&)> then = nullptr);
 // Confirms a lock of LockRepositoryOverlapped (none with --no-lock).
 inline void ConfirmLock(const std::unique_ptr<Lock>& lock) {
   if (lock) lock->Confirm();
+}
+// Runs `read` (listings and loads made while the lock's check runs), then confirms the
+// lock; when `read` fails the lock is confirmed first, so a conflicting lock is the error
+// then. Returns what `read` returned.
+template <class Read>
+auto ReadThenConfirm(const std::unique_ptr<Lock>& lock, Read&& read) {
+  auto result = [&] {
+    try {
+      return read();
+    } catch (...) {
+      ConfirmLock(lock);
+      throw;
+    }
+  }();
+  ConfirmLock(lock);
+  return result;
 }
 
 void Print(const std::string& s);     // stdout unless --quiet

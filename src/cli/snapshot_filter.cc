@@ -4,6 +4,7 @@
 #include <future>
 #include <optional>
 
+#include "cli/common.h"
 #include "core/error.h"
 
 namespace haven::cli {
@@ -65,9 +66,11 @@ FileId ResolveSnapshot(std::string_view arg, const std::vector<SnapshotEntry>& s
   return m.id;
 }
 
-SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
+namespace {
+
+// The snapshot `arg` names among `all` ("latest" honours the filter).
+SnapshotEntry PickSnapshot(std::vector<SnapshotEntry> all, const std::string& arg,
                            const SnapshotFilter& filter) {
-  auto all = repo.LoadSnapshots();
   auto list = arg == "latest" ? filter.Apply(all) : all;
   FileId id = ResolveSnapshot(arg, list);
   for (auto& e : list)
@@ -75,9 +78,15 @@ SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
   Fail(ErrorCode::kNotFound, "no snapshot matched \"" + arg + "\"");
 }
 
+}  // namespace
+
+SnapshotEntry FindSnapshot(Repository& repo, const std::string& arg,
+                           const SnapshotFilter& filter) {
+  return PickSnapshot(repo.LoadSnapshots(), arg, filter);
+}
+
 std::unique_ptr<EarlyIndex> StartEarlySnapshot(Repository& repo, const std::string& arg,
                                                const SnapshotFilter& filter) {
-  if (!repo.backend().RoundTrips()) return nullptr;
   std::function<void(IndexedRepository&)> then;
   if (repo.cache())
     then = [&repo, arg, filter](IndexedRepository& index) {
@@ -87,13 +96,9 @@ std::unique_ptr<EarlyIndex> StartEarlySnapshot(Repository& repo, const std::stri
       for (const FileInfo& fi : *listed)
         if (auto id = FileId::FromHex(fi.name)) ids.push_back(*id);
       std::vector<Repository::SnapshotFailure> failures;  // (not reported: a head start)
-      auto all = repo.LoadSnapshots(ids, &failures);
-      auto list = arg == "latest" ? filter.Apply(all) : all;
-      const FileId id = ResolveSnapshot(arg, list);
-      for (const auto& [sid, snap] : list)
-        if (sid == id) index.LoadTree(snap.tree);
+      index.LoadTree(PickSnapshot(repo.LoadSnapshots(ids, &failures), arg, filter).second.tree);
     };
-  return std::make_unique<EarlyIndex>(repo, std::move(then));
+  return StartEarlyIndex(repo, std::move(then));
 }
 
 std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoadIndex(
@@ -103,15 +108,10 @@ std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoad
   // destructor) before the error.
   auto index_load =
       std::async(std::launch::async, [&repo, early] { return EarlyIndex::LoadWith(early, repo); });
-  try {
+  return ReadThenConfirm(lock, [&] {
     SnapshotEntry e = FindSnapshot(repo, arg, filter);  // first: the load runs meanwhile
-    auto index = index_load.get();
-    if (lock) lock->Confirm();
-    return {std::move(e), std::move(index)};
-  } catch (...) {
-    if (lock) lock->Confirm();
-    throw;
-  }
+    return std::make_pair(std::move(e), index_load.get());
+  });
 }
 
 std::string SnapshotListJson(const FileId& id, const Snapshot& s, const char* struct_type) {

@@ -59,7 +59,7 @@ std::pair<SnapshotEntry, std::unique_ptr<IndexedRepository>> FindSnapshotAndLoad
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::string& arg,
     const SnapshotFilter& filter, EarlyIndex* early = nullptr);
 
-// On remote storage with a cache: StartEarlyIndex, then, with that index, the snapshot
+// On remote storage: StartEarlyIndex, and with a cache then, with that index, the snapshot
 // `arg` is found among the snapshot files the open listed and its root tree is read into
 // the cache, all before the lock is written (the command's own reads, under the lock, then
 // find that tree pack in the cache). Null where StartEarlyIndex is.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <set>
 #include <system_error>
 
@@ -11,49 +12,42 @@
 namespace haven {
 
 CheckHeadStart::CheckHeadStart(Repository& opened, bool read_packs, int loaders)
-    : opened_(opened), loaders_(std::max(1, loaders)), early_(opened) {
-  starter_ = std::thread([this, read_packs] { Start(read_packs); });
-}
+    : opened_(opened),
+      loaders_(std::max(1, loaders)),
+      early_(opened, read_packs ? std::function<void(IndexedRepository&)>(
+                                      [this](IndexedRepository& index) { StartReaders(index); })
+                                : nullptr) {}
 
 CheckHeadStart::~CheckHeadStart() {
   StopReaders();
-  if (starter_.joinable()) starter_.join();
+  early_.Wait();  // no reader is added after this
   for (std::thread& t : readers_)
     if (t.joinable()) t.join();
 }
 
-void CheckHeadStart::Start(bool read_packs) {
-  index_ = early_.Wait();
-  if (index_ && read_packs) {
-    guessed_ = PacksOfIndex(*index_, nullptr);
-    std::vector<Item> items;
-    for (const auto& [pid, blobs] : guessed_) {
-      uint64_t size = PackHeaderSize(blobs);
-      for (const PackedBlob& b : blobs) size += b.length;
-      items.push_back({pid, size, &blobs});
-    }
-    std::stable_sort(items.begin(), items.end(),
-                     [](const Item& a, const Item& b) { return a.size > b.size; });
-    MutexLock lock(mu_);
-    if (!stop_) {
-      queue_ = std::move(items);
-      for (int i = 0; i < loaders_; ++i) {
-        try {
-          readers_.emplace_back([this] { Reader(); });
-        } catch (const std::system_error&) {
-          break;  // fewer readers; ReadAll starts its own if none runs
-        }
-      }
+void CheckHeadStart::StartReaders(IndexedRepository& index) {
+  guessed_ = PacksOfIndex(index, nullptr);
+  std::vector<Item> items;
+  for (const auto& [pid, blobs] : guessed_) {
+    uint64_t size = PackHeaderSize(blobs);
+    for (const PackedBlob& b : blobs) size += b.length;
+    items.push_back({pid, size, &blobs});
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.size > b.size; });
+  MutexLock lock(mu_);
+  if (stop_) return;
+  queue_ = std::move(items);
+  for (int i = 0; i < loaders_; ++i) {
+    try {
+      readers_.emplace_back([this, &index] { Reader(index); });
+    } catch (const std::system_error&) {
+      break;  // fewer readers; ReadAll starts its own if none runs
     }
   }
-  {
-    MutexLock lock(mu_);
-    ready_ = true;
-  }
-  cv_.NotifyAll();
 }
 
-void CheckHeadStart::Reader() {
+void CheckHeadStart::Reader(IndexedRepository& index) {
   PackCheckBuffers bufs;  // reused for all this reader's packs
   const bool stream = opened_.backend().RoundTrips();
   for (;;) {
@@ -71,7 +65,7 @@ void CheckHeadStart::Reader() {
     }
     std::vector<std::string> errs;
     try {
-      errs = CheckPackData(*index_, it.id, it.size, *it.blobs, bufs, kCheckSegment, stream);
+      errs = CheckPackData(index, it.id, it.size, *it.blobs, bufs, kCheckSegment, stream);
     } catch (const std::exception& e) {
       errs.push_back("pack " + it.id.Hex() + ": " + e.what());
     }
@@ -84,8 +78,9 @@ void CheckHeadStart::Reader() {
 }
 
 void CheckHeadStart::WaitForEarlyReadsForTesting() {
+  early_.Wait();
   MutexLock lock(mu_);
-  while (!ready_ || (!stop_ && done_.size() < queue_.size())) cv_.Wait(mu_);
+  while (!stop_ && done_.size() < queue_.size()) cv_.Wait(mu_);
 }
 
 void CheckHeadStart::StopReaders() {
@@ -97,11 +92,7 @@ void CheckHeadStart::StopReaders() {
 }
 
 IndexedRepository* CheckHeadStart::IndexFor(const std::vector<std::pair<FileId, uint64_t>>& files) {
-  {
-    MutexLock lock(mu_);
-    while (!ready_) cv_.Wait(mu_);
-  }
-  if (early_.Matches(files)) return index_;
+  if (early_.Matches(files)) return early_.Wait();
   StopReaders();
   for (std::thread& t : readers_) t.join();
   readers_.clear();
@@ -132,7 +123,8 @@ std::vector<std::vector<std::string>> CheckHeadStart::ReadAll(
   }
   cv_.NotifyAll();
   if (readers_.empty())  // no early reads (index only, or no thread could start)
-    for (int i = 0; i < loaders_; ++i) readers_.emplace_back([this] { Reader(); });
+    for (int i = 0; i < loaders_; ++i)
+      readers_.emplace_back([this, index = early_.Wait()] { Reader(*index); });
   for (std::thread& t : readers_) t.join();
   readers_.clear();
 

@@ -67,22 +67,21 @@ class CheckHeadStart {
   };
   using Read = std::pair<PackId, uint64_t>;  // a pack, at the size it was read
 
-  void Start(bool read_packs) EXCLUDES(mu_);
-  void Reader() EXCLUDES(mu_);
+  // On early_'s thread, once the early index is loaded: the packs it names, queued, and
+  // the readers started.
+  void StartReaders(IndexedRepository& index) EXCLUDES(mu_);
+  void Reader(IndexedRepository& index) EXCLUDES(mu_);
   void StopReaders() EXCLUDES(mu_);
 
   Repository& opened_;
   const int loaders_;
-  EarlyIndex early_;  // (before starter_: started first, joined last)
-  std::thread starter_;
-  // Set by the starter before `ready_`; read by the caller after it.
-  IndexedRepository* index_ = nullptr;  // early_'s
+  // Written on early_'s thread (readers_ under mu_, before stop_), read by the caller
+  // after early_.Wait().
   std::map<PackId, std::vector<PackedBlob>> guessed_;  // the early index's packs
-  std::vector<std::thread> readers_;                   // started by the starter
+  std::vector<std::thread> readers_;
 
   Mutex mu_;
   CondVar cv_;
-  bool ready_ GUARDED_BY(mu_) = false;  // the starter is done
   bool stop_ GUARDED_BY(mu_) = false;
   bool final_ GUARDED_BY(mu_) = false;  // `wanted_` is set: ReadAll is waiting
   std::vector<Item> queue_ GUARDED_BY(mu_);
@@ -90,6 +89,7 @@ class CheckHeadStart {
   std::map<PackId, uint64_t> wanted_ GUARDED_BY(mu_);  // once final: pack -> listed size
   std::map<Read, std::vector<std::string>> done_ GUARDED_BY(mu_);
   size_t kept_ = 0;
+  EarlyIndex early_;  // last: its thread calls StartReaders, which uses every member above
 };
 
 }  // namespace haven

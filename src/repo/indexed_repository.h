@@ -54,13 +54,6 @@ class IndexedRepository : public Repository {
   // The same from FileInfo records (names that are not ids left out).
   static std::vector<std::pair<FileId, uint64_t>> IndexFilesOf(const std::vector<FileInfo>& listed);
 
- private:
-  // Load's second half: `repo` made from the opened repository, its index files listed.
-  static std::unique_ptr<IndexedRepository> Loaded(std::unique_ptr<IndexedRepository> repo,
-                                                   std::vector<std::pair<FileId, uint64_t>> files,
-                                                   IndexLoad when);
-
- public:
   ~IndexedRepository() override;
   IndexedRepository(const IndexedRepository&) = delete;
   IndexedRepository& operator=(const IndexedRepository&) = delete;
@@ -110,6 +103,10 @@ class IndexedRepository : public Repository {
   std::optional<BlobLocation> Locate(BlobType t, const BlobId& id) const;
 
  private:
+  // Load's second half: `repo` made from the opened repository, its index files listed.
+  static std::unique_ptr<IndexedRepository> Loaded(std::unique_ptr<IndexedRepository> repo,
+                                                   std::vector<std::pair<FileId, uint64_t>> files,
+                                                   IndexLoad when);
   friend class WriteSession;  // adds what it uploads, through the two methods below
   explicit IndexedRepository(const Repository& opened) : Repository(opened) {}
   // Reads, checks and parses every listed index file into index_.

@@ -52,8 +52,8 @@ class Lock {
   // before it acts on what it read (writes anything, reports a result); CheckHeld (every
   // commit) confirms too. The lock is refreshed from the write on, once its check is done.
   static std::unique_ptr<Lock> AcquireOverlapped(Repository& repo, bool exclusive);
-  // Waits for AcquireOverlapped's check: throws its kLocked (our lock file removed), or
-  // starts refreshing the lock. Later calls repeat the outcome.
+  // Waits for AcquireOverlapped's check: throws its kLocked (our lock file removed and no
+  // longer refreshed), or returns. Later calls repeat the outcome.
   void Confirm() EXCLUDES(confirm_mu_);
   // Throws kLocked when the lock may no longer be held: it was not refreshed for 5/6 of
   // the stale age (the process was stopped, the machine suspended, the storage slow) or
