@@ -79,6 +79,9 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
+// How long a statement waits for another process's lock before failing with kLocked.
+constexpr int kBusyTimeoutMs = 10000;
+
 bool IsBusy(int rc) { return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED; }
 
 std::string TypeText(FileType t) { return FileTypeName(t); }
@@ -218,7 +221,7 @@ void BoxBackend::OpenDb(bool create) {
   // A box made elsewhere is untrusted: no triggers, views or schema functions run, and
   // SQL cannot corrupt the file on purpose.
   Harden(db_);
-  sqlite3_busy_timeout(db_, 10000);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   // No automatic checkpoint: it would run inside COMMIT; CommitLocked runs it after the
   // commit of every write instead (timed apart: HAVEN_IMPORT_TIMINGS).
   Exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-32768; PRAGMA journal_size_limit=67108864;"
@@ -226,14 +229,15 @@ void BoxBackend::OpenDb(bool create) {
   state_ = State::kIdle;
 }
 
-// An empty file (page count 0) is no box yet; anything else must be a box of our format.
-void BoxBackend::CheckSchema() {
+// An empty file (page count 0) is no box yet (false); anything else must be a box of our
+// format (true).
+bool BoxBackend::CheckSchema() {
   int64_t app = 0, version = 0, pages = 0, odd = 0;
   {
     Stmt s(db_, "PRAGMA page_count");
     if (s.Step() == SQLITE_ROW) pages = s.Int(0);
   }
-  if (pages == 0) return;
+  if (pages == 0) return false;
   {
     Stmt s(db_, "PRAGMA application_id");
     if (s.Step() == SQLITE_ROW) app = s.Int(0);
@@ -253,6 +257,48 @@ void BoxBackend::CheckSchema() {
   if (s.Step() == SQLITE_ROW) odd = s.Int(0);
   if (odd != 0)
     Fail(ErrorCode::kCorrupt, "box " + path_ + " holds triggers or views: not a haven box");
+  return true;
+}
+
+void BoxBackend::RestoreWalMode() {
+  wal_checked_ = true;
+  std::string mode;
+  {
+    Stmt s(db_, "PRAGMA journal_mode");
+    if (s.Step() != SQLITE_ROW) return;  // busy: the first read reports it
+    mode = s.Text(0);
+  }
+  if (mode == "wal") return;
+  // Best effort, without waiting: another process may hold the box (it switches back
+  // itself), and a read-only box file stays as it is.
+  sqlite3_busy_timeout(db_, 0);
+  sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+}
+
+// SQLite leaves WAL mode only when no other connection has the file open; in exclusive
+// locking mode the switch takes the EXCLUSIVE lock and keeps it until ReleaseAlone().
+void BoxBackend::TryHoldAlone() {
+  sqlite3_busy_timeout(db_, 0);  // in use by others: WAL mode beside them, at once
+  bool held =
+      sqlite3_exec(db_, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  if (held) {
+    Stmt s(db_, "PRAGMA journal_mode=DELETE");
+    held = s.Step() == SQLITE_ROW && s.Text(0) == "delete";
+  }
+  if (!held) sqlite3_exec(db_, "PRAGMA locking_mode=NORMAL", nullptr, nullptr, nullptr);
+  sqlite3_busy_timeout(db_, kBusyTimeoutMs);
+  alone_ = held;
+}
+
+void BoxBackend::ReleaseAlone() {
+  if (!alone_) return;
+  alone_ = false;
+  // Normal locking takes effect at the next access: the switch back to WAL mode, which
+  // still holds the lock it needs and removes the rollback journal. Should it fail, the
+  // box stays valid in rollback-journal mode until RestoreWalMode() of a later open.
+  sqlite3_exec(db_, "PRAGMA locking_mode=NORMAL", nullptr, nullptr, nullptr);
+  sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
 }
 
 void BoxBackend::CreateSchema() {
@@ -282,8 +328,11 @@ void BoxBackend::CreateSchema() {
 
 void BoxBackend::BeginRead() {
   if (state_ != State::kIdle) return;
-  CheckSchema();
-  Exec("BEGIN");
+  if (CheckSchema()) {
+    if (!wal_checked_) RestoreWalMode();
+    if (opts_.alone && !alone_) TryHoldAlone();
+  }
+  Exec(alone_ ? "BEGIN EXCLUSIVE" : "BEGIN");
   // The read transaction (and with it the state this command sees) starts at the first read.
   try {
     Stmt s(db_, "SELECT count(*) FROM sqlite_schema");
@@ -294,7 +343,8 @@ void BoxBackend::BeginRead() {
     throw;
   }
   state_ = State::kReading;
-  pool_generation_ = generation_;
+  // Held alone, the pool's connections could not read: the main one serves every read.
+  pool_generation_ = alone_ ? -1 : generation_;
 }
 
 void BoxBackend::BeginWrite() {
@@ -325,6 +375,7 @@ void BoxBackend::CommitLocked() {
     int rc = sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) FailDb(rc, "commit");
   }
+  ReleaseAlone();
   state_ = db_ ? State::kIdle : State::kClosed;
   removed_ = false;
   const auto committed = Clock::now();
@@ -344,6 +395,7 @@ void BoxBackend::RollbackLocked() {
   pacer_.reset();
   if (state_ == State::kWriting || state_ == State::kReading)
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  ReleaseAlone();
   state_ = db_ ? State::kIdle : State::kClosed;
   removed_ = false;
 }
@@ -485,7 +537,7 @@ sqlite3* BoxBackend::OpenReader(int64_t generation) const {
     return nullptr;
   }
   Harden(db);
-  sqlite3_busy_timeout(db, 10000);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
   // The reader's transaction must see the state the main connection sees: the same write
   // generation (every committed write transaction raises it).
   bool ok = sqlite3_exec(db, "PRAGMA query_only=1; PRAGMA cell_size_check=ON; BEGIN", nullptr,
@@ -508,7 +560,7 @@ BoxBackend::Reader BoxBackend::AcquireReader(const Handle& h) {
     OpenDb(false);
     BeginRead();
     // A process that has written reads through its own (writing) connection.
-    if (state_ != State::kReading || generation_ < 0) return {};
+    if (state_ != State::kReading || generation_ < 0 || alone_) return {};
     generation = generation_;
   }
   {

@@ -9,6 +9,8 @@
 // visible to other processes before, and a process that dies (kill -9, power loss) leaves
 // the box as it was. A write fails with kLocked when another process is writing the box or
 // committed a change after this one started reading it (run the command again).
+// With BoxOptions::alone a command that has the box to itself holds it exclusively, with a
+// rollback journal, until its commit (new pages are written once); others wait meanwhile.
 // A BoxBackend destroyed with uncommitted changes commits them when no exception is in
 // flight (a command that returns normally) and rolls them back otherwise.
 //
@@ -41,6 +43,13 @@ struct BoxOptions {
   int page_size = 65536;
   // Bytes of an object per `parts` row (>= 4096): a pack of up to 128 MiB is one row.
   uint64_t part_size = uint64_t(128) << 20;
+  // For one command that writes much (box add, box import): hold the box alone from its
+  // first access to its commit, with a rollback journal for that one transaction. New
+  // pages then reach the file once (WAL mode writes them twice: the WAL, then the
+  // checkpoint). Taken only when no other process has the box open; otherwise the command
+  // runs in WAL mode beside them. Others wait for the commit (SQLite's busy timeout), and
+  // the box is back in WAL mode afterwards (docs/box.md §3).
+  bool alone = false;
   // The defaults, or HAVEN_BOX_PAGE_SIZE / HAVEN_BOX_PART_SIZE (bytes) when set: knobs for
   // the measurements in docs/box.md, checked like any input.
   static BoxOptions FromEnvironment();
@@ -96,10 +105,17 @@ class BoxBackend : public Backend {
   };
 
   void OpenDb(bool create) REQUIRES(mu_);
-  void CheckSchema() REQUIRES(mu_);
+  bool CheckSchema() REQUIRES(mu_);
   void CreateSchema() REQUIRES(mu_);
   bool ExistsLocked() REQUIRES(mu_);
   void BeginRead() REQUIRES(mu_);
+  // BoxOptions::alone: exclusive locking and a rollback journal when no other connection
+  // has the box open (else nothing changes); ReleaseAlone() ends it after the transaction.
+  void TryHoldAlone() REQUIRES(mu_);
+  void ReleaseAlone() REQUIRES(mu_);
+  // A box left in rollback-journal mode (a process holding it alone died after its
+  // commit) goes back to WAL mode at the next open that can take it (once per connection).
+  void RestoreWalMode() REQUIRES(mu_);
   void BeginWrite() REQUIRES(mu_);
   void CommitLocked() REQUIRES(mu_);
   void RollbackLocked() REQUIRES(mu_);
@@ -143,6 +159,8 @@ class BoxBackend : public Backend {
   sqlite3* db_ GUARDED_BY(mu_) = nullptr;
   State state_ GUARDED_BY(mu_) = State::kClosed;
   bool removed_ GUARDED_BY(mu_) = false;  // this transaction removed rows
+  bool alone_ GUARDED_BY(mu_) = false;    // holding the box alone (BoxOptions::alone)
+  bool wal_checked_ GUARDED_BY(mu_) = false;  // RestoreWalMode() ran on this connection
   std::map<std::string, Bytes> locks_ GUARDED_BY(mu_);
   CommitTimes last_commit_ GUARDED_BY(mu_);
   int64_t generation_ GUARDED_BY(mu_) = -1;  // what the read transaction sees; -1: no schema

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -59,7 +60,15 @@ struct SmallPartBoxEnv {
   SmallPartBoxEnv() { backend.Create(); }
 };
 
-using BoxEnvs = ::testing::Types<BoxEnv, SmallPartBoxEnv>;
+// Every write transaction holds the box alone (BoxOptions::alone: rollback journal).
+struct AloneBoxEnv {
+  static constexpr const char* kName = "BoxAlone";
+  TempDir dir;
+  BoxBackend backend{dir.path() + "/repo.hbox", BoxOptions{.alone = true}};
+  AloneBoxEnv() { backend.Create(); }
+};
+
+using BoxEnvs = ::testing::Types<BoxEnv, SmallPartBoxEnv, AloneBoxEnv>;
 INSTANTIATE_TYPED_TEST_SUITE_P(Box, BackendConformanceTest, BoxEnvs, EnvNames);
 
 const Handle kConfig{FileType::kConfig, "config"};
@@ -263,6 +272,142 @@ TEST_F(BoxBackendTest, DestructorCommitCheckpointsWhileOthersHaveTheBoxOpen) {
   }
   EXPECT_GE(FileSize(), before + (24u << 20));
   sqlite3_close_v2(other);
+}
+
+// ---- BoxOptions::alone (docs/box.md §3) ----
+
+// The journal mode stored in the box file, read by a connection of its own.
+std::string JournalModeOf(const std::string& path) {
+  sqlite3* db = nullptr;
+  std::string mode;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+      mode = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    sqlite3_finalize(s);
+  }
+  sqlite3_close_v2(db);
+  return mode;
+}
+
+// SQLite's result of one read by another connection that does not wait for locks.
+int ReadWithoutWaiting(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, "SELECT count(*) FROM files", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(db);
+  return rc & 0xff;
+}
+
+uint64_t SizeOrZero(const std::string& path) {
+  std::error_code ec;
+  uint64_t n = fs::file_size(path, ec);
+  return ec ? 0 : n;
+}
+
+// Held alone, a transaction's pages go straight into the box file (the WAL does not grow
+// with them), nobody else reads meanwhile, and after the commit the box is one file in
+// WAL mode again with every object in it.
+TEST_F(BoxBackendTest, AloneWritesIntoTheFileOnceAndEndsInWalMode) {
+  MakeBox();
+  std::vector<std::pair<Handle, Bytes>> saved;
+  {
+    auto b = Open(BoxOptions{.alone = true});
+    for (int i = 0; i < 12; ++i) {  // 48 MiB: more than the 32 MiB page cache holds
+      Bytes data = TestBytes(4 << 20, 80 + i);
+      saved.emplace_back(HandleFor(FileType::kPack, data), data);
+      b->Save(saved.back().first, data);
+    }
+    EXPECT_LT(SizeOrZero(Path() + "-wal"), 1u << 20);
+    EXPECT_GT(FileSize(), 8u << 20);  // spilled into the file itself
+    EXPECT_EQ(ReadWithoutWaiting(Path()), SQLITE_BUSY);
+    b->Commit();
+    EXPECT_EQ(ReadWithoutWaiting(Path()), SQLITE_OK);  // released at the commit
+    EXPECT_FALSE(fs::exists(Path() + "-journal"));
+  }
+  EXPECT_EQ(JournalModeOf(Path()), "wal");
+  EXPECT_FALSE(fs::exists(Path() + "-wal"));
+  EXPECT_FALSE(fs::exists(Path() + "-shm"));
+  auto r = Open();
+  for (const auto& [h, data] : saved) EXPECT_EQ(r->Load(h), data);
+}
+
+// Another connection has the box open: the command runs in WAL mode beside it (the WAL
+// grows, the other reads on), as every command did before.
+TEST_F(BoxBackendTest, AloneFallsBackToWalWhileOthersHaveTheBoxOpen) {
+  MakeBox();
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(Path().c_str(), &other, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "SELECT count(*) FROM files", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  Bytes data = TestBytes(40 << 20, 99);
+  Handle h = HandleFor(FileType::kPack, data);
+  {
+    auto b = Open(BoxOptions{.alone = true});
+    b->Save(h, data);
+    EXPECT_GT(SizeOrZero(Path() + "-wal"), 8u << 20);
+    EXPECT_EQ(sqlite3_exec(other, "SELECT count(*) FROM files", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    b->Commit();
+  }
+  sqlite3_close_v2(other);
+  EXPECT_EQ(JournalModeOf(Path()), "wal");
+  EXPECT_EQ(Open()->Load(h), data);
+}
+
+// A reader that comes while the box is held waits for the commit (busy timeout) and then
+// sees the committed state.
+TEST_F(BoxBackendTest, ReaderWaitsForTheCommitOfAHeldBox) {
+  MakeBox();
+  auto a = Open(BoxOptions{.alone = true});
+  Bytes data = TestBytes(1 << 20, 98);
+  Handle h = HandleFor(FileType::kPack, data);
+  a->Save(h, data);
+  std::thread committer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    a->Commit();
+  });
+  auto r = Open();
+  EXPECT_EQ(r->Load(h), data);
+  committer.join();
+}
+
+TEST_F(BoxBackendTest, AloneRollbackLeavesThePreviousStateInWalMode) {
+  MakeBox();
+  Handle h{FileType::kIndex, TestName(4)};
+  {
+    auto b = Open(BoxOptions{.alone = true});
+    b->Save(h, AsBytes("x"));
+    b->Remove(kConfig);
+    b->Rollback();
+    EXPECT_TRUE(b->Exists());
+    EXPECT_EQ(b->Stat(h), std::nullopt);
+  }
+  EXPECT_EQ(JournalModeOf(Path()), "wal");
+  EXPECT_FALSE(fs::exists(Path() + "-journal"));
+  EXPECT_TRUE(Open()->Exists());
+}
+
+// A process that held the box alone and died between its commit and the switch back
+// leaves the box in rollback-journal mode (and a journal whose header says "done"): the
+// next command that opens it switches it back to WAL mode and reads everything.
+TEST_F(BoxBackendTest, BoxLeftInRollbackModeGoesBackToWal) {
+  MakeBox();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open_v2(Path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close_v2(db);
+  }
+  ASSERT_EQ(JournalModeOf(Path()), "delete");
+  {
+    auto b = Open();
+    EXPECT_TRUE(b->Exists());
+    EXPECT_EQ(AsChars(b->Load(kConfig)), "cfg");
+  }
+  EXPECT_EQ(JournalModeOf(Path()), "wal");
 }
 
 TEST_F(BoxBackendTest, RemovedSpaceIsReturnedAtCommit) {

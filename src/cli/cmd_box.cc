@@ -47,10 +47,14 @@ struct Storage {
   std::shared_ptr<Backend> outer;
 };
 
-Storage MakeStorage(const std::string& path) {
+// alone: the verb writes much (add, import) and holds the box alone when it can
+// (BoxOptions::alone).
+Storage MakeStorage(const std::string& path, bool alone = false) {
   std::string p = path.rfind("box:", 0) == 0 ? path.substr(4) : path;
+  BoxOptions opts = BoxOptions::FromEnvironment();
+  opts.alone = alone;
   Storage s;
-  s.box = std::make_shared<BoxBackend>(p);
+  s.box = std::make_shared<BoxBackend>(p, opts);
   s.outer = s.box;
   // Debug hook for crash tests (docs/cli.md): SIGKILL after N saves/removes.
   if (const char* kill = std::getenv("HAVEN_DEBUG_KILL_AFTER_OPS"); kill && *kill)
@@ -58,8 +62,8 @@ Storage MakeStorage(const std::string& path) {
   return s;
 }
 
-std::unique_ptr<box::Box> OpenBox() {
-  Storage s = MakeStorage(Args().box);
+std::unique_ptr<box::Box> OpenBox(bool alone = false) {
+  Storage s = MakeStorage(Args().box, alone);
   return box::Box::Open(s.box, s.outer, SecretFor(false), Jobs());
 }
 
@@ -139,7 +143,7 @@ void RunLog() {
 }
 
 void RunAdd() {
-  auto b = OpenBox();
+  auto b = OpenBox(/*alone=*/true);
   box::AddOptions o;
   o.jobs = Jobs();
   o.write = GlobalWriteOptions();
@@ -220,7 +224,7 @@ void RegisterBox(CLI::App& app) {
   im->add_option("dir", Args().dir, "repository directory")->required();
   im->add_option("box", Args().box, "new box file")->required();
   im->callback([] {
-    Storage s = MakeStorage(Args().box);
+    Storage s = MakeStorage(Args().box, /*alone=*/true);
     box::Box::Import(Args().dir, s.box);
     Print("imported " + Args().dir + " into " + Args().box);
   });

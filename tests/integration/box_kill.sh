@@ -34,6 +34,11 @@ same_state() {  # same_state WHAT: the box is as in $W/state, and checks clean
   assert_grep 'no errors were found' "$OUT" "$1: check --read-data"
 }
 state >"$W/state"
+journal_mode() { python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode").fetchone()[0])' "$B"; }
+in_wal_mode() {  # in_wal_mode WHAT: after a command opened it, the box is back in WAL mode
+  [ "$(journal_mode)" = wal ] || fail "$1: the box is in $(journal_mode) mode, not WAL"
+  [ ! -e "$B-journal" ] || fail "$1: $B-journal left behind"
+}
 
 check "SIGKILL after N writes (pack size 4 MiB: about 6 packs, a tree pack, index, snapshot)"
 killed=0
@@ -44,6 +49,7 @@ for n in 0 1 2 3 5 7 8 9 10 12 20; do
   if [ "$rc" = 137 ]; then
     killed=$((killed + 1))
     same_state "kill after $n writes"
+    in_wal_mode "kill after $n writes"
   elif [ "$rc" = 0 ]; then
     log "N=$n: the add completed (fewer writes than $n)"
     state >"$W/state"
@@ -56,6 +62,9 @@ done
 log "$killed runs killed, each left the box at its previous state"
 
 check "SIGKILL by timer during the add of a 200 MB file"
+# An add holds the box alone with a rollback journal (docs/box.md §3): a kill inside its
+# transaction leaves a hot journal, rolled back by the next open.
+journals=0
 for delay in 0.2 0.5 1.0 1.5 2.5; do
   # haven itself, not through hv's timeout: the SIGKILL must reach the process that writes.
   "$HAVEN" box add "$B" "$W/huge.bin" /huge-$delay >"$W/timer.out" 2>&1 &
@@ -70,6 +79,7 @@ for delay in 0.2 0.5 1.0 1.5 2.5; do
     state >"$W/state"
   else
     [ "$rc" = 137 ] || { cat "$W/timer.out"; fail "timer kill: exit $rc"; }
+    if [ -s "$B-journal" ]; then journals=$((journals + 1)); fi
     state >"$W/now" 2>"$W/now.err" || { cat "$W/now.err"; fail "kill after ${delay}s: no open"; }
     if ! diff -q "$W/state" "$W/now" >/dev/null; then
       # Killed after its commit (while closing): then the whole add is there, nothing less.
@@ -79,8 +89,11 @@ for delay in 0.2 0.5 1.0 1.5 2.5; do
       cp "$W/now" "$W/state"
     fi
     same_state "kill after ${delay}s"
+    in_wal_mode "kill after ${delay}s"
   fi
 done
+[ "$journals" -ge 1 ] || fail "no kill hit the add's rollback-journal transaction"
+log "$journals kills left a hot journal, each rolled back"
 
 check "the next add after the kills succeeds and checks clean"
 run_ok hv box add "$B" "$W/more" /more/final
@@ -88,5 +101,7 @@ run_ok hv box list "$B"
 assert_grep '^/more/final/part6.bin$' "$OUT"
 run_ok hv -r "box:$B" --no-cache check --read-data
 assert_grep 'no errors were found' "$OUT"
+in_wal_mode "after the last add"
+[ ! -e "$B-wal" ] || fail "$B-wal left behind: the box is not one file"
 
 pass "kill -9 during box add never changes the box"
