@@ -118,5 +118,29 @@ TEST(ZstdDecompress, AnExpectedSizeAcceptsEveryFrameFormAndChecksBeforeAllocatin
   EXPECT_THROW(ZstdDecompress(trailing, a.size(), a.size(), "t"), Error);
 }
 
+// The thread's context keeps the workspace zstd gives back (KeptBlock in compress.cc):
+// inputs whose sizes swing between tiny and large, at every level, make zstd grow its
+// workspace and, after a run of tiny ones, shrink it again; every frame still round-trips
+// (and ASan/TSan builds see the blocks handed between zstd and the cache).
+TEST(ZstdCompress, ContextMemoryReusedAcrossSizeSwingsRoundTrips) {
+  const size_t sizes[] = {64, 1000, 16 << 10, 300, 1 << 20, 100};
+  const Bytes source = FarRepeats((1 << 20) + 4096, 5);
+  for (int level : {1, 3, 7, 11, 3}) {
+    for (int round = 0; round < 3; ++round) {
+      for (size_t n : sizes) {
+        // Runs of tiny inputs long enough for zstd's "workspace too large" rule (128 calls).
+        const int repeats = n < 2000 ? 150 : 1;
+        for (int r = 0; r < repeats; ++r) {
+          const size_t at = static_cast<size_t>(r * 17 + level) % 4096;
+          Bytes in(source.begin() + static_cast<long>(at), source.begin() + static_cast<long>(at + n));
+          Bytes frame = ZstdCompress(in, level);
+          ASSERT_EQ(ZstdDecompress(frame, in.size(), in.size(), "test"), in)
+              << "level " << level << ", " << n << " bytes";
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace haven
