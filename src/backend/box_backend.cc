@@ -223,9 +223,14 @@ void BoxBackend::OpenDb(bool create) {
   Harden(db_);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
   // No automatic checkpoint: it would run inside COMMIT; CommitLocked runs it after the
-  // commit of every write instead (timed apart: HAVEN_IMPORT_TIMINGS).
+  // commit of every write instead (timed apart: HAVEN_IMPORT_TIMINGS). secure_delete FAST,
+  // not Debian's default ON: removed cells are still zeroed in their pages (a removed key
+  // file leaves nothing to read), but freed overflow pages are not written full of zeros
+  // through the WAL first, since the incremental vacuum before the same commit leaves no
+  // free page in the file (relocated over or truncated away; docs/box.md §1).
   Exec("PRAGMA synchronous=FULL; PRAGMA cache_size=-32768; PRAGMA journal_size_limit=67108864;"
-       " PRAGMA foreign_keys=OFF; PRAGMA cell_size_check=ON; PRAGMA wal_autocheckpoint=0");
+       " PRAGMA foreign_keys=OFF; PRAGMA cell_size_check=ON; PRAGMA wal_autocheckpoint=0;"
+       " PRAGMA secure_delete=FAST");
   state_ = State::kIdle;
 }
 

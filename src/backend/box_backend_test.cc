@@ -435,6 +435,43 @@ TEST_F(BoxBackendTest, RemovedSpaceIsReturnedAtCommit) {
   EXPECT_FALSE(fs::exists(Path() + "-wal"));
 }
 
+// Removed objects leave no trace of their bytes in the box file (a removed key file must
+// not stay readable to whoever knows its old password): secure_delete is FAST, so cells
+// are zeroed where they lie, and the incremental vacuum at the commit must put a moved page
+// or the end of the file over every overflow page they held, also when other objects come
+// after them. (With secure_delete OFF the start of the big object stayed in its leaf.)
+TEST_F(BoxBackendTest, RemovedBytesDoNotStayInTheFile) {
+  MakeBox();
+  const std::string marker = "haven-box-removed-object-marker-";
+  Bytes secret;
+  while (secret.size() < (3u << 20)) secret.insert(secret.end(), marker.begin(), marker.end());
+  Handle gone = HandleFor(FileType::kPack, secret);
+  Bytes small(secret.begin(), secret.begin() + 4 * static_cast<long>(marker.size()));
+  Handle gone_key = HandleFor(FileType::kKey, small);
+  std::vector<std::pair<Handle, Bytes>> kept;
+  {
+    auto b = Open();
+    b->Save(gone_key, small);
+    b->Save(gone, secret);
+    for (int i = 0; i < 3; ++i) {  // after the removed one in the file
+      Bytes data = TestBytes(2 << 20, 120 + i);
+      kept.emplace_back(HandleFor(FileType::kPack, data), data);
+      b->Save(kept.back().first, data);
+    }
+    b->Commit();
+    b->Remove(gone);
+    b->Remove(gone_key);
+    b->Commit();
+  }
+  std::ifstream f(Path(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find(marker), std::string::npos);
+  auto r = Open();
+  EXPECT_EQ(r->Stat(gone), std::nullopt);
+  EXPECT_EQ(r->Stat(gone_key), std::nullopt);
+  for (const auto& [h, data] : kept) EXPECT_EQ(r->Load(h), data);
+}
+
 TEST_F(BoxBackendTest, ObjectsSpanPartsAndRangesCrossThem) {
   MakeBox();
   auto b = Open(BoxOptions{4096, 4096});
