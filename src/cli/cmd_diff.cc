@@ -65,8 +65,7 @@ std::string StatsText(const DiffStats& st) {
 void RunDiff(const DiffCmdOptions& o) {
   if (o.snapshots.size() != 2) Fail(ErrorCode::kInvalidArgument, "specify two snapshot IDs");
   auto repo = OpenRepository({.prefetch_index = true});
-  auto lock = LockRepository(*repo, false);
-  const auto all = repo->LoadSnapshots();
+  auto [lock, all, indexed] = LockAndLoadForReading(*repo);
   const FileId id1 = ResolveSnapshot(o.snapshots[0], all);
   const FileId id2 = ResolveSnapshot(o.snapshots[1], all);
   const Snapshot *s1 = nullptr, *s2 = nullptr;
@@ -76,7 +75,6 @@ void RunDiff(const DiffCmdOptions& o) {
   }
   const bool json = Globals().json, quiet = Globals().quiet;
   if (!json && !quiet) std::cout << "comparing snapshot " << id1.Short() << " to " << id2.Short() << ":\n\n";
-  auto indexed = IndexedRepository::Load(*repo);
   std::string out;
   TreeDiffOptions to;
   to.metadata = o.metadata;

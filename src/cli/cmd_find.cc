@@ -247,9 +247,7 @@ void RunFind(const FindCmdOptions& o) {
   if ((o.blob && o.tree) || (o.blob && o.pack) || (o.tree && o.pack))
     Fail(ErrorCode::kInvalidArgument, "cannot have several ID types");
   auto repo = OpenRepository({.prefetch_index = true});
-  auto lock = LockRepository(*repo, false);
-  const auto all = repo->LoadSnapshots();
-  auto indexed = IndexedRepository::Load(*repo);
+  auto [lock, all, indexed] = LockAndLoadForReading(*repo);
   auto finder = MakeFinder(*indexed, o);
   Output out(Globals().json, o.long_format);
   const auto snaps = SelectSnapshots(all, o.snapshots, o.filter, [](const std::string& m) { Warn(m); });

@@ -48,9 +48,7 @@ void RunStats(const StatsCmdOptions& o) {
     Fail(ErrorCode::kInvalidArgument, "unknown counting mode: " + o.mode +
                                           " (use the -h flag to get a list of supported modes)");
   auto repo = OpenRepository({.prefetch_index = true});
-  auto lock = LockRepository(*repo, false);
-  const auto all = repo->LoadSnapshots();
-  auto indexed = IndexedRepository::Load(*repo);
+  auto [lock, all, indexed] = LockAndLoadForReading(*repo);
   if (!Globals().json) std::cout << "scanning...\n" << std::flush;
   StatsCounter counter(*indexed, *mode, Jobs());
   for (const auto& [id, s] : SelectSnapshots(all, o.snapshots, o.filter, [](const std::string& m) { Warn(m); }))

@@ -535,6 +535,18 @@ std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo,
   return std::make_unique<EarlyIndex>(repo, std::move(then));
 }
 
+ReadOnlyStart LockAndLoadForReading(Repository& repo) {
+  ReadOnlyStart st;
+  auto early = StartEarlyIndex(repo);
+  st.lock = LockRepositoryOverlapped(repo, false);
+  ReadThenConfirm(st.lock, [&] {
+    st.snapshots = repo.LoadSnapshots();
+    st.index = EarlyIndex::LoadWith(early.get(), repo);
+    return 0;
+  });
+  return st;
+}
+
 void Print(const std::string& s) {
   if (!Globals().quiet) std::cout << s << '\n';
 }

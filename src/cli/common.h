@@ -127,6 +127,17 @@ std::unique_ptr<Lock> LockRepositoryOverlapped(Repository& repo, bool exclusive)
 // `then`: EarlyIndex's (reads with that index, also before the lock).
 std::unique_ptr<EarlyIndex> StartEarlyIndex(Repository& repo,
                                             std::function<void(IndexedRepository&)> then = nullptr);
+// What a command that reads the whole repository starts from (find, stats, diff): its
+// lock, held until the command ends (null with --no-lock), every snapshot, and the index.
+// Read beside the lock's check (LockRepositoryOverlapped; on remote storage the index
+// starts loading before the lock, StartEarlyIndex); the lock is confirmed before this
+// returns, so nothing is printed on a state an exclusive lock holder is changing.
+struct ReadOnlyStart {
+  std::unique_ptr<Lock> lock;
+  std::vector<std::pair<FileId, Snapshot>> snapshots;
+  std::unique_ptr<IndexedRepository> index;
+};
+ReadOnlyStart LockAndLoadForReading(Repository& repo);
 // Confirms a lock of LockRepositoryOverlapped (none with --no-lock).
 inline void ConfirmLock(const std::unique_ptr<Lock>& lock) {
   if (lock) lock->Confirm();
