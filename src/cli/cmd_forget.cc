@@ -185,7 +185,7 @@ void DeleteSnapshots(Repository& repo, const std::set<FileId>& ids) {
 // `--prune`: prune's run and report with forget's repository. A dry run plans it as if
 // the snapshots forget would remove were gone (restic's ignoreSnapshots).
 void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
-                         const std::set<FileId>& removed) {
+                         const std::set<FileId>& removed, EarlyIndex* early_index) {
   if (!Globals().json)
     Print(std::to_string(removed.size()) + " snapshots have been removed, running prune");
   PruneOptions p;
@@ -196,6 +196,7 @@ void RunPruneAfterForget(Repository& repo, const ForgetOptions& o,
   p.repack_uncompressed = o.repack_uncompressed;
   p.unreferenced_grace = ParseUnreferencedGrace(o.unreferenced_grace);
   p.dry_run = o.dry_run;
+  p.early_index = early_index;  // forget removes snapshot files only: the index files match
   p.jobs = JobsOrAuto();
   p.progress = [](const std::string& s) { Print(s); };
   p.warn = [](const std::string& s) { Warn(s); };
@@ -223,9 +224,13 @@ void RunForget() {
     Fail(ErrorCode::kInvalidArgument,
          "--no-lock is only applicable in combination with --dry-run for forget command");
 
-  auto repo = OpenRepository();
-  auto lock = LockRepository(*repo, true);  // nullptr with --no-lock (dry run only)
-  auto all = repo->LoadSnapshots();
+  auto repo = OpenRepository({.prefetch_index = o.prune});
+  // With --prune on remote storage the index loads from the open's listing meanwhile.
+  auto early_index = o.prune ? StartEarlyIndex(*repo) : nullptr;
+  // nullptr with --no-lock (dry run only); its check runs beside the snapshot listing and
+  // is confirmed before anything is printed or removed.
+  auto lock = LockRepositoryOverlapped(*repo, true);
+  auto all = ReadThenConfirm(lock, [&] { return repo->LoadSnapshots(); });
   std::string json;  // the groups' JSON array
   const std::set<FileId> remove_ids = o.ids.empty()
                                           ? SelectByPolicy(all, o, policy, group_by, json)
@@ -241,7 +246,7 @@ void RunForget() {
   }
   if (g.json) std::cout << json;
   std::cout.flush();
-  if (!remove_ids.empty() && o.prune) RunPruneAfterForget(*repo, o, remove_ids);
+  if (!remove_ids.empty() && o.prune) RunPruneAfterForget(*repo, o, remove_ids, early_index.get());
 }
 
 }  // namespace

@@ -62,6 +62,13 @@ assert_locked_msg "haven check"
 check "1. haven snapshots (its lock confirmed after the listing) is refused with exit 11"
 expect_exit 11 hv -r "$REPO" snapshots
 assert_locked_msg "haven snapshots"
+check "1. haven find, stats and forget (their lock confirmed after reading) are refused with exit 11, nothing printed"
+for c in "find f" "stats" "forget --keep-last 1"; do
+  # shellcheck disable=SC2086 # the command and its arguments
+  expect_exit 11 hv -r "$REPO" $c
+  assert_locked_msg "haven $c"
+  [ ! -s "$OUT" ] || { cat "$OUT"; fail "haven $c printed before its lock was confirmed"; }
+done
 [ "$(ls "$REPO/locks")" = "$L" ] || fail "haven left a lock behind or removed restic's: $(ls "$REPO/locks")"
 
 check "1. release: restic finishes, then haven backup succeeds"
@@ -86,6 +93,10 @@ expect_exit 0 hv -r "$REPO" backup "$W/small" 7>&-
 check "2. haven check (exclusive) is refused with exit 11"
 expect_exit 11 hv -r "$REPO" check 7>&-
 assert_locked_msg "haven check"
+check "2. haven forget (exclusive) is refused with exit 11; haven find runs alongside"
+expect_exit 11 hv -r "$REPO" forget --keep-last 1 7>&-
+assert_locked_msg "haven forget"
+expect_exit 0 hv -r "$REPO" find f 7>&-
 [ "$(ls "$REPO/locks")" = "$L" ] || fail "haven left a lock behind or removed restic's: $(ls "$REPO/locks")"
 
 check "2. release: restic backup --stdin completes"
