@@ -267,17 +267,16 @@ bool BoxBackend::CheckSchema() {
 
 void BoxBackend::RestoreWalMode() {
   wal_checked_ = true;
+  // Best effort, without waiting: a process holding the box alone switches it back itself
+  // (the command's first read then waits for it), and a read-only box file stays as it is.
+  sqlite3_busy_timeout(db_, 0);
   std::string mode;
   {
     Stmt s(db_, "PRAGMA journal_mode");
-    if (s.Step() != SQLITE_ROW) return;  // busy: the first read reports it
-    mode = s.Text(0);
+    if (s.Step() == SQLITE_ROW) mode = s.Text(0);
   }
-  if (mode == "wal") return;
-  // Best effort, without waiting: another process may hold the box (it switches back
-  // itself), and a read-only box file stays as it is.
-  sqlite3_busy_timeout(db_, 0);
-  sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+  if (!mode.empty() && mode != "wal")
+    sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
   sqlite3_busy_timeout(db_, kBusyTimeoutMs);
 }
 
