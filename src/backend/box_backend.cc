@@ -237,20 +237,19 @@ void BoxBackend::OpenDb(bool create) {
 // An empty file (page count 0) is no box yet (false); anything else must be a box of our
 // format (true).
 bool BoxBackend::CheckSchema() {
-  int64_t app = 0, version = 0, pages = 0, odd = 0;
-  {
-    Stmt s(db_, "PRAGMA page_count");
-    if (s.Step() == SQLITE_ROW) pages = s.Int(0);
-  }
+  // A failed read (another process holding the box beyond the busy timeout) is that
+  // error, never "no box yet" or "not a box".
+  auto pragma = [this](const char* sql) {
+    Stmt s(db_, sql);
+    int rc = s.Step();
+    if (rc != SQLITE_ROW) FailDb(rc, sql);
+    return s.Int(0);
+  };
+  int64_t odd = 0;
+  const int64_t pages = pragma("PRAGMA page_count");
   if (pages == 0) return false;
-  {
-    Stmt s(db_, "PRAGMA application_id");
-    if (s.Step() == SQLITE_ROW) app = s.Int(0);
-  }
-  {
-    Stmt s(db_, "PRAGMA user_version");
-    if (s.Step() == SQLITE_ROW) version = s.Int(0);
-  }
+  const int64_t app = pragma("PRAGMA application_id");
+  const int64_t version = pragma("PRAGMA user_version");
   if (app != kApplicationId)
     Fail(ErrorCode::kCorrupt, "box " + path_ + " is not a haven box file (SQLite "
                               "application_id " + std::to_string(app) + ")");
@@ -284,8 +283,17 @@ void BoxBackend::RestoreWalMode() {
 // locking mode the switch takes the EXCLUSIVE lock and keeps it until ReleaseAlone().
 void BoxBackend::TryHoldAlone() {
   sqlite3_busy_timeout(db_, 0);  // in use by others: WAL mode beside them, at once
-  bool held =
-      sqlite3_exec(db_, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK;
+  // Only from WAL mode: there the switch proves nobody else has the box open. (A box still
+  // in rollback mode, which RestoreWalMode could not switch back because another process
+  // holds it, is used the normal way.)
+  bool held = false;
+  {
+    Stmt s(db_, "PRAGMA journal_mode");
+    held = s.Step() == SQLITE_ROW && s.Text(0) == "wal";
+  }
+  if (held)
+    held = sqlite3_exec(db_, "PRAGMA locking_mode=EXCLUSIVE", nullptr, nullptr, nullptr) ==
+           SQLITE_OK;
   if (held) {
     Stmt s(db_, "PRAGMA journal_mode=DELETE");
     held = s.Step() == SQLITE_ROW && s.Text(0) == "delete";
@@ -336,14 +344,20 @@ void BoxBackend::BeginRead() {
     if (!wal_checked_) RestoreWalMode();
     if (opts_.alone && !alone_) TryHoldAlone();
   }
-  Exec(alone_ ? "BEGIN EXCLUSIVE" : "BEGIN");
+  try {
+    Exec(alone_ ? "BEGIN EXCLUSIVE" : "BEGIN");
+  } catch (...) {
+    ReleaseAlone();
+    throw;
+  }
   // The read transaction (and with it the state this command sees) starts at the first read.
   try {
     Stmt s(db_, "SELECT count(*) FROM sqlite_schema");
-    s.Step();
+    if (int rc = s.Step(); rc != SQLITE_ROW) FailDb(rc, "read the box's schema");
     generation_ = ReadGeneration(db_);
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    ReleaseAlone();
     throw;
   }
   state_ = State::kReading;

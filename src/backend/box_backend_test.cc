@@ -368,9 +368,12 @@ TEST_F(BoxBackendTest, ReaderWaitsForTheCommitOfAHeldBox) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     a->Commit();
   });
+  struct Join {
+    std::thread& t;
+    ~Join() { t.join(); }  // also when the read below throws
+  } join{committer};
   auto r = Open();
   EXPECT_EQ(r->Load(h), data);
-  committer.join();
 }
 
 TEST_F(BoxBackendTest, AloneRollbackLeavesThePreviousStateInWalMode) {

@@ -539,11 +539,13 @@ ReadOnlyStart LockAndLoadForReading(Repository& repo) {
   ReadOnlyStart st;
   auto early = StartEarlyIndex(repo);
   st.lock = LockRepositoryOverlapped(repo, false);
+  std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
   ReadThenConfirm(st.lock, [&] {
-    st.snapshots = repo.LoadSnapshots();
+    st.snapshots = repo.LoadSnapshots(&failures);
     st.index = EarlyIndex::LoadWith(early.get(), repo);
     return 0;
   });
+  for (const auto& f : failures) repo.Warn(Repository::IgnoredSnapshotMessage(f));
   return st;
 }
 

@@ -45,7 +45,8 @@ namespace {
 // pages were faulted in again: 2,600 of them in a backup of 200,000 small files, 0.4-0.7 s
 // of system time. A context's memory comes from here instead: the largest block it freed
 // is kept and handed out again for any request it can hold (at most two blocks per thread:
-// the kept one and, while a larger workspace is in use, that one).
+// the kept one and, while a larger workspace is in use, that one). Blocks above kKeepMax
+// (the workspaces of the high levels on large chunks) go back at once, as zstd meant.
 class KeptBlock {
  public:
   KeptBlock() = default;
@@ -58,6 +59,7 @@ class KeptBlock {
  private:
   // Each block starts with its usable size; the caller's bytes follow at kHeader.
   static constexpr size_t kHeader = 64;
+  static constexpr size_t kKeepMax = size_t{8} << 20;
   static void* Base(void* p) { return p ? static_cast<char*>(p) - kHeader : nullptr; }
   static size_t SizeOf(void* p) { return *static_cast<size_t*>(Base(p)); }
 
@@ -72,7 +74,7 @@ class KeptBlock {
   static void Free(void* opaque, void* p) {
     if (p == nullptr) return;
     auto* k = static_cast<KeptBlock*>(opaque);
-    if (k->kept_ != nullptr && SizeOf(k->kept_) >= SizeOf(p)) {
+    if (SizeOf(p) > kKeepMax || (k->kept_ != nullptr && SizeOf(k->kept_) >= SizeOf(p))) {
       std::free(Base(p));
       return;
     }
