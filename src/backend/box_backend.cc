@@ -122,6 +122,14 @@ uint64_t EnvSize(const char* name, uint64_t lo, uint64_t hi, bool power_of_two, 
   Fail(ErrorCode::kIo, msg, retryable);
 }
 
+// The integer a PRAGMA returns on `db`; SQLite's error (kLocked when busy) if it fails.
+int64_t PragmaInt(const std::string& path, sqlite3* db, const char* sql) {
+  Stmt s(db, sql);
+  int rc = s.Step();
+  if (rc != SQLITE_ROW) FailSqlite(path, db, rc, sql);
+  return s.Int(0);
+}
+
 // The write generation of the state `db`'s transaction sees; -1 before the schema exists.
 int64_t ReadGeneration(sqlite3* db) {
   sqlite3_stmt* s = nullptr;
@@ -239,17 +247,11 @@ void BoxBackend::OpenDb(bool create) {
 bool BoxBackend::CheckSchema() {
   // A failed read (another process holding the box beyond the busy timeout) is that
   // error, never "no box yet" or "not a box".
-  auto pragma = [this](const char* sql) {
-    Stmt s(db_, sql);
-    int rc = s.Step();
-    if (rc != SQLITE_ROW) FailDb(rc, sql);
-    return s.Int(0);
-  };
   int64_t odd = 0;
-  const int64_t pages = pragma("PRAGMA page_count");
+  const int64_t pages = PragmaInt(path_, db_, "PRAGMA page_count");
   if (pages == 0) return false;
-  const int64_t app = pragma("PRAGMA application_id");
-  const int64_t version = pragma("PRAGMA user_version");
+  const int64_t app = PragmaInt(path_, db_, "PRAGMA application_id");
+  const int64_t version = PragmaInt(path_, db_, "PRAGMA user_version");
   if (app != kApplicationId)
     Fail(ErrorCode::kCorrupt, "box " + path_ + " is not a haven box file (SQLite "
                               "application_id " + std::to_string(app) + ")");
