@@ -230,9 +230,7 @@ void RunForget() {
   // nullptr with --no-lock (dry run only); its check runs beside the snapshot listing and
   // is confirmed before anything is printed or removed.
   auto lock = LockRepositoryOverlapped(*repo, true);
-  std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-  auto all = ReadThenConfirm(lock, [&] { return repo->LoadSnapshots(&failures); });
-  for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
+  auto all = LoadSnapshotsThenConfirm(*repo, lock);
   std::string json;  // the groups' JSON array
   const std::set<FileId> remove_ids = o.ids.empty()
                                           ? SelectByPolicy(all, o, policy, group_by, json)

@@ -74,9 +74,7 @@ void RegisterSnapshots(CLI::App& app) {
     // over a network); the lock is confirmed before anything is printed, on the error path
     // too (a conflicting lock is then the error).
     auto lock = LockRepositoryOverlapped(*repo, false);
-    std::vector<Repository::SnapshotFailure> failures;
-    auto all = ReadThenConfirm(lock, [&] { return repo->LoadSnapshots(&failures); });
-    for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
+    auto all = LoadSnapshotsThenConfirm(*repo, lock);
     auto list = o.filter.Apply(all);
     if (!o.ids.empty()) {
       std::vector<std::pair<FileId, Snapshot>> sel;

@@ -539,14 +539,21 @@ ReadOnlyStart LockAndLoadForReading(Repository& repo) {
   ReadOnlyStart st;
   auto early = StartEarlyIndex(repo);
   st.lock = LockRepositoryOverlapped(repo, false);
+  st.snapshots = LoadSnapshotsThenConfirm(
+      repo, st.lock, [&] { st.index = EarlyIndex::LoadWith(early.get(), repo); });
+  return st;
+}
+
+std::vector<std::pair<FileId, Snapshot>> LoadSnapshotsThenConfirm(
+    Repository& repo, const std::unique_ptr<Lock>& lock, const std::function<void()>& also) {
   std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-  ReadThenConfirm(st.lock, [&] {
-    st.snapshots = repo.LoadSnapshots(&failures);
-    st.index = EarlyIndex::LoadWith(early.get(), repo);
-    return 0;
+  auto all = ReadThenConfirm(lock, [&] {
+    auto snaps = repo.LoadSnapshots(&failures);
+    if (also) also();
+    return snaps;
   });
   for (const auto& f : failures) repo.Warn(Repository::IgnoredSnapshotMessage(f));
-  return st;
+  return all;
 }
 
 void Print(const std::string& s) {

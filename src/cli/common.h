@@ -138,6 +138,12 @@ struct ReadOnlyStart {
   std::unique_ptr<IndexedRepository> index;
 };
 ReadOnlyStart LockAndLoadForReading(Repository& repo);
+// Every snapshot, listed and loaded beside the check of a LockRepositoryOverlapped lock
+// (with `also`, more reads in the same window), then the lock confirmed; the snapshots
+// that did not load are warned about only after the confirmation.
+std::vector<std::pair<FileId, Snapshot>> LoadSnapshotsThenConfirm(
+    Repository& repo, const std::unique_ptr<Lock>& lock,
+    const std::function<void()>& also = nullptr);
 // Confirms a lock of LockRepositoryOverlapped (none with --no-lock).
 inline void ConfirmLock(const std::unique_ptr<Lock>& lock) {
   if (lock) lock->Confirm();
