@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <tuple>
 
@@ -391,6 +392,85 @@ TEST_F(ArchiverTest, SmallFilesStoredInBatchesKeepTheirOwnResults) {
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::count(names.begin(), names.end(), "f011"), 0);
   EXPECT_EQ(names.size(), 90u - 1 + 1 + 2);  // files, f035big, the two directories
+}
+
+// A folder's walk leaves two subfolders started and not finished (the workers store one
+// folder's files while the next is walked): at any job count the snapshot holds the same
+// trees, each folder's tree is saved once and after those of its subfolders, the counts
+// are whole, and a file that fails in one folder fails that file only.
+TEST_F(ArchiverTest, FoldersLeftOpenGiveTheSameTreesAtAnyJobCount) {
+  const fs::path src = root_ / "src";
+  uint64_t files = 0;
+  size_t folders = 1;  // src
+  for (int a = 0; a < 5; ++a) {
+    folders++;
+    for (int b = 0; b < 6; ++b) {
+      const fs::path d = src / ("a" + std::to_string(a)) / ("b" + std::to_string(b));
+      folders++;
+      for (int f = 0; f < 7; ++f, ++files)
+        WriteFile(d / ("f" + std::to_string(f)), std::string(100 + 37 * f + b, char('a' + a)));
+      if (b % 2 == 0) {
+        WriteFile(d / "c" / "deep", "deep " + d.string());
+        files++;
+        folders++;
+      }
+    }
+  }
+  std::optional<BlobId> first;
+  for (int jobs : {1, 2, 4}) {
+    BackupOptions o = Options(std::nullopt, true, jobs);
+    std::mutex mu;
+    std::vector<std::string> saved;  // below src, in the order their trees were saved
+    o.tree_saved = [&](const std::string& path, const BlobId&) {
+      std::lock_guard<std::mutex> l(mu);
+      if (path.rfind(src.string(), 0) == 0) saved.push_back(path);
+    };
+    BackupResult r = RunBackup(*repo_, o, false);
+    EXPECT_FALSE(r.incomplete) << jobs;
+    EXPECT_EQ(r.stats.files_new, files) << jobs;
+    ASSERT_EQ(saved.size(), folders) << jobs;
+    std::map<std::string, size_t> at;
+    for (size_t i = 0; i < saved.size(); ++i) {
+      EXPECT_TRUE(at.emplace(saved[i], i).second) << saved[i];
+    }
+    for (const auto& [path, i] : at) {
+      const std::string up = fs::path(path).parent_path().string();
+      if (auto it = at.find(up); it != at.end()) {
+        EXPECT_LT(i, it->second) << path << " saved after its folder " << up << " (jobs " << jobs
+                                 << ")";
+      }
+    }
+    if (!first) {
+      first = Src(r);
+      // Every file in its own folder's tree with its own size (the folders differ in both).
+      for (int a = 0; a < 5; ++a)
+        for (int b = 0; b < 6; ++b)
+          for (int f = 0; f < 7; ++f) {
+            const std::string rel = "a" + std::to_string(a) + "/b" + std::to_string(b) + "/f" +
+                                    std::to_string(f);
+            EXPECT_EQ(Find(r.tree, rel).size, static_cast<uint64_t>(100 + 37 * f + b)) << rel;
+          }
+    } else {
+      EXPECT_EQ(Src(r), *first) << "jobs " << jobs;
+    }
+  }
+  // f4 of a2/b3 shares its folder's batch with f3, read first: it is gone by its turn.
+  const std::string gone = (src / "a2" / "b3" / "f4").string();
+  BackupOptions o = Options(std::nullopt, true, 2);
+  o.after_read = [&](const std::string& path, int) {
+    if (path == (src / "a2" / "b3" / "f3").string()) fs::remove(gone);
+  };
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_TRUE(r.incomplete);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find(gone), std::string::npos) << warnings[0];
+  std::vector<std::string> names;
+  for (const Node& n : repo_->LoadTree(*Find(r.tree, "a2/b3").subtree)) names.push_back(n.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f5", "f6"}));
+  EXPECT_EQ(Find(r.tree, "a4/b5/f6").size, 100u + 37 * 6 + 5);
+  EXPECT_EQ(Find(r.tree, "a4/b4/c/deep").size, ("deep " + (src / "a4" / "b4").string()).size());
 }
 
 // The folder state (folder_state.h): a backup that takes unchanged folders' trees from it

@@ -314,19 +314,35 @@ size_t ZstdStreamReader::Read(uint8_t* dst, size_t cap) {
 }
 
 bool LooksIncompressible(ByteView data) {
-  // Byte-entropy estimate over up to 3 spread samples of 4 KiB. Random or already
-  // compressed data sits near 8 bits/byte; text and binaries sit far below.
-  if (data.size() < 4096) return false;
-  uint32_t counts[256] = {};
+  // Byte-entropy estimate over 12 KiB: three spread samples of 4 KiB, or the whole blob
+  // when it is shorter (each byte counted once). Random or already compressed data sits
+  // near 8 bits/byte; text and binaries sit far below. Four tables, summed at the end: a
+  // run of one byte value would make each count wait for the last (a store-to-load
+  // dependency), which made this 4 % of the CPU of a cold backup of small text files.
+  constexpr size_t kSample = 4096;
+  if (data.size() < kSample) return false;
+  uint32_t counts[4][256] = {};
+  auto count = [&counts](const uint8_t* p, size_t n) {
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      ++counts[0][p[i]];
+      ++counts[1][p[i + 1]];
+      ++counts[2][p[i + 2]];
+      ++counts[3][p[i + 3]];
+    }
+    for (; i < n; ++i) ++counts[0][p[i]];
+  };
   size_t total = 0;
-  const size_t sample = 4096;
-  for (int s = 0; s < 3; ++s) {
-    size_t start = (data.size() - sample) * s / 2;
-    for (size_t i = 0; i < sample; ++i) ++counts[data[start + i]];
-    total += sample;
+  if (data.size() < 3 * kSample) {
+    count(data.data(), data.size());
+    total = data.size();
+  } else {
+    for (int s = 0; s < 3; ++s) count(data.data() + (data.size() - kSample) * s / 2, kSample);
+    total = 3 * kSample;
   }
   double h = 0;
-  for (uint32_t c : counts) {
+  for (int b = 0; b < 256; ++b) {
+    const uint32_t c = counts[0][b] + counts[1][b] + counts[2][b] + counts[3][b];
     if (!c) continue;
     double p = double(c) / double(total);
     h -= p * std::log2(p);

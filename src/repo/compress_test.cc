@@ -56,6 +56,28 @@ TEST(ChooseAutoLevel, LogLinesGetLevelOneAndCostNoMoreThanOnePercent) {
   EXPECT_LE(ZstdCompress(log, 1).size() * 100, ZstdCompress(log, 3).size() * 101);
 }
 
+// The entropy gate that keeps new data out of zstd: random bytes (what compressed files
+// hold) are incompressible at every size from one sample up, whether the blob is sampled
+// whole (under 12 KiB) or in three spread pieces; text, a run of one byte, random bytes
+// with one sample of text, and anything under 4 KiB are not.
+TEST(LooksIncompressible, RandomAtEverySizeTextAndRunsNot) {
+  std::mt19937 rng(11);
+  for (size_t n : {size_t{4096}, size_t{5000}, size_t{12287}, size_t{12288}, size_t{1} << 20}) {
+    Bytes random(n);
+    for (auto& b : random) b = static_cast<uint8_t>(rng());
+    EXPECT_TRUE(LooksIncompressible(random)) << n;
+    EXPECT_FALSE(LooksIncompressible(testing::LogLines(n, 3))) << n;
+    EXPECT_FALSE(LooksIncompressible(Bytes(n, 0x41))) << n;
+    EXPECT_FALSE(LooksIncompressible(ByteView(random.data(), 4095))) << n;
+    if (n >= 3 * 4096) {  // the middle sample is text
+      Bytes mixed = random;
+      Bytes text = testing::LogLines(4096, 5);
+      std::copy(text.begin(), text.end(), mixed.begin() + static_cast<long>((n - 4096) / 2));
+      EXPECT_FALSE(LooksIncompressible(mixed)) << n;
+    }
+  }
+}
+
 TEST(ChooseAutoLevel, ShortOrIncompressibleSamplesAreNotTried) {
   EXPECT_EQ(ChooseAutoLevel(testing::LogLines(kLevelTrialMin - 1, 1)), 3);
   std::mt19937 rng(5);
