@@ -339,6 +339,58 @@ TEST_F(ArchiverTest, FileChangedWhileReadIsReadAgainOrReported) {
   EXPECT_FALSE(r3.incomplete);
 }
 
+// A file's first read is checked against the walk's lstat, not an fstat of its own, and
+// stops at the size the walk saw: a file that grew or shrank between the walk and the read
+// (here: the walk handed a stale stat) is read again and stored whole, without a warning.
+TEST_F(ArchiverTest, FileChangedBetweenTheWalkAndItsReadIsReadAgainWhole) {
+  const fs::path grew = root_ / "src" / "grew.txt", shrank = root_ / "src" / "shrank.txt";
+  const fs::path same = root_ / "src" / "same.txt";
+  WriteFile(grew, std::string(5000, 'g'));
+  WriteFile(shrank, std::string(9000, 's'));
+  WriteFile(same, std::string(7000, 'x'));
+  std::map<std::string, struct stat> stale;
+  for (const fs::path& p : {grew, shrank}) {
+    struct stat st {};
+    ASSERT_EQ(lstat(p.c_str(), &st), 0);
+    stale[p.string()] = st;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a new mtime
+  WriteFile(grew, std::string(5000, 'g') + std::string(3000, 'G'));
+  WriteFile(shrank, std::string(2000, 's'));
+  BackupOptions o = Options(std::nullopt, true);
+  o.known_stat = [&](const std::string& path) -> const struct stat* {
+    auto it = stale.find(path);
+    return it == stale.end() ? nullptr : &it->second;
+  };
+  std::map<std::string, int> reads;
+  std::mutex mu;
+  o.after_read = [&](const std::string& path, int) {
+    std::lock_guard<std::mutex> l(mu);
+    reads[fs::path(path).filename().string()]++;
+  };
+  std::vector<std::string> warnings;
+  o.warn = [&](const std::string& w) { warnings.push_back(w); };
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_FALSE(r.incomplete);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  EXPECT_EQ(reads["grew.txt"], 2);
+  EXPECT_EQ(reads["shrank.txt"], 2);
+  EXPECT_EQ(reads["same.txt"], 1);
+  for (const auto& [name, body] :
+       std::map<std::string, std::string>{{"grew.txt", std::string(5000, 'g') + std::string(3000, 'G')},
+                                          {"shrank.txt", std::string(2000, 's')},
+                                          {"same.txt", std::string(7000, 'x')}}) {
+    Node n = Find(r.tree, name);
+    ASSERT_EQ(n.size, body.size()) << name;
+    std::string got;
+    for (const BlobId& id : n.content) {
+      Bytes b = repo_->LoadBlob(BlobType::kData, id);
+      got.append(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    EXPECT_EQ(got, body) << name;
+  }
+}
+
 // Small files are stored by one worker job per batch: each file still gets its own
 // content, in name order around subdirectories and a large file, and a file that cannot
 // be read is reported alone (the rest of its batch is stored).
