@@ -96,6 +96,60 @@ FileId FullId(Repository& repo, FileType t, const std::string& arg) {
   return *found;
 }
 
+// What `cat TYPE ID` prints: JSON text, or raw bytes (a pack, a blob).
+struct CatOutput {
+  Bytes bytes;
+  bool raw = false;
+};
+
+CatOutput Text(const std::string& s) { return CatOutput{Bytes(s.begin(), s.end()), false}; }
+
+CatOutput ReadObject(Repository& repo, const std::string& type, const std::string& id,
+                     std::vector<Repository::SnapshotFailure>& failures) {
+  auto need_id = [&] {
+    if (id.empty()) Fail(ErrorCode::kInvalidArgument, "cat " + type + " needs an ID");
+  };
+  if (type == "config") return Text(Indent(repo.config().ToJson()));
+  if (type == "masterkey") return Text(Indent(MasterKeyToJson(repo.key())));
+  if (type == "index") {
+    need_id();
+    return Text(repo.LoadJson(FileType::kIndex, FullId(repo, FileType::kIndex, id)));
+  }
+  if (type == "snapshot") {
+    need_id();
+    auto snaps = repo.LoadSnapshots(&failures);
+    FileId sid = ResolveSnapshot(id, snaps);
+    return Text(Indent(repo.LoadJson(FileType::kSnapshot, sid)));
+  }
+  if (type == "lock") {
+    need_id();
+    return Text(Indent(repo.LoadJson(FileType::kLock, FullId(repo, FileType::kLock, id))));
+  }
+  if (type == "key") {
+    need_id();
+    FileId kid = FullId(repo, FileType::kKey, id);
+    Bytes raw = repo.backend().Load({FileType::kKey, kid.Hex()});
+    return Text(Indent(AsChars(raw)));
+  }
+  if (type == "pack") {
+    need_id();
+    FileId pid = FullId(repo, FileType::kPack, id);
+    return CatOutput{repo.backend().Load({FileType::kPack, pid.Hex()}), true};
+  }
+  if (type == "blob" || type == "tree") {
+    need_id();
+    auto bid = BlobId::FromHex(id);
+    if (!bid) Fail(ErrorCode::kInvalidArgument, "invalid blob id \"" + id + "\"");
+    auto indexed = IndexedRepository::Load(repo);
+    BlobType bt = type == "tree" ? BlobType::kTree : BlobType::kData;
+    if (type == "blob" && !indexed->index().Has(BlobType::kData, *bid) &&
+        indexed->index().Has(BlobType::kTree, *bid))
+      bt = BlobType::kTree;
+    return CatOutput{indexed->LoadBlob(bt, *bid), true};
+  }
+  Fail(ErrorCode::kInvalidArgument, "invalid type \"" + type + "\"");
+}
+
 }  // namespace
 
 void RegisterCat(CLI::App& app) {
@@ -107,46 +161,15 @@ void RegisterCat(CLI::App& app) {
   cmd->add_option("id", id, "object id (or unique prefix)");
   cmd->callback([] {
     auto repo = OpenRepository();
-    auto lock = LockRepository(*repo, false);
-    auto need_id = [] {
-      if (id.empty()) Fail(ErrorCode::kInvalidArgument, "cat " + type + " needs an ID");
-    };
-    if (type == "config") {
-      std::cout << Indent(repo->config().ToJson());
-    } else if (type == "masterkey") {
-      std::cout << Indent(MasterKeyToJson(repo->key()));
-    } else if (type == "index") {
-      need_id();
-      std::cout << repo->LoadJson(FileType::kIndex, FullId(*repo, FileType::kIndex, id));
-    } else if (type == "snapshot") {
-      need_id();
-      auto snaps = repo->LoadSnapshots();
-      FileId sid = ResolveSnapshot(id, snaps);
-      std::cout << Indent(repo->LoadJson(FileType::kSnapshot, sid));
-    } else if (type == "lock") {
-      need_id();
-      std::cout << Indent(repo->LoadJson(FileType::kLock, FullId(*repo, FileType::kLock, id)));
-    } else if (type == "key") {
-      need_id();
-      FileId kid = FullId(*repo, FileType::kKey, id);
-      Bytes raw = repo->backend().Load({FileType::kKey, kid.Hex()});
-      std::cout << Indent(AsChars(raw));
-    } else if (type == "pack") {
-      need_id();
-      FileId pid = FullId(*repo, FileType::kPack, id);
-      WriteAll(repo->backend().Load({FileType::kPack, pid.Hex()}));
-    } else if (type == "blob" || type == "tree") {
-      need_id();
-      auto bid = BlobId::FromHex(id);
-      if (!bid) Fail(ErrorCode::kInvalidArgument, "invalid blob id \"" + id + "\"");
-      auto indexed = IndexedRepository::Load(*repo);
-      BlobType bt = type == "tree" ? BlobType::kTree : BlobType::kData;
-      if (type == "blob" && !indexed->index().Has(BlobType::kData, *bid) &&
-          indexed->index().Has(BlobType::kTree, *bid))
-        bt = BlobType::kTree;
-      WriteAll(indexed->LoadBlob(bt, *bid));
+    // The object is read while the lock's check runs and printed once it is confirmed.
+    auto lock = LockRepositoryOverlapped(*repo, false);
+    std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
+    const CatOutput out = ReadThenConfirm(lock, [&] { return ReadObject(*repo, type, id, failures); });
+    for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
+    if (out.raw) {
+      WriteAll(out.bytes);
     } else {
-      Fail(ErrorCode::kInvalidArgument, "invalid type \"" + type + "\"");
+      std::cout << AsChars(out.bytes);
     }
   });
 }

@@ -1,6 +1,7 @@
 // tag: restic 0.14's `tag --set|--add|--remove TAGS [SNAPSHOT...]`: each selected snapshot
 // whose tags change (maintenance/snapshot_tags) is saved anew with `original` set to the
-// first id it had, and the old snapshot file is removed, under an exclusive lock.
+// first id it had, and the old snapshot file is removed, under an exclusive lock (the
+// snapshots read beside its check, cli/common.h).
 #include "cli/common.h"
 #include "cli/more_commands.h"
 #include "cli/snapshot_args.h"
@@ -41,10 +42,12 @@ void RunTag(const TagCmdOptions& o) {
     Fail(ErrorCode::kInvalidArgument, "--set and --add/--remove cannot be given at the same time");
   auto repo = OpenRepository();
   if (!Globals().no_lock) Print("create exclusive lock for repository");
-  auto lock = LockRepository(*repo, true);
+  // The snapshots are read while the lock's check runs; nothing is changed before the
+  // lock is confirmed.
+  auto lock = LockRepositoryOverlapped(*repo, true);
   const auto set = FlattenTagLists(o.set), add = FlattenTagLists(o.add),
              remove = FlattenTagLists(o.remove);
-  const auto all = repo->LoadSnapshots();
+  const auto all = LoadSnapshotsThenConfirm(*repo, lock);
   size_t changed = 0;
   for (auto [id, s] : SelectSnapshots(all, o.snapshots, o.filter, [](const std::string& m) { Warn(m); })) {
     if (!ChangeTags(s, set, add, remove)) continue;

@@ -69,6 +69,18 @@ for c in "find f" "stats" "forget --keep-last 1"; do
   assert_locked_msg "haven $c"
   [ ! -s "$OUT" ] || { cat "$OUT"; fail "haven $c printed before its lock was confirmed"; }
 done
+check "1. haven cat and tag (read beside the lock's check) are refused with exit 11; cat prints nothing, tag changes nothing"
+SNAPS="$(ls "$REPO/snapshots")"
+SNAP1="$(printf '%s\n' "$SNAPS" | head -n 1)"
+expect_exit 11 hv -r "$REPO" cat snapshot "$SNAP1"
+assert_locked_msg "haven cat snapshot"
+[ ! -s "$OUT" ] || { cat "$OUT"; fail "haven cat printed before its lock was confirmed"; }
+expect_exit 11 hv -r "$REPO" cat config
+[ ! -s "$OUT" ] || { cat "$OUT"; fail "haven cat config printed before its lock was confirmed"; }
+expect_exit 11 hv -r "$REPO" tag --add locked-out
+assert_locked_msg "haven tag"
+[ "$(ls "$REPO/snapshots")" = "$SNAPS" ] || fail "haven tag changed snapshots while locked out"
+LC_ALL=C grep -aq 'modified' "$OUT" && { cat "$OUT"; fail "haven tag reported a change while locked out"; }
 [ "$(ls "$REPO/locks")" = "$L" ] || fail "haven left a lock behind or removed restic's: $(ls "$REPO/locks")"
 
 check "1. release: restic finishes, then haven backup succeeds"
