@@ -2,7 +2,8 @@
 // C] [--from-key-hint K] [SNAPSHOT...]` (also the RESTIC_FROM_* / HAVEN_FROM_* variables):
 // snapshots of the source repository into -r's (maintenance/copy_snapshots), skipping those
 // already copied; files re-chunked when the chunker parameters differ, unless --no-rechunk.
-// Both repositories are locked (shared); the destination even with --no-lock, as restic.
+// Both repositories are locked (shared); the destination even with --no-lock, as restic;
+// both are read while their locks' checks run, and confirmed before anything is copied.
 #include "cli/common.h"
 #include "cli/more_commands.h"
 #include "cli/restic_format.h"
@@ -32,12 +33,18 @@ void RunCopy(const CopyCmdOptions& o) {
   if (src->config().id == dst->config().id)
     Fail(ErrorCode::kInvalidArgument, "source and destination are the same repository (id " +
                                           src->config().id.substr(0, 10) + "), nothing to copy");
-  auto src_lock = LockRepository(*src, false);
-  auto dst_lock = Lock::Acquire(*dst, false);
-  const auto src_all = src->LoadSnapshots();
-  const auto dst_all = dst->LoadSnapshots();
-  auto src_indexed = IndexedRepository::Load(*src);
-  auto dst_indexed = IndexedRepository::Load(*dst);
+  // Both locks' checks run while the snapshots and indexes of both are read; nothing is
+  // copied before both are confirmed.
+  auto src_lock = LockRepositoryOverlapped(*src, false);
+  auto dst_lock = Lock::AcquireOverlapped(*dst, false);
+  std::vector<std::pair<FileId, Snapshot>> dst_all;
+  std::unique_ptr<IndexedRepository> src_indexed, dst_indexed;
+  const auto src_all = LoadSnapshotsThenConfirm(*src, src_lock, [&] {
+    dst_all = LoadSnapshotsThenConfirm(*dst, dst_lock, [&] {
+      src_indexed = IndexedRepository::Load(*src);
+      dst_indexed = IndexedRepository::Load(*dst);
+    });
+  });
   WriteSession session(*dst_indexed, GlobalWriteOptions());
   CopySnapshotsOptions co;
   co.threads = Jobs();

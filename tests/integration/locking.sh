@@ -81,6 +81,20 @@ expect_exit 11 hv -r "$REPO" tag --add locked-out
 assert_locked_msg "haven tag"
 [ "$(ls "$REPO/snapshots")" = "$SNAPS" ] || fail "haven tag changed snapshots while locked out"
 LC_ALL=C grep -aq 'modified' "$OUT" && { cat "$OUT"; fail "haven tag reported a change while locked out"; }
+check "1. haven copy to and from the locked repository is refused with exit 11, nothing copied"
+OTHER="$W/other"
+run_ok hv -r "$OTHER" init
+run_ok hv -r "$OTHER" backup "$W/small"
+OTHER_SNAPS="$(ls "$OTHER/snapshots")"
+expect_exit 11 env RESTIC_FROM_PASSWORD="$RESTIC_PASSWORD" "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" \
+  -r "$OTHER" copy --from-repo "$REPO"
+assert_locked_msg "haven copy --from-repo (locked)"
+[ "$(ls "$OTHER/snapshots")" = "$OTHER_SNAPS" ] || fail "haven copy from a locked repository copied"
+expect_exit 11 env RESTIC_FROM_PASSWORD="$RESTIC_PASSWORD" "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" \
+  -r "$REPO" copy --from-repo "$OTHER"
+assert_locked_msg "haven copy -r (locked)"
+[ "$(ls "$REPO/snapshots")" = "$SNAPS" ] || fail "haven copy into a locked repository copied"
+[ -z "$(ls -A "$OTHER/locks")" ] || fail "haven copy left a lock in the other repository: $(ls "$OTHER/locks")"
 [ "$(ls "$REPO/locks")" = "$L" ] || fail "haven left a lock behind or removed restic's: $(ls "$REPO/locks")"
 
 check "1. release: restic finishes, then haven backup succeeds"
