@@ -96,6 +96,29 @@ class ArchiverTest : public ::testing::Test {
     }
     return {};
   }
+  // A backup with options `o` during which `gone` is removed right after `read_first` is
+  // read: incomplete, with one warning, naming `gone`.
+  BackupResult BackupLosing(BackupOptions o, const fs::path& read_first, const std::string& gone) {
+    o.after_read = [&](const std::string& path, int) {
+      if (path == read_first.string()) fs::remove(gone);
+    };
+    std::vector<std::string> warnings;
+    o.warn = [&](const std::string& w) { warnings.push_back(w); };
+    BackupResult r = RunBackup(*repo_, o, false);
+    EXPECT_TRUE(r.incomplete);
+    EXPECT_EQ(warnings.size(), 1u);
+    for (const std::string& w : warnings) EXPECT_NE(w.find(gone), std::string::npos) << w;
+    return r;
+  }
+  // The bytes the snapshot `root` holds for the file at `rel` (below src).
+  std::string Content(const BlobId& root, const std::string& rel) {
+    std::string got;
+    for (const BlobId& id : Find(root, rel).content) {
+      Bytes b = repo_->LoadBlob(BlobType::kData, id);
+      got.append(reinterpret_cast<const char*>(b.data()), b.size());
+    }
+    return got;
+  }
   // The tree of src itself: the directories above it (/tmp) may change under parallel tests.
   BlobId Src(const BackupResult& r) {
     std::optional<BlobId> t = Find(r.tree, "").subtree;
@@ -380,14 +403,8 @@ TEST_F(ArchiverTest, FileChangedBetweenTheWalkAndItsReadIsReadAgainWhole) {
        std::map<std::string, std::string>{{"grew.txt", std::string(5000, 'g') + std::string(3000, 'G')},
                                           {"shrank.txt", std::string(2000, 's')},
                                           {"same.txt", std::string(7000, 'x')}}) {
-    Node n = Find(r.tree, name);
-    ASSERT_EQ(n.size, body.size()) << name;
-    std::string got;
-    for (const BlobId& id : n.content) {
-      Bytes b = repo_->LoadBlob(BlobType::kData, id);
-      got.append(reinterpret_cast<const char*>(b.data()), b.size());
-    }
-    EXPECT_EQ(got, body) << name;
+    ASSERT_EQ(Find(r.tree, name).size, body.size()) << name;
+    EXPECT_EQ(Content(r.tree, name), body) << name;
   }
 }
 
@@ -420,24 +437,10 @@ TEST_F(ArchiverTest, SmallFilesStoredInBatchesKeepTheirOwnResults) {
   o.jobs = 2;
   o.force = true;
   // f010 and f011 share a batch, stored in order: f011 disappears before its turn.
-  o.after_read = [&](const std::string& path, int) {
-    if (path == (src / "f010").string()) fs::remove(gone);
-  };
-  std::vector<std::string> warnings;
-  o.warn = [&](const std::string& w) { warnings.push_back(w); };
-  BackupResult r = RunBackup(*repo_, o, false);
-  EXPECT_TRUE(r.incomplete);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find(gone), std::string::npos) << warnings[0];
+  BackupResult r = BackupLosing(o, src / "f010", gone);
   for (const auto& [rel, body] : want) {
-    Node n = Find(r.tree, rel);
-    ASSERT_EQ(n.size, body.size()) << rel;
-    std::string got;
-    for (const BlobId& id : n.content) {
-      Bytes b = repo_->LoadBlob(BlobType::kData, id);
-      got.append(reinterpret_cast<const char*>(b.data()), b.size());
-    }
-    EXPECT_EQ(got, body) << rel;
+    ASSERT_EQ(Find(r.tree, rel).size, body.size()) << rel;
+    EXPECT_EQ(Content(r.tree, rel), body) << rel;
   }
   std::vector<std::string> names;
   for (const Node& n : repo_->LoadTree(Src(r))) names.push_back(n.name);
@@ -508,16 +511,7 @@ TEST_F(ArchiverTest, FoldersLeftOpenGiveTheSameTreesAtAnyJobCount) {
   }
   // f4 of a2/b3 shares its folder's batch with f3, read first: it is gone by its turn.
   const std::string gone = (src / "a2" / "b3" / "f4").string();
-  BackupOptions o = Options(std::nullopt, true, 2);
-  o.after_read = [&](const std::string& path, int) {
-    if (path == (src / "a2" / "b3" / "f3").string()) fs::remove(gone);
-  };
-  std::vector<std::string> warnings;
-  o.warn = [&](const std::string& w) { warnings.push_back(w); };
-  BackupResult r = RunBackup(*repo_, o, false);
-  EXPECT_TRUE(r.incomplete);
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find(gone), std::string::npos) << warnings[0];
+  BackupResult r = BackupLosing(Options(std::nullopt, true, 2), src / "a2" / "b3" / "f3", gone);
   std::vector<std::string> names;
   for (const Node& n : repo_->LoadTree(*Find(r.tree, "a2/b3").subtree)) names.push_back(n.name);
   EXPECT_EQ(names, (std::vector<std::string>{"f0", "f1", "f2", "f3", "f5", "f6"}));
