@@ -111,8 +111,7 @@ struct FileResult {
 // 35,000-38,000 voluntary and 26,000-29,000 involuntary context switches; 6,300-11,900
 // and 2,000-2,700 with this and kOpenSiblings.)
 struct BatchResults {
-  explicit BatchResults(size_t n) : results(n), errors(n) {}
-  std::vector<FileResult> results;
+  std::vector<FileResult> results;  // sized when the batch is queued
   std::vector<std::exception_ptr> errors;
   // Set by the batch's job when every place is filled (made when the batch is queued; the
   // promise is the job's own, so a job dropped unrun breaks it instead of leaving a wait).
@@ -228,7 +227,7 @@ struct FileBatch {
   };
   std::vector<Item> items;
   uint64_t bytes = 0;
-  std::shared_ptr<BatchResults> results;  // kBatchFiles places, made with the first item
+  std::shared_ptr<BatchResults> results;  // made with the first item
 };
 
 // One directory's children while SaveChildren gathers them: the entries in name order,
@@ -254,12 +253,17 @@ struct ChildWalk {
 // before it, and its wait for their results comes after. Walked and finished at once, a
 // folder of small files left the workers idle while the walker listed the next one and
 // the walker idle while they stored its files (B5c: each worker busy 48 % of the time).
+// Fewer when those hold many entries (each entry's node is kept until its folder is
+// finished: a folder of a million entries holds about 1 GB of them, SaveTree).
 constexpr size_t kOpenSiblings = 2;
+constexpr size_t kOpenEntriesMax = 16384;
 
 // A folder's children walked (listed, files queued, subfolders started) whose tree is not
 // saved yet: SaveChildren is StartChildren then FinishChildren.
 struct ChildrenJob {
   explicit ChildrenJob(std::string sn) : sn_path(std::move(sn)), walk{{}, sn_path, {}, {}, {}, {}} {}
+  ChildrenJob(const ChildrenJob&) = delete;  // walk refers to this object's sn_path
+  ChildrenJob& operator=(const ChildrenJob&) = delete;
   std::string sn_path;
   ChildWalk walk;  // refers to sn_path
   const VirtualDir* virt = nullptr;
@@ -396,8 +400,8 @@ class Backup {
   }
   ParentDir ParentChildren(const Node* parent);
   // Reads, chunks and stores the content read from fd.
-  // `size`: the file's size by its last stat; once that many bytes are read, no read
-  // waits for the end (the fstat after the read tells a file that grew).
+  // `size`: the file's size by its last stat; once that many bytes (more than 0) are read,
+  // no read waits for the end (the fstat after the read tells a file that grew).
   FileResult ReadContent(int fd, const std::string& path, std::optional<uint64_t> size);
   // Reads, chunks and stores one file ("-" = stdin).
   FileResult SaveFile(const std::string& path, const struct stat* walked = nullptr);
@@ -596,7 +600,10 @@ FileResult Backup::SaveFile(const std::string& path, const struct stat* walked) 
     }
     r = ReadContent(fd, path, seekable ? std::optional<uint64_t>(before.st_size) : std::nullopt);
     if (opts_.after_read) opts_.after_read(path, attempt);
-    if (!r.error.empty() || !seekable || fstat(fd, &after) != 0 || SameVersion(before, after))
+    // The inode too: `before` may be the walk's lstat of a file replaced since.
+    if (!r.error.empty() || !seekable || fstat(fd, &after) != 0 ||
+        (SameVersion(before, after) && before.st_ino == after.st_ino &&
+         before.st_dev == after.st_dev))
       break;
     if (attempt == 1 || lseek(fd, 0, SEEK_SET) != 0) {
       r.changed = true;
@@ -706,7 +713,9 @@ FileResult Backup::ReadContent(int fd, const std::string& path, std::optional<ui
     collect(static_cast<size_t>(jobs_) * 2);
   };
   uint64_t total = 0;  // bytes read
-  while (!size || total < *size || total == 0) {
+  // A size of 0 is no promise of an empty file (/proc, some FUSE file systems): read to
+  // the end then.
+  while (!size || *size == 0 || total < *size) {
     ssize_t got;
     {
       ScopedTimer t(Stage::kRead);
@@ -1161,7 +1170,13 @@ void Backup::AddDirEntry(ChildWalk& walk, Pending p, const std::string& child_na
     walk.open.push_back(walk.entries.size());
   }
   walk.entries.push_back(std::move(p));
-  while (walk.open.size() > kOpenSiblings) FinishOldest(walk);
+  auto open_entries = [&walk] {
+    size_t n = 0;
+    for (size_t i : walk.open) n += walk.entries[i].job->children->walk.entries.size();
+    return n;
+  };
+  while (walk.open.size() > kOpenSiblings || (!walk.open.empty() && open_entries() > kOpenEntriesMax))
+    FinishOldest(walk);
 }
 
 bool Backup::Unchanged(const std::string& path, const struct stat& cst, const Node* pnode) {
@@ -1180,7 +1195,7 @@ PendingContent Backup::QueueFile(ChildWalk& walk, const std::string& path,
   if (cst.st_size > kBatchFileMax)
     return PendingContent(pool_.Submit([this, path, cst] { return StoreFile(path, cst); }));
   FileBatch& b = walk.batch;
-  if (!b.results) b.results = std::make_shared<BatchResults>(kBatchFiles);
+  if (!b.results) b.results = std::make_shared<BatchResults>();
   b.items.push_back(FileBatch::Item{path, cst});
   PendingContent c(b.results, b.items.size() - 1);
   b.bytes += static_cast<uint64_t>(cst.st_size);
@@ -1192,6 +1207,8 @@ void Backup::FlushBatch(ChildWalk& walk) {
   if (walk.batch.items.empty()) return;
   auto items = std::make_shared<std::vector<FileBatch::Item>>(std::move(walk.batch.items));
   std::shared_ptr<BatchResults> out = std::move(walk.batch.results);
+  out->results.resize(items->size());
+  out->errors.resize(items->size());
   walk.batch = FileBatch{};
   auto set = std::make_shared<std::promise<void>>();
   out->done = set->get_future().share();

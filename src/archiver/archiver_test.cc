@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -111,9 +112,10 @@ class ArchiverTest : public ::testing::Test {
     return r;
   }
   // The bytes the snapshot `root` holds for the file at `rel` (below src).
-  std::string Content(const BlobId& root, const std::string& rel) {
+  std::string Content(const BlobId& root, const std::string& rel) { return Content(Find(root, rel)); }
+  std::string Content(const Node& file) {
     std::string got;
-    for (const BlobId& id : Find(root, rel).content) {
+    for (const BlobId& id : file.content) {
       Bytes b = repo_->LoadBlob(BlobType::kData, id);
       got.append(reinterpret_cast<const char*>(b.data()), b.size());
     }
@@ -367,7 +369,8 @@ TEST_F(ArchiverTest, FileChangedWhileReadIsReadAgainOrReported) {
 // (here: the walk handed a stale stat) is read again and stored whole, without a warning.
 TEST_F(ArchiverTest, FileChangedBetweenTheWalkAndItsReadIsReadAgainWhole) {
   const fs::path grew = root_ / "src" / "grew.txt", shrank = root_ / "src" / "shrank.txt";
-  const fs::path same = root_ / "src" / "same.txt";
+  const fs::path same = root_ / "src" / "same.txt", moved = root_ / "src" / "moved.txt";
+  WriteFile(moved, std::string(6000, 'm'));
   WriteFile(grew, std::string(5000, 'g'));
   WriteFile(shrank, std::string(9000, 's'));
   WriteFile(same, std::string(7000, 'x'));
@@ -380,6 +383,9 @@ TEST_F(ArchiverTest, FileChangedBetweenTheWalkAndItsReadIsReadAgainWhole) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a new mtime
   WriteFile(grew, std::string(5000, 'g') + std::string(3000, 'G'));
   WriteFile(shrank, std::string(2000, 's'));
+  // moved.txt: the walk saw another inode of the same size and times (a file renamed over).
+  ASSERT_EQ(lstat(moved.c_str(), &stale[moved.string()]), 0);
+  stale[moved.string()].st_ino ^= 1;
   BackupOptions o = Options(std::nullopt, true);
   o.known_stat = [&](const std::string& path) -> const struct stat* {
     auto it = stale.find(path);
@@ -398,14 +404,44 @@ TEST_F(ArchiverTest, FileChangedBetweenTheWalkAndItsReadIsReadAgainWhole) {
   EXPECT_TRUE(warnings.empty()) << warnings[0];
   EXPECT_EQ(reads["grew.txt"], 2);
   EXPECT_EQ(reads["shrank.txt"], 2);
+  EXPECT_EQ(reads["moved.txt"], 2);
   EXPECT_EQ(reads["same.txt"], 1);
   for (const auto& [name, body] :
        std::map<std::string, std::string>{{"grew.txt", std::string(5000, 'g') + std::string(3000, 'G')},
                                           {"shrank.txt", std::string(2000, 's')},
-                                          {"same.txt", std::string(7000, 'x')}}) {
+                                          {"same.txt", std::string(7000, 'x')},
+                                          {"moved.txt", std::string(6000, 'm')}}) {
     ASSERT_EQ(Find(r.tree, name).size, body.size()) << name;
     EXPECT_EQ(Content(r.tree, name), body) << name;
   }
+}
+
+// A file whose stat says 0 bytes is read to its end: /proc's files (and some FUSE file
+// systems') have content their size does not tell, and hand it out a page at a time.
+TEST_F(ArchiverTest, FileOfSizeZeroIsReadToItsEnd) {
+  auto read_all = [] {
+    std::ifstream in("/proc/kallsyms", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string want = read_all();
+  ASSERT_EQ(read_all(), want) << "/proc/kallsyms changed between two reads";
+  struct stat st {};
+  ASSERT_EQ(lstat("/proc/kallsyms", &st), 0);
+  ASSERT_EQ(st.st_size, 0);
+  ASSERT_GT(want.size(), size_t{64} << 10) << "the file must take more than one read";
+  BackupOptions o = Options(std::nullopt, true);
+  o.targets = {"/proc/kallsyms"};
+  BackupResult r = RunBackup(*repo_, o, false);
+  EXPECT_FALSE(r.incomplete);
+  Node proc;
+  for (Node& n : repo_->LoadTree(r.tree))
+    if (n.name == "proc") proc = n;
+  ASSERT_TRUE(proc.subtree);
+  std::string got;
+  for (Node& n : repo_->LoadTree(*proc.subtree))
+    if (n.name == "kallsyms") got = Content(n);
+  EXPECT_EQ(got.size(), want.size());
+  EXPECT_TRUE(got == want);
 }
 
 // Small files are stored by one worker job per batch: each file still gets its own

@@ -164,8 +164,11 @@ void RegisterCat(CLI::App& app) {
     // The object is read while the lock's check runs and printed once it is confirmed.
     auto lock = LockRepositoryOverlapped(*repo, false);
     std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-    const CatOutput out = ReadThenConfirm(lock, [&] { return ReadObject(*repo, type, id, failures); });
-    for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
+    auto warn = [&] {
+      for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
+    };
+    const CatOutput out =
+        ReadThenWarn(lock, warn, [&] { return ReadObject(*repo, type, id, failures); });
     if (out.raw) {
       WriteAll(out.bytes);
     } else {

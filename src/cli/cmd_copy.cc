@@ -37,12 +37,20 @@ void RunCopy(const CopyCmdOptions& o) {
   // copied before both are confirmed.
   auto src_lock = LockRepositoryOverlapped(*src, false);
   auto dst_lock = Lock::AcquireOverlapped(*dst, false);
-  std::vector<std::pair<FileId, Snapshot>> dst_all;
+  std::vector<std::pair<FileId, Snapshot>> src_all, dst_all;
   std::unique_ptr<IndexedRepository> src_indexed, dst_indexed;
-  const auto src_all = LoadSnapshotsThenConfirm(*src, src_lock, [&] {
-    dst_all = LoadSnapshotsThenConfirm(*dst, dst_lock, [&] {
+  std::vector<Repository::SnapshotFailure> src_failed, dst_failed;  // warned once both confirmed
+  auto warn_failed = [&] {
+    for (const auto& f : src_failed) src->Warn(Repository::IgnoredSnapshotMessage(f));
+    for (const auto& f : dst_failed) dst->Warn(Repository::IgnoredSnapshotMessage(f));
+  };
+  ReadThenWarn(src_lock, warn_failed, [&] {
+    return ReadThenConfirm(dst_lock, [&] {
+      src_all = src->LoadSnapshots(&src_failed);
+      dst_all = dst->LoadSnapshots(&dst_failed);
       src_indexed = IndexedRepository::Load(*src);
       dst_indexed = IndexedRepository::Load(*dst);
+      return true;
     });
   });
   WriteSession session(*dst_indexed, GlobalWriteOptions());

@@ -547,13 +547,14 @@ ReadOnlyStart LockAndLoadForReading(Repository& repo) {
 std::vector<std::pair<FileId, Snapshot>> LoadSnapshotsThenConfirm(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::function<void()>& also) {
   std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-  auto all = ReadThenConfirm(lock, [&] {
+  auto warn = [&] {
+    for (const auto& f : failures) repo.Warn(Repository::IgnoredSnapshotMessage(f));
+  };
+  return ReadThenWarn(lock, warn, [&] {
     auto snaps = repo.LoadSnapshots(&failures);
     if (also) also();
     return snaps;
   });
-  for (const auto& f : failures) repo.Warn(Repository::IgnoredSnapshotMessage(f));
-  return all;
 }
 
 void Print(const std::string& s) {

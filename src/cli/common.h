@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/error.h"
 #include "repo/early_index.h"
 #include "repo/lock.h"
 #include "repo/indexed_repository.h"
@@ -163,6 +164,21 @@ auto ReadThenConfirm(const std::unique_ptr<Lock>& lock, Read&& read) {
   }();
   ConfirmLock(lock);
   return result;
+}
+
+// ReadThenConfirm, then `warn()` (what `read` found to warn about, e.g. the snapshots it
+// could not load): after the confirmation, or, when `read` failed, before its error (the
+// snapshot asked for may be one that did not load), unless the lock is the error.
+template <class Warn, class Read>
+auto ReadThenWarn(const std::unique_ptr<Lock>& lock, Warn&& warn, Read&& read) {
+  try {
+    auto result = ReadThenConfirm(lock, std::forward<Read>(read));
+    warn();
+    return result;
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::kLocked) warn();
+    throw;
+  }
 }
 
 void Print(const std::string& s);     // stdout unless --quiet
