@@ -423,12 +423,13 @@ TEST_F(ArchiverTest, FileOfSizeZeroIsReadToItsEnd) {
     std::ifstream in("/proc/kallsyms", std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   };
-  const std::string want = read_all();
-  ASSERT_EQ(read_all(), want) << "/proc/kallsyms changed between two reads";
   struct stat st {};
-  ASSERT_EQ(lstat("/proc/kallsyms", &st), 0);
-  ASSERT_EQ(st.st_size, 0);
-  ASSERT_GT(want.size(), size_t{64} << 10) << "the file must take more than one read";
+  if (lstat("/proc/kallsyms", &st) != 0 || st.st_size != 0)
+    GTEST_SKIP() << "no /proc/kallsyms of size 0 on this kernel";
+  const std::string want = read_all();
+  if (want.size() < (size_t{64} << 10))
+    GTEST_SKIP() << "/proc/kallsyms holds " << want.size() << " bytes: one read, nothing to test";
+  ASSERT_EQ(read_all(), want) << "/proc/kallsyms changed between two reads";
   BackupOptions o = Options(std::nullopt, true);
   o.targets = {"/proc/kallsyms"};
   BackupResult r = RunBackup(*repo_, o, false);
