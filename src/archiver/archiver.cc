@@ -276,9 +276,9 @@ struct ChildrenJob {
 struct DirJob {
   Node dir;
   const Node* parent = nullptr;
-  std::string path, sn_path;
+  std::string path;
   Clock::time_point start;
-  std::unique_ptr<ChildrenJob> children;
+  std::unique_ptr<ChildrenJob> children;  // holds the snapshot path (sn_path)
 };
 
 // The folder keys of a backup (folder_state.h): bumped with any change to what a key
@@ -774,7 +774,6 @@ std::shared_ptr<DirJob> Backup::StartDirectory(const std::string& path, const st
   if (opts_.item_done) job->start = Clock::now();
   job->parent = parent;
   job->path = path;
-  job->sn_path = sn_path;
   Node& dir = job->dir;
   std::function<ParentDir()> load_parent;
   if (up) {
@@ -797,6 +796,7 @@ Node Backup::FinishDirectory(DirJob& job) {
   uint64_t tree_added = 0;
   Node& dir = job.dir;
   dir.subtree = FinishChildren(*job.children, opts_.item_done ? &tree_added : nullptr);
+  const std::string sn_path = std::move(job.children->sn_path);
   job.children.reset();
   if (opts_.tree_saved) opts_.tree_saved(job.path, *dir.subtree);
   if (opts_.item_done) {
@@ -806,7 +806,7 @@ Node Backup::FinishDirectory(DirJob& job) {
                            : (parent->subtree && *parent->subtree == *dir.subtree)
                                ? BackupItem::Action::kUnchanged
                                : BackupItem::Action::kModified;
-    Report(job.sn_path + "/", true, a, job.start, 0, tree_added);
+    Report(sn_path + "/", true, a, job.start, 0, tree_added);
   }
   return std::move(dir);
 }

@@ -96,15 +96,10 @@ FileId FullId(Repository& repo, FileType t, const std::string& arg) {
   return *found;
 }
 
+Bytes Text(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
 // What `cat TYPE ID` prints: JSON text, or raw bytes (a pack, a blob).
-struct CatOutput {
-  Bytes bytes;
-  bool raw = false;
-};
-
-CatOutput Text(const std::string& s) { return CatOutput{Bytes(s.begin(), s.end()), false}; }
-
-CatOutput ReadObject(Repository& repo, const std::string& type, const std::string& id,
+Bytes ReadObject(Repository& repo, const std::string& type, const std::string& id,
                      std::vector<Repository::SnapshotFailure>& failures) {
   auto need_id = [&] {
     if (id.empty()) Fail(ErrorCode::kInvalidArgument, "cat " + type + " needs an ID");
@@ -134,7 +129,7 @@ CatOutput ReadObject(Repository& repo, const std::string& type, const std::strin
   if (type == "pack") {
     need_id();
     FileId pid = FullId(repo, FileType::kPack, id);
-    return CatOutput{repo.backend().Load({FileType::kPack, pid.Hex()}), true};
+    return repo.backend().Load({FileType::kPack, pid.Hex()});
   }
   if (type == "blob" || type == "tree") {
     need_id();
@@ -145,7 +140,7 @@ CatOutput ReadObject(Repository& repo, const std::string& type, const std::strin
     if (type == "blob" && !indexed->index().Has(BlobType::kData, *bid) &&
         indexed->index().Has(BlobType::kTree, *bid))
       bt = BlobType::kTree;
-    return CatOutput{indexed->LoadBlob(bt, *bid), true};
+    return indexed->LoadBlob(bt, *bid);
   }
   Fail(ErrorCode::kInvalidArgument, "invalid type \"" + type + "\"");
 }
@@ -164,16 +159,10 @@ void RegisterCat(CLI::App& app) {
     // The object is read while the lock's check runs and printed once it is confirmed.
     auto lock = LockRepositoryOverlapped(*repo, false);
     std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-    auto warn = [&] {
-      for (const auto& f : failures) repo->Warn(Repository::IgnoredSnapshotMessage(f));
-    };
-    const CatOutput out =
-        ReadThenWarn(lock, warn, [&] { return ReadObject(*repo, type, id, failures); });
-    if (out.raw) {
-      WriteAll(out.bytes);
-    } else {
-      std::cout << AsChars(out.bytes);
-    }
+    const Bytes out = ReadThenWarn(lock, [&] { repo->WarnIgnored(failures); },
+                                   [&] { return ReadObject(*repo, type, id, failures); });
+    std::cout.flush();
+    WriteAll(out);
   });
 }
 

@@ -41,8 +41,8 @@ void RunCopy(const CopyCmdOptions& o) {
   std::unique_ptr<IndexedRepository> src_indexed, dst_indexed;
   std::vector<Repository::SnapshotFailure> src_failed, dst_failed;  // warned once both confirmed
   auto warn_failed = [&] {
-    for (const auto& f : src_failed) src->Warn(Repository::IgnoredSnapshotMessage(f));
-    for (const auto& f : dst_failed) dst->Warn(Repository::IgnoredSnapshotMessage(f));
+    src->WarnIgnored(src_failed);
+    dst->WarnIgnored(dst_failed);
   };
   ReadThenWarn(src_lock, warn_failed, [&] {
     return ReadThenConfirm(dst_lock, [&] {

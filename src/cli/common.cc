@@ -547,10 +547,7 @@ ReadOnlyStart LockAndLoadForReading(Repository& repo) {
 std::vector<std::pair<FileId, Snapshot>> LoadSnapshotsThenConfirm(
     Repository& repo, const std::unique_ptr<Lock>& lock, const std::function<void()>& also) {
   std::vector<Repository::SnapshotFailure> failures;  // warned after the confirmation
-  auto warn = [&] {
-    for (const auto& f : failures) repo.Warn(Repository::IgnoredSnapshotMessage(f));
-  };
-  return ReadThenWarn(lock, warn, [&] {
+  return ReadThenWarn(lock, [&] { repo.WarnIgnored(failures); }, [&] {
     auto snaps = repo.LoadSnapshots(&failures);
     if (also) also();
     return snaps;

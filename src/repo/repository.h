@@ -117,6 +117,10 @@ class Repository {
     else
       std::fprintf(stderr, "warning: %s\n", msg.c_str());
   }
+  // IgnoredSnapshotMessage of each, through Warn (for failures a caller collected).
+  void WarnIgnored(const std::vector<SnapshotFailure>& failures) const {
+    for (const SnapshotFailure& f : failures) Warn(IgnoredSnapshotMessage(f));
+  }
 
   // Decodes a blob's sealed bytes as read from a pack (used by restore and check).
   Bytes DecodeBlob(const BlobId& id, ByteView sealed, uint32_t uncompressed_length,

@@ -86,12 +86,11 @@ OTHER="$W/other"
 run_ok hv -r "$OTHER" init
 run_ok hv -r "$OTHER" backup "$W/small"
 OTHER_SNAPS="$(ls "$OTHER/snapshots")"
-expect_exit 11 env RESTIC_FROM_PASSWORD="$RESTIC_PASSWORD" "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" \
-  -r "$OTHER" copy --from-repo "$REPO"
+export RESTIC_FROM_PASSWORD="$RESTIC_PASSWORD"
+expect_exit 11 hv -r "$OTHER" copy --from-repo "$REPO"
 assert_locked_msg "haven copy --from-repo (locked)"
 [ "$(ls "$OTHER/snapshots")" = "$OTHER_SNAPS" ] || fail "haven copy from a locked repository copied"
-expect_exit 11 env RESTIC_FROM_PASSWORD="$RESTIC_PASSWORD" "$HAVEN" --cache-dir "$HAVEN_CACHE_DIR" \
-  -r "$REPO" copy --from-repo "$OTHER"
+expect_exit 11 hv -r "$REPO" copy --from-repo "$OTHER"
 assert_locked_msg "haven copy -r (locked)"
 [ "$(ls "$REPO/snapshots")" = "$SNAPS" ] || fail "haven copy into a locked repository copied"
 [ -z "$(ls -A "$OTHER/locks")" ] || fail "haven copy left a lock in the other repository: $(ls "$OTHER/locks")"
