@@ -71,18 +71,6 @@ std::string Indent(std::string_view json) {
   return out + "\n";
 }
 
-void WriteAll(ByteView b) {
-  size_t done = 0;
-  while (done < b.size()) {
-    ssize_t w = write(STDOUT_FILENO, b.data() + done, b.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      Fail(ErrorCode::kIo, "write to stdout failed");
-    }
-    done += static_cast<size_t>(w);
-  }
-}
-
 FileId FullId(Repository& repo, FileType t, const std::string& arg) {
   if (auto id = FileId::FromHex(arg)) return *id;
   std::optional<FileId> found;
@@ -162,7 +150,7 @@ void RegisterCat(CLI::App& app) {
     const Bytes out = ReadThenWarn(lock, [&] { repo->WarnIgnored(failures); },
                                    [&] { return ReadObject(*repo, type, id, failures); });
     std::cout.flush();
-    WriteAll(out);
+    WriteStdout(out);
   });
 }
 

@@ -30,18 +30,6 @@ struct DumpOptions {
   Fail(code, "cannot dump file: " + why);
 }
 
-void WriteAll(const uint8_t* p, size_t n) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t w = write(STDOUT_FILENO, p + done, n - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      Fail(ErrorCode::kIo, std::string("write to stdout failed: ") + std::strerror(errno));
-    }
-    done += static_cast<size_t>(w);
-  }
-}
-
 class Dumper {
  public:
   Dumper(IndexedRepository& repo, ArchiveWriter& w) : repo_(repo), w_(w) {}
@@ -127,7 +115,7 @@ void RunDump(const DumpOptions& o) {
                                               NodeTypeName(file.type));
   for (const BlobId& b : file.content) {
     Bytes data = indexed->LoadBlob(BlobType::kData, b);
-    WriteAll(data.data(), data.size());
+    WriteStdout(data);
   }
 }
 

@@ -564,6 +564,18 @@ void Verbose(const std::string& s) {
 
 void Warn(const std::string& s) { std::cerr << s << '\n'; }
 
+void WriteStdout(ByteView b) {
+  size_t done = 0;
+  while (done < b.size()) {
+    const ssize_t w = write(STDOUT_FILENO, b.data() + done, b.size() - done);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      Fail(ErrorCode::kIo, std::string("write to stdout failed: ") + std::strerror(errno));
+    }
+    done += static_cast<size_t>(w);
+  }
+}
+
 std::string FormatBytes(uint64_t n) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   if (n < 1024) return std::to_string(n) + " B";

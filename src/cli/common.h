@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "core/bytes.h"
 #include "core/error.h"
 #include "repo/early_index.h"
 #include "repo/lock.h"
@@ -184,6 +185,9 @@ auto ReadThenWarn(const std::unique_ptr<Lock>& lock, Warn&& warn, Read&& read) {
 void Print(const std::string& s);     // stdout unless --quiet
 void Verbose(const std::string& s);   // stdout with -v
 void Warn(const std::string& s);      // stderr
+// Writes all of `b` to fd 1 (raw bytes: cat, dump), past short writes and EINTR; a failed
+// write fails with kIo naming the cause.
+void WriteStdout(ByteView b);
 
 std::string FormatBytes(uint64_t n);  // "1.234 MiB"
 std::string FormatTimeShort(const gojson::Timestamp& t);  // "2006-01-02 15:04:05"
