@@ -116,6 +116,18 @@ const ContentRule kContentRules[] = {
    R"re(heroku[A-Za-z0-9_\-.]{0,25})re" HV_ASSIGN R"re(([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))re",
    true, 1, 3.0, false, false},
   {"linear-api-key", R"re(\b(lin_api_[A-Za-z0-9]{40})\b)re", false, 1, 3.0, false, false},
+  // Okta's API tokens: 00 and 40 more, sent as "Authorization: SSWS <token>" or kept
+  // beside the word okta (OKTA_API_TOKEN=, okta.client.token:).
+  {"okta-api-token",
+   R"re((?:\bSSWS\s{1,4}|okta[A-Za-z0-9_\-.]{0,30})re" HV_ASSIGN R"re()(00[A-Za-z0-9_\-]{40}))re",
+   true, 1, 3.5, false, false},
+  // Django's SECRET_KEY as startproject and get_random_secret_key() write it: 50 of
+  // a-z 0-9 !@#$%^&*(-_=+), after "django-insecure-" for a generated development key. Its
+  // own rule: the value may start with one of the characters that mark a reference in the
+  // generic keyword rules ($, %, *, ...) and may hold a parenthesis, which ends their values.
+  {"django-secret-key",
+   R"re(SECRET_KEY["']?\s{0,4}[:=]\s{0,4}["'](?:django-insecure-)?([a-z0-9!@#$%^&*(\-_=+)]{50})["'])re",
+   false, 1, 4.0, false, false},
   {"postman-api-key", R"re(\b(PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34})\b)re", false, 1, 3.0, false, false},
   {"grafana-token",
    R"re(\b(glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2}))re",

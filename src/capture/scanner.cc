@@ -194,9 +194,20 @@ bool LooksPlaceholder(std::string_view v) {
   return upper_n < 3 || lower_n < 3 || switches * 3 < static_cast<int>(v.size());
 }
 
+// A Python mapping placeholder, %(name) (of "%(name)s"): a bare "%(" is two characters that
+// a random secret may hold (Django's keys are drawn from an alphabet that has both).
+bool HasPercentMapping(std::string_view v) {
+  for (size_t at = v.find("%("); at != std::string_view::npos; at = v.find("%(", at + 1)) {
+    size_t i = at + 2;
+    while (i < v.size() && (std::isalnum(static_cast<unsigned char>(v[i])) || v[i] == '_')) ++i;
+    if (i > at + 2 && i < v.size() && v[i] == ')') return true;
+  }
+  return false;
+}
+
 // Filler that stands in for a secret in templates and documentation, whatever the rule:
 // runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
-// {{...}}, and the words of "put yours here".
+// {{...}}, %(name), and the words of "put yours here".
 bool LooksFiller(std::string_view v) {
   std::array<uint32_t, 256> counts{};
   size_t run = 0;
@@ -209,8 +220,9 @@ bool LooksFiller(std::string_view v) {
   if (v.size() >= 8)
     for (uint32_t n : counts)
       if (n * 2 >= v.size()) return true;
-  for (std::string_view s : {"<", ">", "${", "{{", "%("})
+  for (std::string_view s : {"<", ">", "${", "{{"})
     if (v.find(s) != std::string_view::npos) return true;
+  if (HasPercentMapping(v)) return true;
   for (std::string_view w : {"changeme", "change_me", "change-me", "your_", "your-", "yourkey",
                              "yourtoken", "_here", "-here", "placeholder", "replace_me",
                              "replaceme", "dummy"})

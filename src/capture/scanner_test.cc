@@ -188,6 +188,22 @@ std::vector<Case> ProviderCases(Gen& g) {
                "request_id=" + g.Of(kHexLower, 8) + "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 4) + "-" +
                    g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 12) + "\n"});
   tok("linear-api-key", "lin_api_" + g.Of(kAlnum, 40), "lin_api_" + g.Of(kAlnum, 12));
+  c.push_back({"okta-api-token",
+               "curl -H \"Authorization: SSWS 00" + g.Of(kUrlSafe, 40) + "\" https://acme.okta.test/api/v1/users\n",
+               "curl -H \"Authorization: SSWS 00" + g.Of(kUrlSafe, 20) + "\" https://acme.okta.test/api/v1/users\n"});
+  c.push_back({"okta-api-token", "export OKTA_API_TOKEN=00" + g.Of(kUrlSafe, 40) + "\n",
+               "export OKTA_ORG_ID=00" + g.Of(kAlnum, 18) + "\n"});
+  {
+    // get_random_secret_key()'s alphabet, with a first character that the generic rules
+    // take for a reference and a parenthesis inside
+    const std::string django = std::string(kLower) + kDigits + "!@#$%^&*-_=+";
+    c.push_back({"django-secret-key",
+                 "SECRET_KEY = '*" + g.Of(django, 30) + "a(" + g.Of(django, 17) + "'\n",
+                 "SECRET_KEY = os.environ['DJANGO_SECRET_KEY']\n"});
+    c.push_back({"django-secret-key",
+                 "SECRET_KEY = \"django-insecure-" + g.Of(django, 50) + "\"\n",
+                 "SECRET_KEY = \"django-insecure-" + g.Of(django, 20) + "\"\n"});
+  }
   tok("postman-api-key", "PMAK-" + g.Of(kHexLower, 24) + "-" + g.Of(kHexLower, 34), "PMAK-" + g.Of(kHexLower, 24));
   tok("grafana-token", "glc_" + g.Of(kB64, 60) + "==", "glc_" + g.Of(kAlnum, 10));
   tok("grafana-token", "glsa_" + g.Of(kAlnum, 32) + "_" + g.Of(kHexLower, 8), "glsa_" + g.Of(kAlnum, 32));
@@ -450,6 +466,16 @@ TEST(ScanPlaceholders, ShellAndTemplateReferences) {
                             "secret: {{ .Values.apiSecretValue }}",
                             "url: postgres://app:${PGPASSWORD}@db.host.test/app"}),
             std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, PythonMappingFormat) {
+  EXPECT_EQ(FillerFindings({"SECRET_KEY = 'k2%(secret_key)s9q7w3e8r6t5y4u1i0o2p3a4s5d6f7g8h9j'",
+                            "curl -H 'Authorization: Bearer %(token)s' https://h.test",
+                            "db_password = '%(db_password)s-2dQm9vW8xR4tY7'"}),
+            std::vector<std::string>{});
+  // A bare "%(" is two characters a random secret may hold: Django's alphabet has both.
+  EXPECT_TRUE(Has(RulesFound("SECRET_KEY = 'y^uf(*3@$%ju$qnta*i)c^-$m)ojcl708zfi=ke@tqx%(%2f%e'\n"),
+                  "django-secret-key"));
 }
 
 TEST(ScanPlaceholders, ChangeMe) {
@@ -751,6 +777,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
+      {5, "e030595a2967af7777a66129263aa02df9c81dc442ed0d76701aede23878fbea"},  // + okta-api-token, django-secret-key
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
