@@ -37,6 +37,9 @@ const ContentRule kContentRules[] = {
   {"anthropic-key", R"re(\b(sk-ant-(?:api|admin|sid)[0-9]{2}-[A-Za-z0-9_\-]{40,160}))re", false, 1, 3.5, false, false},
   {"npm-token", R"re(\b(npm_[A-Za-z0-9]{36})\b)re", false, 1, 3.0, false, false},
   {"npm-auth-token", R"re(_authToken\s{0,4}=\s{0,4}["']?([A-Za-z0-9_\-.+/=]{20,200}))re", false, 1, 3.0, true, false},
+  // .npmrc's _auth: base64 of user:password (at a line start or after a registry's "//host/:")
+  {"npm-basic-auth", R"re((?:^|\n|:)_auth\s{0,4}=\s{0,4}["']?([A-Za-z0-9+/]{8,400}={0,2}))re", false, 1, 0,
+   true, false, Verify::kBasicAuth},
   {"pypi-token", R"re(\b(pypi-AgE[A-Za-z0-9_\-]{50,400}))re", false, 1, 3.0, false, false},
   {"azure-storage-key", R"re(AccountKey\s{0,2}=\s{0,2}([A-Za-z0-9+/]{86}==))re", true, 1, 3.5, false, false},
   {"azure-storage-key-assignment",
@@ -64,10 +67,10 @@ const ContentRule kContentRules[] = {
    R"re(\bmachine\s{1,8}[^\s]{1,253}\s{1,8}login\s{1,8}[^\s]{1,128}\s{1,8}password\s{1,8}([^\s]{6,200}))re",
    false, 1, 2.3, true, false},
   {"secret-xml-element",
-   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:])?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret))>([^<\s]{12,200})</)re",
+   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret))>([^<\s]{12,200})</)re",
    true, 2, 3.2, true, false},
   {"url-credentials",
-   R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{1,64}:([^\s/@"'<>]{6,128})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
+   R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>]{6,128})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
    false, 1, 2.3, true, false, Verify::kUrlDecode},
   // Credentials in encodings and on command lines.
   {"base64-private-key", R"re(\b(LS0tLS1CRUdJTi[A-Za-z0-9+/]{50}))re", false, 1, 0, false, false, Verify::kBase64Pem},
@@ -204,6 +207,16 @@ const ContentRule kContentRules[] = {
   // (DB_PASSWORD, api.token, client-secret-2); `=` may be followed by a bare value, `:`
   // needs white space or a quote after it (not a selector or a type), and `:=` / `=>`
   // need a quoted value (code assigns expressions).
+  // The same keywords in camelCase names (clientSecret, storePassword, accessToken), case
+  // sensitive: a lower-case start, then the keyword with a capital.
+  {"camel-secret-assignment",
+   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   false, 1, 3.2, true, false},
+  // A quoted key and a quoted value as the arguments of a call: PHP's
+  // define('DB_PASSWORD', '...'), config.set("api_token", "...").
+  {"secret-argument",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
+   true, 1, 3.2, true, false},
   {"secret-assignment",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
@@ -223,6 +236,8 @@ const PathRule kPathRules[] = {
     {"gnupg-secring", ".gnupg/secring.gpg", "", ""},
     {"vault-token-file", ".vault-token", "", ""},
     {"containers-auth", "containers/auth.json", "", "\"auth\""},
+    {"rails-master-key", "config/master.key", "", ""},
+    {"rails-credentials-key", "config/credentials/*.key", "", ""},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples

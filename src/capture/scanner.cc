@@ -142,7 +142,9 @@ bool LooksPlaceholder(std::string_view v) {
   }
   for (std::string_view w : {"changeme", "change_me", "change-me", "password", "passwd", "secret",
                              "your", "placeholder", "dummy", "redacted", "sample", "insert",
-                             "replace", "token", "hunter2", "foobar", "notreal", "fake"})
+                             "replace", "token", "hunter2", "foobar", "notreal", "fake",
+                             "privatekey", "private_key", "apikey", "api_key", "accesskey",
+                             "access_key", "credential", "passphrase"})
     if (ContainsCaseless(leet, w)) return true;
   while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
   if (v.find('=') != std::string_view::npos && v.find_first_of("0123456789") == std::string_view::npos)
@@ -364,6 +366,11 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       if (!RealBasicAuth(secret)) return true;
       break;
     case Verify::kUrlDecode:
+      // An empty user ("redis://:pw@host") takes a password without ':': cvs's
+      // ":pserver:anoncvs@host" is a method and a user, not a password.
+      if (m.secret_from >= 4 && content.substr(m.secret_from - 4, 4) == "://:" &&
+          secret.find(':') != std::string_view::npos)
+        return true;
       decoded = PercentDecode(secret);
       secret = decoded;
       break;

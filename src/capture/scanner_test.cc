@@ -354,6 +354,21 @@ std::vector<Case> Cases(Gen& g) {
                "api_key = os.environ.get_key\n"});
   c.push_back({"url-credentials", "remote = https://deploy:" + g.Of(kAlnum, 14) + "@git.internal.test/r.git\n",
                "remote = https://user:password@host.test/\n"});
+  c.push_back({"url-credentials", "REDIS_URL=redis://:" + g.Of(kAlnum, 24) + "@redis.host.test:6379/0\n",
+               "REDIS_URL=redis://:password@redis.host.test:6379/0\n"});
+  c.push_back({"camel-secret-assignment", "{\"clientId\": \"app\", \"clientSecret\": \"" + g.Of(kAlnum, 24) + "\"}\n",
+               "{\"clientSecret\": \"${CLIENT_SECRET}\"}\n"});
+  c.push_back({"camel-secret-assignment", "storePassword=" + g.Of(kAlnum, 18) + "\nkeyAlias=upload\n",
+               "storePassword=storePasswordFromEnvironment\n"});
+  c.push_back({"secret-argument", "define( 'DB_PASSWORD', '" + g.Of(kAlnum, 20) + "' );\n",
+               "define( 'DB_PASSWORD', 'password_here' );\n"});
+  c.push_back({"secret-xml-element", "<hudson.util.Secret><apiToken>" + g.Of(kHexLower, 34) + "</apiToken>\n",
+               "<apiToken>${JENKINS_TOKEN}</apiToken>\n"});
+  {
+    const std::string user_pw = "bob:" + g.Of(kAlnum, 16);
+    c.push_back({"npm-basic-auth", "_auth=" + B64Std(user_pw) + "\nemail=bob@host.test\n",
+                 "_auth=" + B64Std("bob:changeme") + "\n"});
+  }
   for (Case& x : EncodedAndCommandLineCases(g)) c.push_back(std::move(x));
   for (Case& x : ProviderCases(g)) c.push_back(std::move(x));
   return c;
@@ -534,6 +549,15 @@ TEST(ScanRules, CalledValuesAreCode) {
   EXPECT_TRUE(Has(RulesFound("api_key = " + g.Of(kHexLower, 32) + "\n"), "secret-assignment"));
 }
 
+// Look-alikes of the keyword rules found in /usr/share: a type annotation whose type
+// repeats the name's keyword (Pascal), cvs's ":pserver:" method in a URL.
+TEST(ScanRules, TypeNamesAndCvsMethodsAreNotSecrets) {
+  EXPECT_TRUE(RulesFound("  _i2dPrivateKeyBio: Ti2dPrivateKeyBio = nil;\n").empty());
+  EXPECT_TRUE(RulesFound("  _apiKey2: TApiKeyHandler2 = nil;\n").empty());
+  EXPECT_TRUE(RulesFound("  cvs://:pserver:anoncvs@sources.redhat.com:/cvs/src\n").empty());
+  EXPECT_TRUE(Has(RulesFound("  redis://:Qm9vW8xR4tY7d2Pon@cache.host.test:6379\n"), "url-credentials"));
+}
+
 TEST(ScanRules, KubeconfigReportsOnlyTheKey) {
   Gen g(29);
   std::string pem = PemBlock(g, "EC PRIVATE KEY");
@@ -621,6 +645,10 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("", "/root/.pgpass"), "pgpass-file"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.gnupg/private-keys-v1.d/AB.key"), "gnupg-private-keys"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.vault-token"), "vault-token-file"));
+  EXPECT_TRUE(Has(RulesFound("", "/home/u/src/shop/config/master.key"), "rails-master-key"));
+  EXPECT_TRUE(Has(RulesFound("", "/home/u/src/shop/config/credentials/production.key"),
+                  "rails-credentials-key"));
+  EXPECT_FALSE(Has(RulesFound("", "/home/u/src/shop/config/master.key.example"), "rails-master-key"));
   EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.config/containers/auth.json"),
                   "containers-auth"));
   EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.config/containers/auth.json"), "containers-auth"));
@@ -777,7 +805,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
-      {5, "e030595a2967af7777a66129263aa02df9c81dc442ed0d76701aede23878fbea"},  // + okta-api-token, django-secret-key
+      {5, "8ec3d54d6d0e6b02fb4a0d37ae6e6080d207ccca41c0d474ffd840ccc0994001"},  // + okta, django, camelCase keys, call arguments, npm _auth, rails keys, redis://:pw@
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
