@@ -91,9 +91,26 @@ const ContentRule kContentRules[] = {
   {"cli-user-credentials",
    R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,64}:([^\s"']{6,128}))re",
    false, 1, 2.5, true, false},
+  // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
+  // az login -p, redis-cli -a, ldapsearch and friends -w.
   {"cli-password-option",
-   R"re(\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n]{0,200}\s-p\s{0,2}["']?([^\s"'\-$][^\s"']{5,127}))re",
+   R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n]{0,200}\s-p\s{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n]{0,200}\s-p\s{1,4}|az\s{1,4}login\b[^\r\n]{0,200}\s-p\s{1,4}|redis-cli\b[^\r\n]{0,200}\s-a\s{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n]{0,200}\s-w\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
    false, 1, 2.5, true, false},
+  // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...
+  {"cli-secret-option",
+   R"re(\s--(?:password|passwd|pass|passphrase|secret|token|api-?key|access-token|auth-token|client-secret|oauth2-bearer)(?:=|\s{1,4})["']?([^\s"'$`<>\-][^\s"'`<>]{7,127}))re",
+   true, 1, 2.8, true, false},
+  // user and password in one argument: lftp -u user,pass; smbclient -U user%pass
+  {"cli-user-password",
+   R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},|\b(?:smbclient|rpcclient|smbget|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
+   false, 1, 2.5, true, false},
+  // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass pass:X
+  {"openssl-pass-argument", R"re(\s-pass(?:in|out)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
+   true, false},
+  // aws configure set aws_secret_access_key X (no = between)
+  {"aws-configure-secret",
+   R"re(\baws\s{1,4}configure\s{1,4}set\s{1,4}(?:[A-Za-z0-9_\-]{1,40}\.)?(?:aws_secret_access_key|aws_session_token)\s{1,4}["']?([A-Za-z0-9/+=]{40,2000}))re",
+   false, 1, 3.5, false, false},
   {"password-variable",
    R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
    false, 1, 2.3, true, false},

@@ -138,6 +138,27 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
                "mysql -h db.internal -u root -p app\n"});
   c.push_back({"cli-password-option", "sshpass -p '" + g.Of(kAlnum, 12) + "' ssh me@h.test\n",
                "sshpass -p \"$PASS\" ssh me@h.test\n"});
+  c.push_back({"cli-password-option", "docker login -u bob -p " + g.Of(kAlnum, 16) + " registry.h.test\n",
+               "docker login -u bob -p \"$REGISTRY_PASSWORD\" registry.h.test\n"});
+  c.push_back({"cli-password-option", "redis-cli -h cache.h.test -a " + g.Of(kAlnum, 20) + " ping\n",
+               "redis-cli -h cache.h.test -a $REDIS_PASSWORD ping\n"});
+  c.push_back({"cli-password-option",
+               "ldapsearch -x -D cn=admin,dc=h,dc=test -w " + g.Of(kAlnum, 16) + " -b dc=h,dc=test\n",
+               "ldapsearch -x -D cn=admin,dc=h,dc=test -W -b dc=h,dc=test\n"});
+  c.push_back({"cli-secret-option", "mongosh mongodb://db.h.test --username app --password " + g.Of(kAlnum, 16) + "\n",
+               "mongosh mongodb://db.h.test --username app --password PASSWORD\n"});
+  c.push_back({"cli-secret-option", "curl --oauth2-bearer " + g.Of(kAlnum, 40) + " https://api.h.test\n",
+               "curl --oauth2-bearer \"$(cat ~/.token)\" https://api.h.test\n"});
+  c.push_back({"cli-user-password", "lftp -u bob," + g.Of(kAlnum, 14) + " sftp://files.h.test\n",
+               "lftp -u bob sftp://files.h.test\n"});
+  c.push_back({"cli-user-password", "smbclient //fs.h.test/share -U bob%" + g.Of(kAlnum, 14) + "\n",
+               "smbclient //fs.h.test/share -U bob\n"});
+  c.push_back({"openssl-pass-argument",
+               "openssl pkcs12 -export -in c.pem -out o.p12 -passout pass:" + g.Of(kAlnum, 16) + "\n",
+               "openssl pkcs12 -export -in c.pem -out o.p12 -passout env:P12_PASS\n"});
+  c.push_back({"aws-configure-secret",
+               "aws configure set aws_secret_access_key " + g.Of(kAlnum + "/+", 40) + "\n",
+               "aws configure set region eu-west-1\n"});
   c.push_back({"password-variable", "export PGPASSWORD=" + g.Of(kAlnum, 12) + "\n", "export PGPASSWORD=$(pass show db)\n"});
   c.push_back({"password-line", "host smtp.h.test\nuser me\npassword " + g.Of(kAlnum, 16) + "\n",
                "password   required   pam_unix.so obscure sha512\n"});
@@ -805,7 +826,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
-      {5, "8ec3d54d6d0e6b02fb4a0d37ae6e6080d207ccca41c0d474ffd840ccc0994001"},  // + okta, django, camelCase keys, call arguments, npm _auth, rails keys, redis://:pw@
+      {5, "ae5f097e37c2e35868395b8a29702473a17add837f896fdaf827b293e1c09c88"},  // + okta, django, camelCase keys, call arguments, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
