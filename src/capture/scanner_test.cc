@@ -138,23 +138,23 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
                "mysql -h db.internal -u root -p app\n"});
   c.push_back({"cli-password-option", "sshpass -p '" + g.Of(kAlnum, 12) + "' ssh me@h.test\n",
                "sshpass -p \"$PASS\" ssh me@h.test\n"});
-  c.push_back({"cli-password-option", "docker login -u bob -p " + g.Of(kAlnum, 16) + " registry.h.test\n",
+  c.push_back({"cli-password-option", "docker login -u bob -p " + g.Of(kAlnum, 15) + "7 registry.h.test\n",
                "docker login -u bob -p \"$REGISTRY_PASSWORD\" registry.h.test\n"});
-  c.push_back({"cli-password-option", "redis-cli -h cache.h.test -a " + g.Of(kAlnum, 20) + " ping\n",
+  c.push_back({"cli-password-option", "redis-cli -h cache.h.test -a " + g.Of(kAlnum, 19) + "7 ping\n",
                "redis-cli -h cache.h.test -a $REDIS_PASSWORD ping\n"});
   c.push_back({"cli-password-option",
-               "ldapsearch -x -D cn=admin,dc=h,dc=test -w " + g.Of(kAlnum, 16) + " -b dc=h,dc=test\n",
+               "ldapsearch -x -D cn=admin,dc=h,dc=test -w " + g.Of(kAlnum, 15) + "7 -b dc=h,dc=test\n",
                "ldapsearch -x -D cn=admin,dc=h,dc=test -W -b dc=h,dc=test\n"});
-  c.push_back({"cli-secret-option", "mongosh mongodb://db.h.test --username app --password " + g.Of(kAlnum, 16) + "\n",
+  c.push_back({"cli-secret-option", "mongosh mongodb://db.h.test --username app --password " + g.Of(kAlnum, 15) + "7\n",
                "mongosh mongodb://db.h.test --username app --password PASSWORD\n"});
   c.push_back({"cli-secret-option", "curl --oauth2-bearer " + g.Of(kAlnum, 40) + " https://api.h.test\n",
                "curl --oauth2-bearer \"$(cat ~/.token)\" https://api.h.test\n"});
-  c.push_back({"cli-user-password", "lftp -u bob," + g.Of(kAlnum, 14) + " sftp://files.h.test\n",
+  c.push_back({"cli-user-password", "lftp -u bob," + g.Of(kAlnum, 13) + "7 sftp://files.h.test\n",
                "lftp -u bob sftp://files.h.test\n"});
-  c.push_back({"cli-user-password", "smbclient //fs.h.test/share -U bob%" + g.Of(kAlnum, 14) + "\n",
+  c.push_back({"cli-user-password", "smbclient //fs.h.test/share -U bob%" + g.Of(kAlnum, 13) + "7\n",
                "smbclient //fs.h.test/share -U bob\n"});
   c.push_back({"openssl-pass-argument",
-               "openssl pkcs12 -export -in c.pem -out o.p12 -passout pass:" + g.Of(kAlnum, 16) + "\n",
+               "openssl pkcs12 -export -in c.pem -out o.p12 -passout pass:" + g.Of(kAlnum, 15) + "7\n",
                "openssl pkcs12 -export -in c.pem -out o.p12 -passout env:P12_PASS\n"});
   c.push_back({"aws-configure-secret",
                "aws configure set aws_secret_access_key " + g.Of(kAlnum + "/+", 40) + "\n",
@@ -375,13 +375,23 @@ std::vector<Case> Cases(Gen& g) {
                "api_key = os.environ.get_key\n"});
   c.push_back({"url-credentials", "remote = https://deploy:" + g.Of(kAlnum, 14) + "@git.internal.test/r.git\n",
                "remote = https://user:password@host.test/\n"});
-  c.push_back({"url-credentials", "REDIS_URL=redis://:" + g.Of(kAlnum, 24) + "@redis.host.test:6379/0\n",
+  c.push_back({"url-credentials", "REDIS_URL=redis://:" + g.Of(kAlnum, 23) + "7@redis.host.test:6379/0\n",
                "REDIS_URL=redis://:password@redis.host.test:6379/0\n"});
-  c.push_back({"camel-secret-assignment", "{\"clientId\": \"app\", \"clientSecret\": \"" + g.Of(kAlnum, 24) + "\"}\n",
+  c.push_back({"camel-secret-assignment", "{\"clientId\": \"app\", \"clientSecret\": \"" + g.Of(kAlnum, 23) + "7\"}\n",
                "{\"clientSecret\": \"${CLIENT_SECRET}\"}\n"});
-  c.push_back({"camel-secret-assignment", "storePassword=" + g.Of(kAlnum, 18) + "\nkeyAlias=upload\n",
+  c.push_back({"camel-secret-assignment", "storePassword=" + g.Of(kAlnum, 17) + "7\nkeyAlias=upload\n",
                "storePassword=storePasswordFromEnvironment\n"});
-  c.push_back({"secret-argument", "define( 'DB_PASSWORD', '" + g.Of(kAlnum, 20) + "' );\n",
+  c.push_back({"secret-assignment", "{\"url\": \"https://minio.h.test\", \"accessKey\": \"minio\", \"secretKey\": \"" + g.Of(kAlnum, 32) + "\"}\n",
+               "{\"secretKey\": \"${MINIO_SECRET_KEY}\"}\n"});
+  c.push_back({"secret-assignment", "APP_KEY=base64:" + g.Of(kB64, 43) + "=\n", "APP_KEY=\n"});
+  c.push_back({"secret-assignment", "encryption_key: " + g.Of(kHexLower, 64) + "\n",
+               "encryption_key: /etc/app/keys/encryption.key\n"});
+  c.push_back({"camel-secret-assignment", "const dbPass = \"" + g.Of(kAlnum, 17) + "7\";\n",
+               "const dbPass = process.env.DB_PASS;\n"});
+  c.push_back({"user-password-line",
+               "poll mail.h.test protocol IMAP\n  user \"bob\" there with password \"" + g.Of(kAlnum, 15) + "7\" is bob here\n",
+               "poll mail.h.test protocol IMAP\n  user \"bob\" there with password \"changeme\" is bob here\n"});
+  c.push_back({"secret-argument", "define( 'DB_PASSWORD', '" + g.Of(kAlnum, 19) + "7' );\n",
                "define( 'DB_PASSWORD', 'password_here' );\n"});
   c.push_back({"secret-xml-element", "<hudson.util.Secret><apiToken>" + g.Of(kHexLower, 34) + "</apiToken>\n",
                "<apiToken>${JENKINS_TOKEN}</apiToken>\n"});
@@ -826,7 +836,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
-      {5, "ae5f097e37c2e35868395b8a29702473a17add837f896fdaf827b293e1c09c88"},  // + okta, django, camelCase keys, call arguments, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
+      {5, "af1a31c6c82c6d971e4c58400e4d183afeae8050b91deb18f093ef8361f7a59e"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
