@@ -94,22 +94,22 @@ const ContentRule kContentRules[] = {
   // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
   // az login -p, redis-cli -a, ldapsearch and friends -w.
   {"cli-password-option",
-   R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n]{0,200}\s-p\s{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n]{0,200}\s-p\s{1,4}|az\s{1,4}login\b[^\r\n]{0,200}\s-p\s{1,4}|redis-cli\b[^\r\n]{0,200}\s-a\s{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n]{0,200}\s-w\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
+   R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n;&|]{0,200}\s-p\s{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n;&|]{0,200}\s-p\s{1,4}|redis-cli\b[^\r\n;&|]{0,200}\s-a\s{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n;&|]{0,200}\s-w\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
    false, 1, 2.5, true, false},
   // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...
   {"cli-secret-option",
-   R"re(\s--(?:password|passwd|pass|passphrase|secret|token|api-?key|access-token|auth-token|client-secret|oauth2-bearer)(?:=|\s{1,4})["']?([^\s"'$`<>\-][^\s"'`<>]{7,127}))re",
+   R"re(\s--(?:password|passwd|pass|passphrase|secret|token|api-?key|access-token|auth-token|client-secret|oauth2-bearer)(?:=|\s{1,4})["']?([^\s"'$`<>{}\-][^\s"'`<>{}]{7,127}))re",
    true, 1, 2.8, true, false},
   // user and password in one argument: lftp -u user,pass; smbclient -U user%pass
   {"cli-user-password",
-   R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},|\b(?:smbclient|rpcclient|smbget|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
+   R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},["']?|\b(?:smbclient|rpcclient|smbget|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
    false, 1, 2.5, true, false},
-  // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass pass:X
-  {"openssl-pass-argument", R"re(\s-pass(?:in|out)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
+  // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass(word) pass:X
+  {"openssl-pass-argument", R"re(\s-pass(?:in|out|word)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
    true, false},
   // aws configure set aws_secret_access_key X (no = between)
   {"aws-configure-secret",
-   R"re(\baws\s{1,4}configure\s{1,4}set\s{1,4}(?:[A-Za-z0-9_\-]{1,40}\.)?(?:aws_secret_access_key|aws_session_token)\s{1,4}["']?([A-Za-z0-9/+=]{40,2000}))re",
+   R"re(\baws(?:\s{1,4}--[a-z\-]{1,20}(?:=|\s{1,4})[^\s;&|]{1,64}){0,3}\s{1,4}configure\s{1,4}set\s{1,4}(?:[A-Za-z0-9_\-]{1,40}\.){0,2}(?:aws_secret_access_key|aws_session_token)\s{1,4}["']?([A-Za-z0-9/+=]{40,2000}))re",
    false, 1, 3.5, false, false},
   {"password-variable",
    R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
@@ -119,7 +119,7 @@ const ContentRule kContentRules[] = {
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // "user X ... password "Y"" on one line (.fetchmailrc's poll entries, similar rc files).
   {"user-password-line",
-   R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\r\n]{6,128})["'])re",
+   R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\s]{6,128})["'])re",
    false, 1, 2.5, true, false},
   {"wireguard-private-key", R"re((?:PrivateKey|PresharedKey)\s{0,4}=\s{0,4}([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re",
    false, 1, 3.5, false, false},
@@ -149,8 +149,9 @@ const ContentRule kContentRules[] = {
   // a-z 0-9 !@#$%^&*(-_=+), after "django-insecure-" for a generated development key. Its
   // own rule: the value may start with one of the characters that mark a reference in the
   // generic keyword rules ($, %, *, ...) and may hold a parenthesis, which ends their values.
+  // The value may also be a call's default: os.environ.get("SECRET_KEY", "...").
   {"django-secret-key",
-   R"re(SECRET_KEY["']?\s{0,4}[:=]\s{0,4}["'](?:django-insecure-)?([a-z0-9!@#$%^&*(\-_=+)]{50})["'])re",
+   R"re(SECRET_KEY["']?\s{0,4}[:=][^\r\n]{0,80}["'](?:django-insecure-)?([a-z0-9!@#$%^&*(\-_=+)]{50})["'])re",
    false, 1, 4.0, false, false},
   {"postman-api-key", R"re(\b(PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34})\b)re", false, 1, 3.0, false, false},
   {"grafana-token",
@@ -231,15 +232,15 @@ const ContentRule kContentRules[] = {
   // The same keywords in camelCase names (clientSecret, storePassword, accessToken), case
   // sensitive: a lower-case start, then the keyword with a capital.
   {"camel-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|SigningKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|signing|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|signing|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
 };
 // clang-format on

@@ -391,6 +391,14 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) return true;
   if (!rule.binary && LooksFiller(secret)) return true;
   if (!rule.generic) return false;
+  // A keyword rule's key that names a public value or a paging cursor: publicKeyToken (a
+  // .NET strong name), public_key, nextPageToken, NextContinuationToken, sync tokens.
+  {
+    const std::string_view key = content.substr(m.from, m.secret_from - m.from);
+    for (std::string_view w : {"public", "pagetoken", "page_token", "continuation", "nexttoken",
+                               "next_token", "synctoken", "sync_token", "cursor"})
+      if (ContainsCaseless(key, w)) return true;
+  }
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;

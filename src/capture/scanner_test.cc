@@ -589,6 +589,40 @@ TEST(ScanRules, TypeNamesAndCvsMethodsAreNotSecrets) {
   EXPECT_TRUE(Has(RulesFound("  redis://:Qm9vW8xR4tY7d2Pon@cache.host.test:6379\n"), "url-credentials"));
 }
 
+// Public values and cursors under keyword names, and commands that only look like the
+// command-line rules: none is a secret.
+TEST(ScanRules, PublicIdsCursorsAndOtherCommandsStayQuiet) {
+  EXPECT_EQ(FillerFindings({
+                "[user]\n\tsigningkey = 3AA5C34371567BD2",
+                "<assemblyIdentity name=\"System.Web.Mvc\" publicKeyToken=\"31bf3856ad364e35\" />",
+                "<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</NextContinuationToken>",
+                "{\"nextPageToken\": \"CiAKGjBpNDd2Nmp2Zml2cXRwYjBpOXA3bTl2Z2k4EgIIAQ\"}",
+                "cmd = f\"pg_dump --password={args.pw} --host={args.host}\"",
+                "cat pw | docker login ghcr.io -u me --password-stdin && docker run -d -p 127.0.0.1:5432:5432 pg",
+                "redis-cli -h localhost FLUSHALL && cp -a data/dump.rdb backup2/",
+                "az login --service-principal -u http://app -p certs/sp-cert.pem --tenant t",
+                "Log in with user admin and password \"must match exactly\"."}),
+            std::vector<std::string>{});
+}
+
+// Forms of the command-line and Django rules seen in real scripts and settings files.
+TEST(ScanRules, CommandAndSettingsVariants) {
+  Gen g(53);
+  const std::string pw = g.Of(kAlnum, 15) + "7";
+  EXPECT_TRUE(Has(RulesFound("openssl pkcs12 -export -in c.pem -out c.p12 -password pass:" + pw + "\n"),
+                  "openssl-pass-argument"));
+  const std::string aws = g.Of(kAlnum + "/+", 40);
+  EXPECT_TRUE(Has(RulesFound("aws configure set profile.prod.aws_secret_access_key " + aws + "\n"),
+                  "aws-configure-secret"));
+  EXPECT_TRUE(Has(RulesFound("aws --profile prod configure set aws_secret_access_key " + aws + "\n"),
+                  "aws-configure-secret"));
+  const std::string django = std::string(kLower) + kDigits + "!@#$%^&*-_=+";
+  EXPECT_TRUE(Has(RulesFound("SECRET_KEY = os.environ.get(\"DJANGO_SECRET_KEY\", \"django-insecure-" +
+                             g.Of(django, 49) + "7\")\n"),
+                  "django-secret-key"));
+  EXPECT_TRUE(Has(RulesFound("lftp -u jane,\"" + pw + "\" sftp://files.h.test\n"), "cli-user-password"));
+}
+
 TEST(ScanRules, KubeconfigReportsOnlyTheKey) {
   Gen g(29);
   std::string pem = PemBlock(g, "EC PRIVATE KEY");
@@ -836,7 +870,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
-      {5, "af1a31c6c82c6d971e4c58400e4d183afeae8050b91deb18f093ef8361f7a59e"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
+      {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
