@@ -196,6 +196,17 @@ bool LooksPlaceholder(std::string_view v) {
   return upper_n < 3 || lower_n < 3 || switches * 3 < static_cast<int>(v.size());
 }
 
+// The word a match names its value by: the text of [from, secret_from) after its last blank,
+// less the quotes and operators before the value (`"nextPageToken": "` -> `"nextPageToken`).
+std::string_view KeyBefore(std::string_view content, size_t from, size_t secret_from) {
+  size_t end = secret_from;
+  while (end > from && std::string_view(" \t\"'=:>,").find(content[end - 1]) != std::string_view::npos)
+    --end;
+  size_t begin = end;
+  while (begin > from && !std::isspace(static_cast<unsigned char>(content[begin - 1]))) --begin;
+  return content.substr(begin, end - begin);
+}
+
 // A Python mapping placeholder, %(name) (of "%(name)s"): a bare "%(" is two characters that
 // a random secret may hold (Django's keys are drawn from an alphabet that has both).
 bool HasPercentMapping(std::string_view v) {
@@ -392,9 +403,11 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (!rule.binary && LooksFiller(secret)) return true;
   if (!rule.generic) return false;
   // A keyword rule's key that names a public value or a paging cursor: publicKeyToken (a
-  // .NET strong name), public_key, nextPageToken, NextContinuationToken, sync tokens.
+  // .NET strong name), public_key, nextPageToken, NextContinuationToken, sync tokens. The
+  // key is the word right before the value (a command's match also spans its arguments:
+  // `docker login public.ecr.aws -p X` names no public value).
   {
-    const std::string_view key = content.substr(m.from, m.secret_from - m.from);
+    const std::string_view key = KeyBefore(content, m.from, m.secret_from);
     for (std::string_view w : {"public", "pagetoken", "page_token", "continuation", "nexttoken",
                                "next_token", "synctoken", "sync_token", "cursor"})
       if (ContainsCaseless(key, w)) return true;

@@ -621,6 +621,8 @@ TEST(ScanRules, CommandAndSettingsVariants) {
                              g.Of(django, 49) + "7\")\n"),
                   "django-secret-key"));
   EXPECT_TRUE(Has(RulesFound("lftp -u jane,\"" + pw + "\" sftp://files.h.test\n"), "cli-user-password"));
+  // A public host among a command's arguments is not the name of the value.
+  EXPECT_TRUE(Has(RulesFound("docker login public.ecr.aws -u AWS -p " + pw + "\n"), "cli-password-option"));
 }
 
 TEST(ScanRules, KubeconfigReportsOnlyTheKey) {
