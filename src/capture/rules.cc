@@ -22,7 +22,7 @@ const ContentRule kContentRules[] = {
   {"github-fine-grained-token", R"re(\b(github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b)re", false, 1, 3.0, false, false},
   {"gitlab-token",
    R"re(\b(gl(?:pat|dt|rt|ptt|ft|imt|cbt|soat|oas)-[A-Za-z0-9_\-]{20,64}))re", false, 1, 3.0, false, false},
-  {"slack-token", R"re(\b(xox[abposre]-(?:[0-9]{6,14}|[0-9])-[A-Za-z0-9\-]{10,250}))re", false, 1, 3.0, false, false},
+  {"slack-token", R"re(\b(xox[abposrec]-(?:[0-9]{6,14}|[0-9])-[A-Za-z0-9\-]{10,250}))re", false, 1, 3.0, false, false},
   {"slack-app-token", R"re(\b(xapp-[0-9]-[A-Z0-9]{8,14}-[0-9]{8,14}-[a-f0-9]{32,80}))re", false, 1, 3.0, false, false},
   {"slack-webhook",
    R"re((https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,14}/[A-Z0-9]{6,14}/[A-Za-z0-9]{16,40}))re",
@@ -84,7 +84,7 @@ const ContentRule kContentRules[] = {
    R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
    true, 1, 3.0, true, false},
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?)["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
@@ -121,6 +121,31 @@ const ContentRule kContentRules[] = {
   {"user-password-line",
    R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\s]{6,128})["'])re",
    false, 1, 2.5, true, false},
+  // A password of 8-11 characters after a password-like key (DB_PASSWORD=, imap_pass =,
+  // remotepass =, dbPassword: "x", <password>x</password>): the keyword rules above need 12
+  // or more, and human-chosen passwords are often shorter. Kept apart by its own gate
+  // (Verify::kShortPassword): a short value passes only when it mixes classes like a password
+  // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
+  {"short-password-assignment",
+   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)["']?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
+   true, 1, 0, true, false, Verify::kShortPassword},
+  // WordPress's keys and salts in wp-config.php: 64 characters from an alphabet that holds
+  // the quotes, brackets and separators the keyword rules stop at.
+  {"wordpress-auth-key",
+   R"re(define\(\s{0,4}["'](?:AUTH|SECURE_AUTH|LOGGED_IN|NONCE)_(?:KEY|SALT)["']\s{0,4},\s{0,16}'([^'\r\n]{32,100})')re",
+   false, 1, 4.0, false, false, Verify::kAnyPrintable},
+  // htpasswd -b takes the password as its last argument: -b FILE USER PASS, -nb USER PASS.
+  {"htpasswd-password",
+   R"re(\bhtpasswd(?:\s{1,4}-[A-Za-z]{1,6}){0,3}\s{1,4}-[A-Za-z]{0,6}b[A-Za-z]{0,6}(?:\s{1,4}-[A-Za-z]{1,6}){0,3}(?:\s{1,4}-C\s{1,4}[0-9]{1,3})?(?:\s{1,4}["']?[^\s"'\-][^\s"']{0,200}["']?){1,2}\s{1,4}["']?([^\s"'$`\-][^\s"'`]{5,127}))re",
+   false, 1, 2.5, true, false},
+  // A literal piped into a command that reads a password from its input: sudo -S,
+  // --password-stdin, gpg --passphrase-fd 0, passwd --stdin, chpasswd.
+  {"piped-password",
+   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?["']?([^\s"'$`|;&<>\-][^\s"'$`|;&<>]{5,127})["']?\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|passwd\s{1,4}--stdin|chpasswd\b))re",
+   false, 1, 2.5, true, false},
+  // FileZilla's site manager and recent servers: <Pass>x</Pass>, <Pass encoding="base64">x</Pass>.
+  {"filezilla-password", R"re(<Pass(?:\s{1,4}encoding="base64")?>([^<\s]{6,400})</Pass>)re", false, 1, 2.3,
+   false, false},
   {"wireguard-private-key", R"re((?:PrivateKey|PresharedKey)\s{0,4}=\s{0,4}([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re",
    false, 1, 3.5, false, false},
   {"openvpn-static-key", R"re((-----BEGIN OpenVPN Static key V1-----\s{1,16}([a-f0-9]{32})))re", false, 2, 0, false, false},
@@ -260,6 +285,9 @@ const PathRule kPathRules[] = {
     {"containers-auth", "containers/auth.json", "", "\"auth\""},
     {"rails-master-key", "config/master.key", "", ""},
     {"rails-credentials-key", "config/credentials/*.key", "", ""},
+    {"vnc-password-file", ".vnc/passwd", "", ""},
+    // Subversion keeps a password in plain text only where it was allowed to: the key says so.
+    {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 5;
+inline constexpr int kScanVersion = 6;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -21,6 +21,12 @@ enum class Verify {
   kBasicAuth,   // the secret is base64 of "user:password" with a real password
   kUrlDecode,   // the secret is percent-decoded before the entropy and placeholder checks
   kLineEnd,     // only a closing quote and blanks may follow the secret on its line
+  // A short password (8-11 characters): the value ends there (a quote, a tag or the line's
+  // end follows; it does not end in = or :), mixes 3 of lower case, upper case, digits and
+  // symbols, and repeats few characters.
+  kShortPassword,
+  // The secret is drawn from all printable characters: < > $ { } % in it mark no template.
+  kAnyPrintable,
 };
 
 struct ContentRule {

@@ -220,8 +220,9 @@ bool HasPercentMapping(std::string_view v) {
 
 // Filler that stands in for a secret in templates and documentation, whatever the rule:
 // runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
-// {{...}}, %(name), and the words of "put yours here".
-bool LooksFiller(std::string_view v) {
+// {{...}}, %(name), and the words of "put yours here". `markers` false: the value is drawn
+// from an alphabet that holds < > $ { } % (WordPress's keys), so those mark nothing.
+bool LooksFiller(std::string_view v, bool markers = true) {
   std::array<uint32_t, 256> counts{};
   size_t run = 0;
   for (size_t i = 0; i < v.size(); ++i) {
@@ -233,9 +234,11 @@ bool LooksFiller(std::string_view v) {
   if (v.size() >= 8)
     for (uint32_t n : counts)
       if (n * 2 >= v.size()) return true;
-  for (std::string_view s : {"<", ">", "${", "{{"})
-    if (v.find(s) != std::string_view::npos) return true;
-  if (HasPercentMapping(v)) return true;
+  if (markers) {
+    for (std::string_view s : {"<", ">", "${", "{{"})
+      if (v.find(s) != std::string_view::npos) return true;
+    if (HasPercentMapping(v)) return true;
+  }
   for (std::string_view w : {"changeme", "change_me", "change-me", "your_", "your-", "yourkey",
                              "yourtoken", "_here", "-here", "placeholder", "replace_me",
                              "replaceme", "dummy"})
@@ -336,6 +339,30 @@ bool RealBasicAuth(std::string_view secret) {
   return pw.size() >= 6 && Entropy(pw) >= 2.3 && !LooksPlaceholder(pw) && !LooksFiller(pw);
 }
 
+// A short value (8-11 characters) that ends at `end` of content and reads like a chosen
+// password: closed by a quote or a tag or alone at the end of its line (more of it, or code
+// after it, is for the other rules: `Password: UTF8String;`, `password= scmVersion= $(...)`),
+// 3 of the 4 character classes, and at most a couple of repeats (its entropy within half a
+// bit of log2 of its length, the most its length allows).
+bool ShortPasswordLike(std::string_view content, size_t end, std::string_view v) {
+  if (v.back() == '=' || v.back() == ':') return false;  // the next key of a list
+  size_t i = end;
+  if (i < content.size() && std::string_view("\"'`<").find(content[i]) == std::string_view::npos) {
+    while (i < content.size() && i < end + kLineLook && (content[i] == ' ' || content[i] == '\t'))
+      ++i;
+    if (i < content.size() && content[i] != '\n' && content[i] != '\r') return false;
+  }
+  bool lower = false, upper = false, digit = false, other = false;
+  for (char c : v) {
+    if (c >= 'a' && c <= 'z') lower = true;
+    else if (c >= 'A' && c <= 'Z') upper = true;
+    else if (c >= '0' && c <= '9') digit = true;
+    else other = true;
+  }
+  if (int(lower) + int(upper) + int(digit) + int(other) < 3) return false;
+  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - 0.5;
+}
+
 void AppendRedacted(std::string& out, std::string_view secret) {
   size_t keep = std::min<size_t>(4, secret.size() / 4);
   out.append(secret.substr(0, keep));
@@ -394,13 +421,18 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       if (i < content.size() && content[i] != '\n') return true;
       break;
     }
+    case Verify::kAnyPrintable:
+      break;
+    case Verify::kShortPassword:
+      if (!ShortPasswordLike(content, m.secret_to, secret)) return true;
+      break;
     case Verify::kNone:
       break;
   }
   if (IsExample(secret)) return true;
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
   if (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) return true;
-  if (!rule.binary && LooksFiller(secret)) return true;
+  if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
   // A keyword rule's key that names a public value or a paging cursor: publicKeyToken (a
   // .NET strong name), public_key, nextPageToken, NextContinuationToken, sync tokens. The

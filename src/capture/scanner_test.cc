@@ -302,6 +302,57 @@ std::vector<Case> ProviderCases(Gen& g) {
   return c;
 }
 
+// A short password: 3 of the 4 character classes, no character twice.
+std::string ShortPassword(Gen& g, size_t n) {
+  std::string s = g.Of(kLower, 1) + g.Of(kUpper, 1) + g.Of(kDigits, 1) + g.Of("!#%+?@", 1);
+  while (s.size() < n) {
+    std::string c = g.Of(kAlnum, 1);
+    if (s.find(c) == std::string::npos) s += c;
+  }
+  return s;
+}
+
+// scan version 6: passwords of 8-11 characters, WordPress keys, htpasswd -b, passwords piped
+// into a command, FileZilla's <Pass>.
+std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
+  std::vector<Case> c;
+  c.push_back({"short-password-assignment", "DB_HOST=db\nDB_PASSWORD=" + ShortPassword(g, 10) + "\n",
+               "DB_HOST=db\nDB_PASSWORD=dbpassword1\n"});
+  c.push_back({"short-password-assignment", "[client]\nuser=root\npassword=" + ShortPassword(g, 9) + "\n",
+               "[client]\nuser=root\npassword=Secret123\n"});
+  c.push_back({"short-password-assignment",
+               "[Account Work]\nremoteuser = bob\nremotepass = " + ShortPassword(g, 11) + "\n",
+               "[Account Work]\nremoteuser = bob\nremotepass = aaaaBBBB1111\n"});
+  c.push_back({"short-password-assignment", "<account><password>" + ShortPassword(g, 10) + "</password></account>\n",
+               "<account><password>Changeme1</password></account>\n"});
+  c.push_back({"short-password-assignment", "set imap_pass = \"" + ShortPassword(g, 8) + "\"\n",
+               "set imap_pass = \"" + ShortPassword(g, 8) + g.Of(kLower, 9) + "-\"\n"});
+  {
+    const std::string wp_alphabet = kAlnum + "!@#$%^&*()-_ []{}<>~`+=,.;:/?|";
+    c.push_back({"wordpress-auth-key", "define( 'AUTH_KEY',         '" + g.Of(wp_alphabet, 64) + "' );\n",
+                 "define( 'AUTH_KEY',         'put your unique phrase here' );\n"});
+  }
+  c.push_back({"htpasswd-password", "htpasswd -bc /etc/nginx/.htpasswd admin " + g.Of(kAlnum, 13) + "7\n",
+               "htpasswd -c /etc/nginx/.htpasswd admin\n"});
+  c.push_back({"htpasswd-password", "htpasswd -nbB admin " + g.Of(kAlnum, 13) + "7 > users\n",
+               "htpasswd -nbB admin \"$ADMIN_PASSWORD\" > users\n"});
+  c.push_back({"piped-password", "echo '" + g.Of(kAlnum, 13) + "7' | sudo -S apt-get update\n",
+               "echo \"$SUDO_PASSWORD\" | sudo -S apt-get update\n"});
+  c.push_back({"piped-password",
+               "echo \"" + g.Of(kAlnum, 13) + "7\" | gpg --batch --yes --passphrase-fd 0 -c notes.txt\n",
+               "echo \"" + g.Of(kAlnum, 13) + "7\" | gpg --batch --yes -c notes.txt\n"});
+  c.push_back({"piped-password",
+               "echo " + g.Of(kAlnum, 13) + "7 | docker login -u bob --password-stdin registry.h.test\n",
+               "cat ~/.registry-token | docker login -u bob --password-stdin registry.h.test\n"});
+  c.push_back({"piped-password", "echo 'bob:" + g.Of(kAlnum, 13) + "7' | chpasswd\n",
+               "echo 'bob:" + g.Of(kAlnum, 13) + "7' | tee -a users.txt\n"});
+  c.push_back({"filezilla-password",
+               "<Server><Host>ftp.h.test</Host><User>bob</User><Pass encoding=\"base64\">" +
+                   B64Std(g.Of(kAlnum, 12)) + "</Pass></Server>\n",
+               "<Server><Host>ftp.h.test</Host><User>bob</User><Pass></Pass></Server>\n"});
+  return c;
+}
+
 std::vector<Case> Cases(Gen& g) {
   std::vector<Case> c;
   const std::string b32 = kUpper + "234567";
@@ -402,6 +453,7 @@ std::vector<Case> Cases(Gen& g) {
   }
   for (Case& x : EncodedAndCommandLineCases(g)) c.push_back(std::move(x));
   for (Case& x : ProviderCases(g)) c.push_back(std::move(x));
+  for (Case& x : ShortPasswordAndToolCases(g)) c.push_back(std::move(x));
   return c;
 }
 
@@ -589,6 +641,20 @@ TEST(ScanRules, TypeNamesAndCvsMethodsAreNotSecrets) {
   EXPECT_TRUE(Has(RulesFound("  redis://:Qm9vW8xR4tY7d2Pon@cache.host.test:6379\n"), "url-credentials"));
 }
 
+// A short password must stand alone: quoted, closed by a tag or ending its line. Types,
+// lists of option names and a value on the next line are not passwords.
+TEST(ScanRules, ShortPasswordNeedsAValueOfItsOwn) {
+  EXPECT_TRUE(RulesFound("    FDefaultPassword: UTF8String;\n").empty());
+  EXPECT_TRUE(RulesFound("  val password: Option2<Str> = null\n").empty());
+  EXPECT_TRUE(RulesFound("comp \"username= passphrase= password= scmVersion= $(list)\" -D\n").empty());
+  EXPECT_TRUE(RulesFound("<dt>Password:</dt>\n<dd>\n  Fz8#kQ2mW\n").empty());
+  EXPECT_TRUE(RulesFound("password=Lk8#mQ2wZr tail\n").empty());
+  EXPECT_TRUE(RulesFound("password=aA1aA1aA1a\n").empty());      // repeats: not chosen
+  EXPECT_TRUE(RulesFound("password=kq8mw2zrtp\n").empty());      // 2 classes
+  EXPECT_TRUE(Has(RulesFound("password=Lk8#mQ2wZr  \r\n"), "short-password-assignment"));
+  EXPECT_TRUE(Has(RulesFound("\"password\": \"Lk8#mQ2wZr\",\n"), "short-password-assignment"));
+}
+
 // Public values and cursors under keyword names, and commands that only look like the
 // command-line rules: none is a secret.
 TEST(ScanRules, PublicIdsCursorsAndOtherCommandsStayQuiet) {
@@ -722,6 +788,13 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("{\"auths\":{\"r\":{\"auth\":\"eHl6\"}}}", "/h/.docker/config.json"),
                   "docker-config-auths"));
   EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.docker/config.json"), "docker-config-auths"));
+  EXPECT_TRUE(Has(RulesFound("\x12\x9a\x03\xf1\x44\x07\x8e\x2b", "/home/u/.vnc/passwd"), "vnc-password-file"));
+  const std::string svn = "K 8\npasstype\nV 6\nsimple\nK 8\npassword\nV 11\nSvnPw-12345\nK 8\nusername\nV 3\nbob\nEND\n";
+  EXPECT_TRUE(Has(RulesFound(svn, "/home/u/.subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28"),
+                  "subversion-password"));
+  const std::string svn_keyring = "K 8\npasstype\nV 13\ngnome-keyring\nK 8\nusername\nV 3\nbob\nEND\n";
+  EXPECT_FALSE(Has(RulesFound(svn_keyring, "/home/u/.subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28"),
+                   "subversion-password"));
 }
 
 TEST(ScanRules, PositionsRedactionAndOrder) {
@@ -873,6 +946,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
+      {6, "f0b3040e534aafec0dd430f300683f1aec4dc079550c67ffe75640ce63915af6"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style names, xoxc, VNC and Subversion password files
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
