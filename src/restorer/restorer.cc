@@ -246,6 +246,10 @@ class Restore {
     // marked in `keep` (by ordinal, before any pack is read) and neither fetched nor
     // written; `trusted`: size and mtime matched (if-changed), every blob is kept.
     bool in_place = false, trusted = false;
+    // Its folder was made by this restore (mode 0700 until the folders' metadata pass at
+    // the end, so no one else can reach it): created with its final permission bits, and
+    // Finish need not change them (nor the owner, when the creator's is the snapshot's).
+    bool in_fresh_dir = false;
     std::vector<uint8_t> keep;
   };
   // One use of a blob: written to file `file` at `file_offset`.
@@ -412,11 +416,13 @@ class Restore {
   // `existing`: the regular file already at rel is updated in place (see Overwrite), with
   // `trusted` when its size and mtime match the snapshot's.
   void PlanFile(Node& n, const std::string& rel, const std::string& snap_path,
-                bool create_now, bool existing = false, bool trusted = false) {
+                bool create_now, bool existing = false, bool trusted = false,
+                bool in_fresh_dir = false) {
     result_.files++;
     auto f = std::make_unique<File>();
     f->rel = rel;
     f->snap_path = snap_path;
+    f->in_fresh_dir = in_fresh_dir;
     const uint32_t file_no = static_cast<uint32_t>(files_.size());
     File* const fp = f.get();
     uint64_t off = 0;
@@ -500,7 +506,7 @@ class Restore {
       MutexLock lock(create_mu_[std::hash<const File*>{}(&f) % kCreateLocks]);
       again = f.created.load(std::memory_order_relaxed);  // made meanwhile by another job
       if (!again) {
-        fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_EXCL | O_WRONLY, 0600);
+        fd = OpenBeneath(target_.get(), f.rel, O_CREAT | O_EXCL | O_WRONLY, CreateMode(f));
         if (fd >= 0) f.created.store(true, std::memory_order_release);
         if (fd < 0 && errno == EEXIST) {
           FailFile(f, "create " + Shown(f.rel) +
@@ -550,7 +556,7 @@ class Restore {
       return;
     }
     if (open_fd < 0) return;
-    SetMetadataFd(open_fd, f.rel, f.node);
+    SetMetadataFd(open_fd, f.rel, f.node, /*only_changes=*/true);
     owned.Close();
     if (opts_.verify && !f.failed) Verify(f.rel, f.snap_path, f.node);
     f.node.content = {};
@@ -869,7 +875,7 @@ class Restore {
             hardlinks_[key] = rel;
           }
         }
-        PlanFile(n, rel, snap_path, linked);
+        PlanFile(n, rel, snap_path, linked, false, false, fresh);
         return;
       }
       case NodeType::kSymlink:
@@ -986,8 +992,27 @@ class Restore {
     return (n.type == NodeType::kDir ? 0777 : 0666) & ~umask_;
   }
 
-  void SetMetadataFd(int fd, const std::string& rel, const Node& n) {
-    if (!opts_.no_permissions && fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
+  // The mode a new file is created with: private (0600) unless no one else can reach it
+  // before Finish (in_fresh_dir); then its permission bits, never setuid, setgid or sticky
+  // (chown would clear the first two, and Finish sets them), and always writable by its
+  // creator (a file whose blobs lie in several packs is opened again for writing).
+  mode_t CreateMode(const File& f) const {
+    if (!f.in_fresh_dir) return 0600;
+    return (PermOf(f.node) & 0777) | 0600;
+  }
+
+  // `only_changes`: an fstat first, and no chown or chmod where owner or mode already are
+  // the snapshot's (most files of a restore into new folders: created with their mode by
+  // the owner they belong to). Either call changes the inode (ctime) and takes its lock.
+  void SetMetadataFd(int fd, const std::string& rel, const Node& n, bool only_changes = false) {
+    const mode_t perm = PermOf(n);
+    struct stat st;
+    bool same_owner = false, same_mode = false;
+    if (only_changes && fstat(fd, &st) == 0) {
+      same_owner = st.st_uid == n.uid && st.st_gid == n.gid;
+      same_mode = (st.st_mode & 07777) == perm;
+    }
+    if (!opts_.no_permissions && !same_owner && fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
       Warn(rel, "chown " + Shown(rel) + ": " + strerror(errno));
     for (const Xattr& x : n.xattrs) {
       const std::string& v = x.value ? *x.value : std::string();
@@ -995,7 +1020,7 @@ class Restore {
           errno != EPERM)
         Warn(rel, "setxattr " + x.name + " on " + Shown(rel) + ": " + strerror(errno));
     }
-    if (fchmod(fd, PermOf(n)) != 0)
+    if (!same_mode && fchmod(fd, perm) != 0)
       Warn(rel, "chmod " + Shown(rel) + ": " + strerror(errno));
     struct timespec ts[2] = {n.atime.ToTimespec(), n.mtime.ToTimespec()};
     if (futimens(fd, ts) != 0) Warn(rel, "utimes " + Shown(rel) + ": " + strerror(errno));

@@ -153,6 +153,86 @@ TEST_F(RestoreTest, EveryFileIdenticalWithAnyThreadCount) {
   }
 }
 
+// Files are created with their final mode in folders the restore makes (no chown or
+// chmod afterwards when nothing differs): every mode and owner still ends as the snapshot
+// says, whatever the umask, with setuid, setgid and sticky bits, read-only and unreadable
+// files, another owner and a setgid folder whose group a new file would inherit.
+TEST(RestoreModes, ModesAndOwnersAsTheSnapshotSaysWhateverTheUmask) {
+  const fs::path root = fs::temp_directory_path() / ("haven-restore-modes-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  const fs::path src = root / "src";
+  struct Want {
+    std::string name;
+    mode_t mode;
+    uid_t uid;
+    gid_t gid;
+  };
+  const bool root_user = geteuid() == 0;
+  const uid_t me = geteuid();
+  const gid_t my_group = getegid();
+  std::vector<Want> want = {
+      {"suid", 04755, me, my_group},  {"sgid", 02755, me, my_group}, {"sticky", 01644, me, my_group},
+      {"ro", 0400, me, my_group},     {"none", 0, me, my_group},     {"open", 0666, me, my_group},
+      {"big-ro", 0444, me, my_group}, {"sg", 02775, me, root_user ? gid_t{999} : my_group},
+      {"sg/inside", 0664, me, my_group}};
+  if (root_user) {
+    want.push_back({"other", 0640, 1234, 5678});
+    want.push_back({"sg/grp", 0604, 0, 4321});
+  }
+  fs::create_directories(src / "sg");
+  for (const Want& w : want) {
+    if (w.name == "sg") continue;
+    WriteFile(src / w.name, w.name == "big-ro" ? Random(9, 3 << 20) : w.name + "\n");
+  }
+  // Folders first (a setgid folder makes its new files' group its own), then the files.
+  for (int pass = 0; pass < 2; pass++)
+    for (const Want& w : want) {
+      const fs::path p = src / w.name;
+      if (fs::is_directory(p) != (pass == 0)) continue;
+      ASSERT_EQ(lchown(p.c_str(), w.uid, w.gid), 0) << w.name;
+      ASSERT_EQ(chmod(p.c_str(), w.mode), 0) << w.name;
+    }
+  auto mem = std::make_shared<MemBackend>();
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  BlobId tree;
+  {
+    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 2);
+    repo->LoadIndex();
+    BackupOptions opts;
+    opts.targets = {src.string()};
+    opts.jobs = 2;
+    tree = RunBackup(*repo, opts, false).tree;
+  }
+  // 022: most files are created with their mode and keep it; 077: every group and other
+  // bit was masked at creation and must be set afterwards.
+  for (mode_t mask : {mode_t{022}, mode_t{077}}) {
+    const fs::path target = root / ("out" + std::to_string(mask));
+    const mode_t old_umask = umask(mask);
+    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 2);
+    repo->LoadIndex();
+    RestoreOptions ro;
+    ro.target = target.string();
+    ro.jobs = 2;
+    std::vector<std::string> warnings;
+    ro.warn = [&](const std::string& w) { warnings.push_back(w); };
+    RestoreResult r = RunRestore(*repo, tree, ro);
+    umask(old_umask);
+    EXPECT_EQ(r.errors, 0u) << (warnings.empty() ? "" : warnings[0]);
+    const fs::path out = target / src.relative_path();
+    for (const Want& w : want) {
+      struct stat st;
+      ASSERT_EQ(lstat((out / w.name).c_str(), &st), 0) << w.name;
+      EXPECT_EQ(st.st_mode & 07777, w.mode) << w.name << " umask " << mask;
+      if (root_user) {
+        EXPECT_EQ(st.st_uid, w.uid) << w.name;
+        EXPECT_EQ(st.st_gid, w.gid) << w.name;
+      }
+    }
+    EXPECT_EQ(ReadFile(out / "big-ro"), Random(9, 3 << 20));
+  }
+  fs::remove_all(root);
+}
+
 void SetMtime(const fs::path& p, time_t sec) {
   struct timespec ts[2] = {{sec, 0}, {sec, 0}};
   ASSERT_EQ(utimensat(AT_FDCWD, p.c_str(), ts, AT_SYMLINK_NOFOLLOW), 0) << p;
