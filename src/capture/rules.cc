@@ -84,7 +84,7 @@ const ContentRule kContentRules[] = {
    R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
    true, 1, 3.0, true, false},
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?)["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
@@ -146,6 +146,10 @@ const ContentRule kContentRules[] = {
   // FileZilla's site manager and recent servers: <Pass>x</Pass>, <Pass encoding="base64">x</Pass>.
   {"filezilla-password", R"re(<Pass(?:\s{1,4}encoding="base64")?>([^<\s]{6,400})</Pass>)re", false, 1, 2.3,
    false, false},
+  // minisign's and signify's secret key files: a comment line, then the key in base64.
+  {"minisign-secret-key",
+   R"re((untrusted comment: (?:minisign (?:encrypted )?|signify )secret key[^\r\n]{0,200}\r?\n([A-Za-z0-9+/]{40,300}={0,2})))re",
+   false, 2, 0, false, false},
   {"wireguard-private-key", R"re((?:PrivateKey|PresharedKey)\s{0,4}=\s{0,4}([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re",
    false, 1, 3.5, false, false},
   {"openvpn-static-key", R"re((-----BEGIN OpenVPN Static key V1-----\s{1,16}([a-f0-9]{32})))re", false, 2, 0, false, false},
@@ -286,6 +290,7 @@ const PathRule kPathRules[] = {
     {"rails-master-key", "config/master.key", "", ""},
     {"rails-credentials-key", "config/credentials/*.key", "", ""},
     {"vnc-password-file", ".vnc/passwd", "", ""},
+    {"tor-onion-service-key", "hs_ed25519_secret_key", "", ""},
     // Subversion keeps a password in plain text only where it was allowed to: the key says so.
     {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
 };

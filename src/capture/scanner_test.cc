@@ -346,6 +346,13 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
                "cat ~/.registry-token | docker login -u bob --password-stdin registry.h.test\n"});
   c.push_back({"piped-password", "echo 'bob:" + g.Of(kAlnum, 13) + "7' | chpasswd\n",
                "echo 'bob:" + g.Of(kAlnum, 13) + "7' | tee -a users.txt\n"});
+  c.push_back({"pass-assignment", "$CONFIG = array (\n  'dbpassword' => '" + g.Of(kAlnum, 15) + "7',\n",
+               "$CONFIG = array (\n  'dbpassword' => getenv('DB_PASSWORD'),\n"});
+  c.push_back({"pass-assignment", "{\"host\": \"ftp.h.test\", \"user\": \"bob\", \"pass\": \"" + g.Of(kAlnum, 15) + "7\"}\n",
+               "{\"test\": \"login\", \"pass\": \"expected_to_succeed\"}\n"});
+  c.push_back({"minisign-secret-key",
+               "untrusted comment: minisign encrypted secret key\nRWRTY0Iy" + g.Of(kB64, 150) + "\n",
+               "untrusted comment: minisign public key 4A7A9E8F1B2C3D4E\nRWQ" + g.Of(kB64, 53) + "\n"});
   c.push_back({"filezilla-password",
                "<Server><Host>ftp.h.test</Host><User>bob</User><Pass encoding=\"base64\">" +
                    B64Std(g.Of(kAlnum, 12)) + "</Pass></Server>\n",
@@ -789,6 +796,10 @@ TEST(ScanRules, PathRules) {
                   "docker-config-auths"));
   EXPECT_FALSE(Has(RulesFound("{\"auths\":{}}", "/h/.docker/config.json"), "docker-config-auths"));
   EXPECT_TRUE(Has(RulesFound("\x12\x9a\x03\xf1\x44\x07\x8e\x2b", "/home/u/.vnc/passwd"), "vnc-password-file"));
+  EXPECT_TRUE(Has(RulesFound("== ed25519v1-secret: type0 ==", "/var/lib/tor/site/hs_ed25519_secret_key"),
+                  "tor-onion-service-key"));
+  EXPECT_FALSE(Has(RulesFound("== ed25519v1-public: type0 ==", "/var/lib/tor/site/hs_ed25519_public_key"),
+                   "tor-onion-service-key"));
   const std::string svn = "K 8\npasstype\nV 6\nsimple\nK 8\npassword\nV 11\nSvnPw-12345\nK 8\nusername\nV 3\nbob\nEND\n";
   EXPECT_TRUE(Has(RulesFound(svn, "/home/u/.subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28"),
                   "subversion-password"));
@@ -946,7 +957,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
-      {6, "f0b3040e534aafec0dd430f300683f1aec4dc079550c67ffe75640ce63915af6"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style names, xoxc, VNC and Subversion password files
+      {6, "ed31cca1d067c0a09cf68872eff6f7db94dd20dbc3f90c8a8fd1811a4b4c0fe5"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
