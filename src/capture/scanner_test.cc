@@ -597,6 +597,27 @@ TEST(ScanPlaceholders, YourSomethingHere) {
             std::vector<std::string>{});
 }
 
+// Random values after a keyword are found whatever their alphabet: 16 hex digits
+// (Python's secrets.token_hex(8)) hold about 3.25 bits per character, under the keyword
+// rules' 3.2 half of the time; random letters form CamelCase-like runs half of the time.
+// Identifiers made of words stay quiet.
+TEST(ScanPlaceholders, RandomHexAndLettersAreSecretsWordsAreNot) {
+  Gen g(4242);
+  int hex_found = 0, letters_found = 0;
+  const std::string letters = kUpper + kLower;
+  for (int i = 0; i < 50; i++) {
+    if (!RulesFound("api_key = \"" + g.Of(kHexLower, 16) + "\"\n").empty()) hex_found++;
+    if (!RulesFound("DB_PASSWORD=" + g.Of(letters, 20) + "\n").empty()) letters_found++;
+  }
+  EXPECT_GE(hex_found, 46);  // 47 at this seed (3 of 50 by chance below 2.7 bits)
+  EXPECT_GE(letters_found, 42);  // 44 at this seed (about half before scan version 6)
+  EXPECT_EQ(FillerFindings({"token: ClientSecretValue", "password: DatabaseConnection",
+                            "api_key = DefaultKeyStoreName", "secret: TrustStoreFileName",
+                            "access_key: getURLPathForBucket", "token = deadbeefdeadbeef",
+                            "api_key = HTTPServerResponse"}),
+            std::vector<std::string>{});
+}
+
 TEST(ScanPlaceholders, Example) {
   EXPECT_EQ(FillerFindings({"api_key = 'EXAMPLE0123456789abcdefABCDEF'",
                             "STRIPE=sk_live_example0123456789ABCDEFabcd",
