@@ -83,9 +83,6 @@ const ContentRule kContentRules[] = {
   {"api-key-header",
    R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
    true, 1, 3.0, true, false},
-  {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
-   true, 1, 3.2, true, false},
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
   {"cli-user-credentials",
@@ -263,6 +260,11 @@ const ContentRule kContentRules[] = {
   {"camel-secret-assignment",
    R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
+  // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
+  // the more specific keyword rules above, which a secret both match is reported by.
+  {"pass-assignment",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   true, 1, 3.2, true, false},
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",

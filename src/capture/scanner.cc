@@ -1015,6 +1015,18 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
     RawMatch m = raw;
     if (!Rejected(rule, view, m)) kept.push_back(m);
   }
+  // One finding per secret: of keyword matches whose secrets overlap (PGPASSWORD=x is a
+  // password variable and a password assignment), the first by position, then by rule.
+  std::sort(kept.begin(), kept.end(), [](const RawMatch& a, const RawMatch& b) {
+    return a.secret_from != b.secret_from ? a.secret_from < b.secret_from : a.rule < b.rule;
+  });
+  unsigned long long generic_to = 0;
+  std::erase_if(kept, [&](const RawMatch& m) {
+    if (!rules[m.rule].generic) return false;
+    if (m.secret_from < generic_to) return true;
+    generic_to = m.secret_to;
+    return false;
+  });
   std::sort(kept.begin(), kept.end(), [](const RawMatch& a, const RawMatch& b) {
     return a.from != b.from ? a.from < b.from : a.rule < b.rule;
   });

@@ -978,7 +978,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
-      {6, "ed31cca1d067c0a09cf68872eff6f7db94dd20dbc3f90c8a8fd1811a4b4c0fe5"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files
+      {6, "9fe54ac032f7370357133a2ddbad4f50b34187329b1e30c23501f73532977eab"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
