@@ -1004,13 +1004,14 @@ class Restore {
   // `only_changes`: an fstat first, and no chown or chmod where owner or mode already are
   // the snapshot's (most files of a restore into new folders: created with their mode by
   // the owner they belong to). Either call changes the inode (ctime) and takes its lock.
+  // With xattrs the chmod stays: an ACL set among them rewrites the group bits.
   void SetMetadataFd(int fd, const std::string& rel, const Node& n, bool only_changes = false) {
     const mode_t perm = PermOf(n);
     struct stat st;
     bool same_owner = false, same_mode = false;
     if (only_changes && fstat(fd, &st) == 0) {
       same_owner = st.st_uid == n.uid && st.st_gid == n.gid;
-      same_mode = (st.st_mode & 07777) == perm;
+      same_mode = n.xattrs.empty() && (st.st_mode & 07777) == perm;
     }
     if (!opts_.no_permissions && !same_owner && fchown(fd, n.uid, n.gid) != 0 && errno != EPERM)
       Warn(rel, "chown " + Shown(rel) + ": " + strerror(errno));
