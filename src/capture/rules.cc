@@ -119,7 +119,7 @@ const ContentRule kContentRules[] = {
    R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\s]{6,128})["'])re",
    false, 1, 2.5, true, false},
   // A password of 8-11 characters after a password-like key (DB_PASSWORD=, imap_pass =,
-  // remotepass =, dbPassword: "x", <password>x</password>): the keyword rules above need 12
+  // remotepass =, dbPassword: "x", <password>x</password>): the other keyword rules need 12
   // or more, and human-chosen passwords are often shorter. Kept apart by its own gate
   // (Verify::kShortPassword): a short value passes only when it mixes classes like a password
   // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
