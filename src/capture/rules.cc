@@ -10,7 +10,7 @@ namespace haven::capture {
 namespace {
 
 // Assignment of a value: `key = v`, `key: v`, `key := v`, `key => v`, `"key": "v"`.
-#define HV_ASSIGN R"re(["']?\s{0,4}(?::=|=>|=|:)\s{0,4}["']?)re"
+#define HV_ASSIGN R"re(["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']?)re"
 
 // clang-format off
 const ContentRule kContentRules[] = {
@@ -36,7 +36,7 @@ const ContentRule kContentRules[] = {
   {"openai-legacy-key", R"re(\b(sk-[A-Za-z0-9]{48})\b)re", false, 1, 3.5, false, false},
   {"anthropic-key", R"re(\b(sk-ant-(?:api|admin|sid)[0-9]{2}-[A-Za-z0-9_\-]{40,160}))re", false, 1, 3.5, false, false},
   {"npm-token", R"re(\b(npm_[A-Za-z0-9]{36})\b)re", false, 1, 3.0, false, false},
-  {"npm-auth-token", R"re(_authToken\s{0,4}=\s{0,4}["']?([A-Za-z0-9_\-.+/=]{20,200}))re", false, 1, 3.0, true, false},
+  {"npm-auth-token", R"re(_authToken[ \t]{0,4}=[ \t]{0,4}["']?([A-Za-z0-9_\-.+/=]{20,200}))re", false, 1, 3.0, true, false},
   // .npmrc's _auth: base64 of user:password (at a line start or after a registry's "//host/:")
   {"npm-basic-auth", R"re((?:^|\n|:)_auth\s{0,4}=\s{0,4}["']?([A-Za-z0-9+/]{8,400}={0,2}))re", false, 1, 0,
    true, false, Verify::kBasicAuth},
@@ -86,7 +86,7 @@ const ContentRule kContentRules[] = {
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
   {"cli-user-credentials",
-   R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,64}:([^\s"']{6,128}))re",
+   R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-U|--proxy-user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,64}:([^\s"']{6,128}))re",
    false, 1, 2.5, true, false},
   // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
   // az login -p, redis-cli -a, ldapsearch and friends -w.
@@ -112,7 +112,7 @@ const ContentRule kContentRules[] = {
    R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
    false, 1, 2.3, true, false},
   {"password-line",
-   R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase)[ \t]{1,8}["']?([^\s"'=:]{8,200}))re",
+   R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:]{8,200}))re",
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // "user X ... password "Y"" on one line (.fetchmailrc's poll entries, similar rc files).
   {"user-password-line",
@@ -147,6 +147,21 @@ const ContentRule kContentRules[] = {
   {"minisign-secret-key",
    R"re((untrusted comment: (?:minisign (?:encrypted )?|signify )secret key[^\r\n]{0,200}\r?\n([A-Za-z0-9+/]{40,300}={0,2})))re",
    false, 2, 0, false, false},
+  // .NET's appSettings and NuGet.Config: <add key="SmtpPassword" value="..." />.
+  {"xml-add-key-value",
+   R"re(<add\s{1,4}key=["'][A-Za-z0-9_.:\-]{0,40}(?:password|passwd|pwd|secret|token|apikey|api_key|accesskey|access_key)[A-Za-z0-9_.:\-]{0,20}["']\s{1,4}value=["']([^"'<>\s]{8,400})["'])re",
+   true, 1, 3.0, true, false},
+  // A .pgpass line in any file: host:port:database:user:password, on PostgreSQL's usual
+  // ports or any (*): a literal for the one-pass scan (a line start alone cost the scan of
+  // a 512 MiB log a quarter more time).
+  {"pgpass-line",
+   R"re((?:^|\n)[A-Za-z0-9.\-_*]{1,253}:(?:5432|5433|6432|\*):[A-Za-z0-9_\-*]{1,63}:[A-Za-z0-9_.@\-*]{1,63}:([^\s:]{8,200}))re",
+   false, 1, 3.0, true, false, Verify::kLineEnd},
+  // A Docker or Podman "auth" entry (base64 of user:password) outside its usual file.
+  {"docker-auth-entry", R"re("auth"\s{0,4}:\s{0,4}"([A-Za-z0-9+/]{8,400}={0,2})")re", false, 1, 0, true, false,
+   Verify::kBasicAuth},
+  // Backblaze B2 application keys: K, 2 digits, 28 more (31 in all).
+  {"backblaze-app-key", R"re(\b(K[0-9]{2}[A-Za-z0-9+/]{28})\b)re", false, 1, 3.5, false, false},
   {"wireguard-private-key", R"re((?:PrivateKey|PresharedKey)\s{0,4}=\s{0,4}([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re",
    false, 1, 3.5, false, false},
   {"openvpn-static-key", R"re((-----BEGIN OpenVPN Static key V1-----\s{1,16}([a-f0-9]{32})))re", false, 2, 0, false, false},
@@ -258,20 +273,25 @@ const ContentRule kContentRules[] = {
   // The same keywords in camelCase names (clientSecret, storePassword, accessToken), case
   // sensitive: a lower-case start, then the keyword with a capital.
   {"camel-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
+  // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
+  // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
+  {"pascal-secret-assignment",
+   R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,200})["'])re",
+   false, 1, 3.2, true, false},
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",
    R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?(?:\s{0,4}=\s{0,4}["']?|\s{0,4}(?::=|=>|:)\s{0,4}["']|:\s{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
 };
 // clang-format on
@@ -292,6 +312,7 @@ const PathRule kPathRules[] = {
     {"rails-master-key", "config/master.key", "", ""},
     {"rails-credentials-key", "config/credentials/*.key", "", ""},
     {"vnc-password-file", ".vnc/passwd", "", ""},
+    {"davfs2-secrets", ".davfs2/secrets", "", ""},
     {"tor-onion-service-key", "hs_ed25519_secret_key", "", ""},
     // Subversion keeps a password in plain text only where it was allowed to: the key says so.
     {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
@@ -306,6 +327,9 @@ const char* const kExampleSecrets[] = {
     "czZCaGRSa3F0MzpnWDFmQmF0M2JW",  // RFC 6749 2.3.1's client credentials, Basic-encoded
     "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",  // RFC 7617's "Aladdin:open sesame"
     "MOJRH0mkL1IPauahWITSVvyDrQbEEIwljvmxdq03",  // MinIO's quickstart output, quoted by rclone's manual
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",  // Stripe's documentation test key
+    "MWYyZDFlMmU2N2Rm",                  // Kubernetes' Secret example ("1f2d1e2e67df")
+    "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
 };
 
 const char* const kEncryptedMarkers[] = {

@@ -107,11 +107,59 @@ bool IsExample(std::string_view secret) {
   return false;
 }
 
+// A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's.
+bool LooksHash(std::string_view v) {
+  if (v.size() > 4 && v[0] == '$') {  // crypt: $2b$, $6$, $argon2id$, $y$, $pbkdf2-sha256$
+    size_t k = 1;
+    while (k < v.size() && k <= 14 && (std::islower(static_cast<unsigned char>(v[k])) ||
+                                       std::isdigit(static_cast<unsigned char>(v[k])) || v[k] == '-'))
+      ++k;
+    if (k > 1 && k < v.size() && v[k] == '$') return true;
+  }
+  for (std::string_view p : {"pbkdf2_sha256$", "pbkdf2_sha1$", "bcrypt$", "bcrypt_sha256$",
+                             "argon2$", "argon2:", "scrypt:", "sha1:", "sha256:", "sha512:",
+                             "md5$", "sha1$", "{ssha}", "{sha}", "{ssha256}", "{ssha512}",
+                             "{crypt}", "{pbkdf2}", "{bcrypt}", "{argon2}"})
+    if (v.size() > p.size() && ContainsCaseless(v.substr(0, p.size()), p)) return true;
+  return false;
+}
+
 // Values of keyword rules that are not secrets: references, paths, identifiers, words.
 bool LooksPlaceholder(std::string_view v) {
   if (v.empty()) return true;
+  // A reference, path, anchor or tag ($VAR, ${X}, %APPDATA%, ~/x, /run/x, ./x, &a, *a, @file,
+  // !secret x, #fff): its first character marks it and the rest is plain. A value whose rest
+  // holds other symbols is a password that happens to start with one (!zaF-LcB3%).
   static constexpr std::string_view kStarts = "$/~%.&*#^+@!";
-  if (kStarts.find(v[0]) != std::string_view::npos) return true;
+  if (kStarts.find(v[0]) != std::string_view::npos) {
+    bool plain = true;
+    for (char c : v.substr(1, v.find('#', 1) - 1))  // up to a comment: $dir/cakey.pem# ...
+      if (!std::isalnum(static_cast<unsigned char>(c)) &&
+          std::string_view("_.-/:{}()~$%\\").find(c) == std::string_view::npos)
+        plain = false;
+    // ... unless the rest mixes upper case, lower case and digits, holds no '/' and is no
+    // placeholder itself (!kZtvxv7JqQShYY837aR, $X5kraj7QCWu: a generated password with a
+    // symbol first; not %AppData%, ~/Notes1, &defaultSettings1).
+    const std::string_view rest = v.substr(1);
+    bool up = false, low = false, dig = false;
+    for (char c : rest) {
+      up |= std::isupper(static_cast<unsigned char>(c)) != 0;
+      low |= std::islower(static_cast<unsigned char>(c)) != 0;
+      dig |= std::isdigit(static_cast<unsigned char>(c)) != 0;
+    }
+    if (plain && !(up && low && dig && rest.find('/') == std::string_view::npos &&
+                   !LooksPlaceholder(rest)))
+      return true;
+  }
+  // An Ethereum address (public); a sealed-secrets ciphertext (meant to be committed).
+  if (v.size() == 42 && v.starts_with("0x") &&
+      v.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
+    return true;
+  if (v.size() >= 200 && v.starts_with("Ag") &&
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
+          std::string_view::npos)
+    return true;
+  if (LooksHash(v)) return true;
   for (std::string_view s : {"${", "{{", "$(", "%(", "%s", "://", "xxxx", "XXXX", "****", "...",
                              "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
@@ -166,7 +214,8 @@ bool LooksPlaceholder(std::string_view v) {
     if (cls) prev = cls;
   }
   if (!upper && !other) {
-    // lower-case words joined by - _ . with digits (scram-sha-256, aes-256-cbc): a setting.
+    // lower-case words joined by - _ . with digits (scram-sha-256, aes-256-cbc): a setting;
+    // not 4 or more words over 20 characters (a diceware passphrase: lunar-fossil-rewire-...).
     size_t seg = 0, longest = 0, parts = 1;
     for (char c : v) {
       if (c == '-' || c == '_' || c == '.') {
@@ -175,11 +224,15 @@ bool LooksPlaceholder(std::string_view v) {
         longest = std::max(longest, ++seg);
       }
     }
+    if (parts >= 4 && v.size() >= 20 && !digit && v.find('.') == std::string_view::npos)
+      return false;  // a passphrase of words
     if (parts >= 2 && longest <= 8) return true;
   }
   if (upper && !lower && !other && v.find('_') != std::string_view::npos) return true;  // CONST_NAME
-  if (!digit && !other) {
-    // CamelCase words: most letters sit in "Xyyy" runs (an upper case letter, then 2+ lower)
+  size_t digits = 0;
+  for (char c : v) digits += c >= '0' && c <= '9';
+  if (digits <= 2 && !other) {
+    // CamelCase words (Ec2InstanceMetadata too): most letters sit in "Xyyy" runs (an upper case letter, then 2+ lower)
     // and read like words: 30 % or more vowels (ClientSecretValue 41 %). Random letters hold
     // 10 vowels in 52 (19 %) and form such runs too, half of the time over half the value.
     size_t in_words = 0, vowels = 0;
@@ -192,10 +245,21 @@ bool LooksPlaceholder(std::string_view v) {
     }
     for (char c : v)
       if (std::string_view("aeiouAEIOU").find(c) != std::string_view::npos) vowels++;
-    if (in_words * 2 >= v.size() && vowels * 10 >= v.size() * 3) return true;
+    // With a digit or two, three quarters in words (Ec2InstanceMetadata; random text with a
+    // digit, such as aUnArl63XykWZeiNNCii, reaches half).
+    const size_t need = digits ? v.size() * 3 : v.size();
+    if (in_words * (digits ? 4 : 2) >= need && vowels * 10 >= v.size() * 3) return true;
   }
   if (digit || other) return false;
-  // Letters only (and _ - .): a word or identifier unless the case changes like random text.
+  // Letters only (and _ - .): a word or identifier unless the case changes like random text,
+  // or, in lower case, 14 or more letters with under a third vowels (a Gmail app password,
+  // 19 % on average; words hold about 40 %).
+  if (lower && !upper && v.size() >= 14 && v.find_first_of("_-.") == std::string_view::npos) {
+    size_t vowels = 0;
+    for (char c : v)
+      if (std::string_view("aeiou").find(c) != std::string_view::npos) vowels++;
+    if (vowels * 3 < v.size() && Entropy(v) >= 3.0) return false;
+  }
   if (!(upper && lower)) return true;
   return upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size());
 }
@@ -348,10 +412,20 @@ bool RealBasicAuth(std::string_view secret) {
 // after it, is for the other rules: `Password: UTF8String;`, `password= scmVersion= $(...)`),
 // 3 of the 4 character classes, and at most a couple of repeats (its entropy within half a
 // bit of log2 of its length, the most its length allows).
-bool ShortPasswordLike(std::string_view content, size_t end, std::string_view v) {
+bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::string_view v) {
   if (v.back() == '=' || v.back() == ':') return false;  // the next key of a list
+  for (char c : v)
+    if (static_cast<unsigned char>(c) >= 0x80) return false;  // "Contraseña": a translation
+  const char before = key > 0 ? content[key - 1] : '\n';
+  const std::string_view lead = content.substr(0, key);
   size_t i = end;
-  if (i < content.size() && std::string_view("\"'`<").find(content[i]) == std::string_view::npos) {
+  const char after = i < content.size() ? content[i] : '\n';
+  // In a list of key=value pairs (User Id=x;Password=y; and mount's user=x,password=y,uid=0)
+  // the list's separator ends the value; after docker's -e / --env a blank does.
+  const bool in_list = (before == ';' || before == ',') && after == before;
+  const bool env_option = (lead.ends_with("-e ") || lead.ends_with("--env ") ||
+                           lead.ends_with("--env=")) && (after == ' ' || after == '\t');
+  if (!in_list && !env_option && std::string_view("\"'`<").find(after) == std::string_view::npos) {
     while (i < content.size() && i < end + kLineLook && (content[i] == ' ' || content[i] == '\t'))
       ++i;
     if (i < content.size() && content[i] != '\n' && content[i] != '\r') return false;
@@ -364,6 +438,10 @@ bool ShortPasswordLike(std::string_view content, size_t end, std::string_view v)
     else other = true;
   }
   if (int(lower) + int(upper) + int(digit) + int(other) < 3) return false;
+  // Test fixtures' and defaults' passwords (Test1234!, Admin@123, Welcome1!).
+  for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
+                             "guest", "user", "root", "pass"})
+    if (ContainsCaseless(v, w)) return false;
   return Entropy(v) >= std::log2(static_cast<double>(v.size())) - 0.5;
 }
 
@@ -443,7 +521,7 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kAnyPrintable:
       break;
     case Verify::kShortPassword:
-      if (!ShortPasswordLike(content, m.secret_to, secret)) return true;
+      if (!ShortPasswordLike(content, m.from, m.secret_to, secret)) return true;
       break;
     case Verify::kNone:
       break;
@@ -460,8 +538,22 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   {
     const std::string_view key = KeyBefore(content, m.from, m.secret_from);
     for (std::string_view w : {"public", "pagetoken", "page_token", "continuation", "nexttoken",
-                               "next_token", "synctoken", "sync_token", "cursor"})
+                               "next_token", "synctoken", "sync_token", "cursor", "hashed"})
       if (ContainsCaseless(key, w)) return true;
+    // A key that names something about the secret, not the secret: password_hash,
+    // SECRET_KEY_ALGORITHM, token_id, credential_source, TOKEN_TTL (not HASH_SECRET, a key
+    // for hashing, nor Vault's secret_id).
+    std::string_view bare = key;
+    while (!bare.empty() && !std::isalnum(static_cast<unsigned char>(bare.back()))) bare.remove_suffix(1);
+    for (std::string_view w : {"hash", "algorithm", "_alg", "type", "length", "_len", "size",
+                               "_file", "path", "_name", "format", "version", "expiry", "expires",
+                               "_ttl", "timeout", "source", "provider", "_mode", "method", "_url",
+                               "_uri", "endpoint", "header", "prefix", "policy", "rotation"})
+      if (bare.size() >= w.size() && ContainsCaseless(bare.substr(bare.size() - w.size()), w))
+        return true;
+    if (bare.size() > 3 && (bare.ends_with("_id") || bare.ends_with("Id") || bare.ends_with("ID")) &&
+        !ContainsCaseless(bare, "secret"))
+      return true;
   }
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')

@@ -353,6 +353,17 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
   c.push_back({"minisign-secret-key",
                "untrusted comment: minisign encrypted secret key\nRWRTY0Iy" + g.Of(kB64, 150) + "\n",
                "untrusted comment: minisign public key 4A7A9E8F1B2C3D4E\nRWQ" + g.Of(kB64, 53) + "\n"});
+  c.push_back({"xml-add-key-value", "<appSettings>\n  <add key=\"SmtpPassword\" value=\"" + g.Of(kAlnum, 15) + "7\" />\n",
+               "<appSettings>\n  <add key=\"SmtpPasswordFile\" value=\"C:\\secrets\\smtp.txt\" />\n"});
+  c.push_back({"pgpass-line", "# replica\ndb-replica.internal:5432:shop:app:" + g.Of(kAlnum, 23) + "7\n",
+               "# times\n10:15:30:45:" + g.Of(kLower, 9) + "\n"});
+  c.push_back({"docker-auth-entry",
+               "{\"registry.h.test\": {\"auth\": \"" + B64Std("alice:" + g.Of(kAlnum, 15) + "7") + "\"}}\n",
+               "{\"registry.h.test\": {\"auth\": \"" + B64Std("alice:changeme") + "\"}}\n"});
+  c.push_back({"backblaze-app-key", "[b2]\ntype = b2\nkey = K00" + g.Of(kAlnum, 27) + "7\n",
+               "[b2]\ntype = b2\nkey = K00" + std::string(28, 'x') + "\n"});
+  c.push_back({"pascal-secret-assignment", "{ \"ClientSecret\": \"" + g.Of(kUrlSafe, 33) + "7\" }\n",
+               "func f() { CurrentToken = tjsCurlyBraceClose }\n"});
   c.push_back({"filezilla-password",
                "<Server><Host>ftp.h.test</Host><User>bob</User><Pass encoding=\"base64\">" +
                    B64Std(g.Of(kAlnum, 12)) + "</Pass></Server>\n",
@@ -616,6 +627,43 @@ TEST(ScanPlaceholders, RandomHexAndLettersAreSecretsWordsAreNot) {
                             "access_key: getURLPathForBucket", "token = deadbeefdeadbeef",
                             "api_key = HTTPServerResponse"}),
             std::vector<std::string>{});
+}
+
+// The review's cases (scan version 6): empty values in templates, hashes, identifiers,
+// test passwords and keys that name something about a secret stay quiet; passwords that
+// start with a symbol, lower-case app passwords, passphrases of words, PascalCase and
+// subscript keys and list-separated short passwords are found.
+TEST(ScanPlaceholders, TemplatesHashesAndNamesStayQuiet) {
+  EXPECT_EQ(FillerFindings({"DB_PASSWORD=\nDB_PORT=3306", "spring.datasource.password=\nspring.datasource.hikari.maximum-pool-size=10",
+                            "mariadb_root_password:\nmariadb_bind_address: 127.0.0.1",
+                            "\"password\": \"pbkdf2_sha256$600000$Qm9vW8xR4tY7d2Pon1aB$c2FsdGVkaGFzaA9vdmVy\"",
+                            "\"hashed_password\": \"argon2:$argon2id$v=19$m=10240,t=10,p=8$c2FsdA$aGFzaA\"",
+                            "password: \"$argon2id$v=19$m=65536,t=3,p=4$c2FsdHNhbHQ$aGFzaGhhc2hoYXNo\"",
+                            "\"password_hash\": \"Qm9vW8xR4tY7d2Pon1aBc2FsdGVkaGFzaA9vdmVy\"",
+                            "credential_source = Ec2InstanceMetadata",
+                            "private static final String SECRET_KEY_ALGORITHM = \"PBKDF2WithHmacSHA256\";",
+                            "issued token token_id=ca6c9f3e-1b2d-4e5f-8a9b-0c1d2e3f4a5b user=alice",
+                            "TOKEN_CONTRACT=0xdAC17F958D2ee523a2206206994597C13D831ec7",
+                            "password: \"Test1234!\"", "password: \"Admin@123\"",
+                            "\"password\": \"Contrase\xc3\xb1" "a\"",
+                            "private_key = $dir/private/cakey.pem# The private key",
+                            "password: ~/Documents/Notes1", "password: &dbDefaults"}),
+            std::vector<std::string>{});
+}
+
+TEST(ScanPlaceholders, SymbolFirstAppPasswordsPassphrasesAndOtherKeyForms) {
+  for (const std::string& line :
+       {std::string("DB_PASSWORD=\"!zaF-LcB3%\""), std::string("API_SECRET=\"!kZtvxv7JqQShYY837aR\""),
+        std::string("PGPASSWORD='$6f4w9Nw1JPu' psql -h db -U app"),
+        std::string("password ykpcuimuimvymxdq"), std::string("set smtp_pass = \"olxahfyuekfktzcs\""),
+        std::string("export BORG_PASSPHRASE=\"lunar-fossil-rewire-lunar-plaza\""),
+        std::string("app.config[\"SECRET_KEY\"] = \"bf007bd9c7b16fa9552ab03f67993077\""),
+        std::string("$cfg['Servers'][$i]['password'] = 'f3Y0dqnC1ZGO8u';"),
+        std::string("Server=db;User Id=shop;Password=JHbQ_X1@eG;Database=app"),
+        std::string("docker run -d -e MYSQL_ROOT_PASSWORD=E3bBCzaOdN -p 3306:3306 mysql:8"),
+        std::string("username=alice,password=Vpn7j4iRN5,uid=1000"),
+        std::string("curl --proxy-user bob:cVm0cRj46CdXiQ https://h.test")})
+    EXPECT_FALSE(RulesFound(line + "\n").empty()) << line;
 }
 
 TEST(ScanPlaceholders, Example) {
@@ -978,7 +1026,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
-      {6, "9fe54ac032f7370357133a2ddbad4f50b34187329b1e30c23501f73532977eab"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules)
+      {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
