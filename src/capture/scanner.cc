@@ -107,6 +107,30 @@ bool IsExample(std::string_view secret) {
   return false;
 }
 
+// Which of the four character classes a value holds (other: anything not a letter or digit).
+struct CharClasses {
+  bool lower = false, upper = false, digit = false, other = false;
+  int Count() const { return int(lower) + int(upper) + int(digit) + int(other); }
+};
+
+CharClasses ClassesOf(std::string_view v) {
+  CharClasses c;
+  for (char ch : v) {
+    if (ch >= 'a' && ch <= 'z') c.lower = true;
+    else if (ch >= 'A' && ch <= 'Z') c.upper = true;
+    else if (ch >= '0' && ch <= '9') c.digit = true;
+    else c.other = true;
+  }
+  return c;
+}
+
+size_t CountVowels(std::string_view v) {
+  size_t n = 0;
+  for (char c : v)
+    if (std::string_view("aeiouAEIOU").find(c) != std::string_view::npos) n++;
+  return n;
+}
+
 // A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's.
 bool LooksHash(std::string_view v) {
   if (v.size() > 4 && v[0] == '$') {  // crypt: $2b$, $6$, $argon2id$, $y$, $pbkdf2-sha256$
@@ -141,13 +165,8 @@ bool LooksPlaceholder(std::string_view v) {
     // placeholder itself (!kZtvxv7JqQShYY837aR, $X5kraj7QCWu: a generated password with a
     // symbol first; not %AppData%, ~/Notes1, &defaultSettings1).
     const std::string_view rest = v.substr(1);
-    bool up = false, low = false, dig = false;
-    for (char c : rest) {
-      up |= std::isupper(static_cast<unsigned char>(c)) != 0;
-      low |= std::islower(static_cast<unsigned char>(c)) != 0;
-      dig |= std::isdigit(static_cast<unsigned char>(c)) != 0;
-    }
-    if (plain && !(up && low && dig && rest.find('/') == std::string_view::npos &&
+    const CharClasses rc = ClassesOf(rest);
+    if (plain && !(rc.upper && rc.lower && rc.digit && rest.find('/') == std::string_view::npos &&
                    !LooksPlaceholder(rest)))
       return true;
   }
@@ -197,12 +216,13 @@ bool LooksPlaceholder(std::string_view v) {
   while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
   if (v.find('=') != std::string_view::npos && v.find_first_of("0123456789") == std::string_view::npos)
     return true;  // a=b lists of words
-  bool digit = false, upper = false, lower = false, other = false;
+  bool upper = false, lower = false, other = false;
+  size_t digits = 0;
   int upper_n = 0, lower_n = 0, switches = 0, prev = 0;
   for (char c : v) {
     int cls = 0;
     if (c >= '0' && c <= '9') {
-      digit = true;
+      digits++;
     } else if (c >= 'A' && c <= 'Z') {
       upper = true, upper_n++, cls = 1;
     } else if (c >= 'a' && c <= 'z') {
@@ -213,6 +233,7 @@ bool LooksPlaceholder(std::string_view v) {
     if (cls && prev && cls != prev) switches++;
     if (cls) prev = cls;
   }
+  const bool digit = digits > 0;
   if (!upper && !other) {
     // lower-case words joined by - _ . with digits (scram-sha-256, aes-256-cbc): a setting;
     // not 4 or more words over 20 characters (a diceware passphrase: lunar-fossil-rewire-...).
@@ -229,13 +250,12 @@ bool LooksPlaceholder(std::string_view v) {
     if (parts >= 2 && longest <= 8) return true;
   }
   if (upper && !lower && !other && v.find('_') != std::string_view::npos) return true;  // CONST_NAME
-  size_t digits = 0;
-  for (char c : v) digits += c >= '0' && c <= '9';
   if (digits <= 2 && !other) {
-    // CamelCase words (Ec2InstanceMetadata too): most letters sit in "Xyyy" runs (an upper case letter, then 2+ lower)
-    // and read like words: 30 % or more vowels (ClientSecretValue 41 %). Random letters hold
-    // 10 vowels in 52 (19 %) and form such runs too, half of the time over half the value.
-    size_t in_words = 0, vowels = 0;
+    // CamelCase words (Ec2InstanceMetadata too): most letters sit in "Xyyy" runs (an upper
+    // case letter, then 2+ lower) and read like words: 30 % or more vowels (ClientSecretValue
+    // 41 %). Random letters hold 10 vowels in 52 (19 %) and form such runs too, half of the
+    // time over half the value.
+    size_t in_words = 0;
     for (size_t i = 0; i < v.size();) {
       size_t j = i + 1;
       if (std::isupper(static_cast<unsigned char>(v[i])))
@@ -243,8 +263,7 @@ bool LooksPlaceholder(std::string_view v) {
       if (j - i >= 3) in_words += j - i;
       i = j;
     }
-    for (char c : v)
-      if (std::string_view("aeiouAEIOU").find(c) != std::string_view::npos) vowels++;
+    const size_t vowels = CountVowels(v);
     // With a digit or two, three quarters in words (Ec2InstanceMetadata; random text with a
     // digit, such as aUnArl63XykWZeiNNCii, reaches half).
     const size_t need = digits ? v.size() * 3 : v.size();
@@ -254,12 +273,9 @@ bool LooksPlaceholder(std::string_view v) {
   // Letters only (and _ - .): a word or identifier unless the case changes like random text,
   // or, in lower case, 14 or more letters with under a third vowels (a Gmail app password,
   // 19 % on average; words hold about 40 %).
-  if (lower && !upper && v.size() >= 14 && v.find_first_of("_-.") == std::string_view::npos) {
-    size_t vowels = 0;
-    for (char c : v)
-      if (std::string_view("aeiou").find(c) != std::string_view::npos) vowels++;
-    if (vowels * 3 < v.size() && Entropy(v) >= 3.0) return false;
-  }
+  if (lower && !upper && v.size() >= 14 && v.find_first_of("_-.") == std::string_view::npos &&
+      CountVowels(v) * 3 < v.size() && Entropy(v) >= 3.0)
+    return false;
   if (!(upper && lower)) return true;
   return upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size());
 }
@@ -430,14 +446,7 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
       ++i;
     if (i < content.size() && content[i] != '\n' && content[i] != '\r') return false;
   }
-  bool lower = false, upper = false, digit = false, other = false;
-  for (char c : v) {
-    if (c >= 'a' && c <= 'z') lower = true;
-    else if (c >= 'A' && c <= 'Z') upper = true;
-    else if (c >= '0' && c <= '9') digit = true;
-    else other = true;
-  }
-  if (int(lower) + int(upper) + int(digit) + int(other) < 3) return false;
+  if (ClassesOf(v).Count() < 3) return false;
   // Test fixtures' and defaults' passwords (Test1234!, Admin@123, Welcome1!).
   for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
                              "guest", "user", "root", "pass"})
@@ -468,6 +477,25 @@ struct RawMatch {
   unsigned long long secret_from, secret_to;  // the secret inside it
   unsigned long long last;                    // the end of Hyperscan's run it came from
 };
+
+// A keyword rule's key that names a public value or a paging cursor (publicKeyToken, a .NET
+// strong name; public_key; nextPageToken, NextContinuationToken, sync tokens), or something
+// about a secret rather than the secret: password_hash, SECRET_KEY_ALGORITHM, token_id,
+// credential_source, TOKEN_TTL (not HASH_SECRET, a key for hashing, nor Vault's secret_id).
+bool KeyNamesNoSecret(std::string_view key) {
+  for (std::string_view w : {"public", "pagetoken", "page_token", "continuation", "nexttoken",
+                             "next_token", "synctoken", "sync_token", "cursor", "hashed"})
+    if (ContainsCaseless(key, w)) return true;
+  while (!key.empty() && !std::isalnum(static_cast<unsigned char>(key.back()))) key.remove_suffix(1);
+  for (std::string_view w : {"hash", "algorithm", "_alg", "type", "length", "_len", "size",
+                             "_file", "path", "_name", "format", "version", "expiry", "expires",
+                             "_ttl", "timeout", "source", "provider", "_mode", "method", "_url",
+                             "_uri", "endpoint", "header", "prefix", "policy", "rotation"})
+    if (key.size() >= w.size() && ContainsCaseless(key.substr(key.size() - w.size()), w))
+      return true;
+  return key.size() > 3 && (key.ends_with("_id") || key.ends_with("Id") || key.ends_with("ID")) &&
+         !ContainsCaseless(key, "secret");
+}
 
 // The entropy a rule's secret needs: the rule's threshold, or for a keyword rule's value
 // of hex digits (letters and digits both, 12 or more: a token_hex key) 2.7. 16 random hex
@@ -531,30 +559,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret)) return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
-  // A keyword rule's key that names a public value or a paging cursor: publicKeyToken (a
-  // .NET strong name), public_key, nextPageToken, NextContinuationToken, sync tokens. The
-  // key is the word right before the value (a command's match also spans its arguments:
-  // `docker login public.ecr.aws -p X` names no public value).
-  {
-    const std::string_view key = KeyBefore(content, m.from, m.secret_from);
-    for (std::string_view w : {"public", "pagetoken", "page_token", "continuation", "nexttoken",
-                               "next_token", "synctoken", "sync_token", "cursor", "hashed"})
-      if (ContainsCaseless(key, w)) return true;
-    // A key that names something about the secret, not the secret: password_hash,
-    // SECRET_KEY_ALGORITHM, token_id, credential_source, TOKEN_TTL (not HASH_SECRET, a key
-    // for hashing, nor Vault's secret_id).
-    std::string_view bare = key;
-    while (!bare.empty() && !std::isalnum(static_cast<unsigned char>(bare.back()))) bare.remove_suffix(1);
-    for (std::string_view w : {"hash", "algorithm", "_alg", "type", "length", "_len", "size",
-                               "_file", "path", "_name", "format", "version", "expiry", "expires",
-                               "_ttl", "timeout", "source", "provider", "_mode", "method", "_url",
-                               "_uri", "endpoint", "header", "prefix", "policy", "rotation"})
-      if (bare.size() >= w.size() && ContainsCaseless(bare.substr(bare.size() - w.size()), w))
-        return true;
-    if (bare.size() > 3 && (bare.ends_with("_id") || bare.ends_with("Id") || bare.ends_with("ID")) &&
-        !ContainsCaseless(bare, "secret"))
-      return true;
-  }
+  // The key is the word right before the value (a command's match also spans its
+  // arguments: `docker login public.ecr.aws -p X` names no public value).
+  if (KeyNamesNoSecret(KeyBefore(content, m.from, m.secret_from))) return true;
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;

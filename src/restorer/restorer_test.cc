@@ -52,6 +52,17 @@ std::string ReadFile(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// A new repository in `mem` (cheap key derivation) with one backup of `src`: its root tree.
+BlobId BackUpInto(const std::shared_ptr<MemBackend>& mem, const fs::path& src) {
+  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
+  auto repo = haven::testing::TestRepository::Open(mem, kPassword, 2);
+  repo->LoadIndex();
+  BackupOptions opts;
+  opts.targets = {src.string()};
+  opts.jobs = 2;
+  return RunBackup(*repo, opts, false).tree;
+}
+
 // A tree whose files share blobs across files and packs: restore must read each pack
 // once and write every use of a blob.
 class RestoreTest : public ::testing::Test {
@@ -78,13 +89,7 @@ class RestoreTest : public ::testing::Test {
     files_["big-link.bin"] = big;
 
     mem_ = std::make_shared<MemBackend>();
-    Repository::Init(*mem_, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-    auto repo = haven::testing::TestRepository::Open(mem_, kPassword, 2);
-    repo->LoadIndex();
-    BackupOptions opts;
-    opts.targets = {src_.string()};
-    opts.jobs = 2;
-    tree_ = RunBackup(*repo, opts, false).tree;
+    tree_ = BackUpInto(mem_, src_);
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -193,16 +198,7 @@ TEST(RestoreModes, ModesAndOwnersAsTheSnapshotSaysWhateverTheUmask) {
       ASSERT_EQ(chmod(p.c_str(), w.mode), 0) << w.name;
     }
   auto mem = std::make_shared<MemBackend>();
-  Repository::Init(*mem, kPassword, 2, crypto::ScryptParams{1024, 8, 1}, 1);
-  BlobId tree;
-  {
-    auto repo = haven::testing::TestRepository::Open(mem, kPassword, 2);
-    repo->LoadIndex();
-    BackupOptions opts;
-    opts.targets = {src.string()};
-    opts.jobs = 2;
-    tree = RunBackup(*repo, opts, false).tree;
-  }
+  const BlobId tree = BackUpInto(mem, src);
   // 022: most files are created with their mode and keep it; 077: every group and other
   // bit was masked at creation and must be set afterwards.
   for (mode_t mask : {mode_t{022}, mode_t{077}}) {
