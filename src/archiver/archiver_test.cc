@@ -21,6 +21,8 @@
 
 #include "archiver/folder_state.h"
 #include "backend/mem_backend.h"
+#include "crypto/seal.h"
+#include "repo/write_session.h"
 #include "repo/compress.h"
 #include "repo/test_log_lines.h"
 #include "repo/test_repository.h"
@@ -168,6 +170,36 @@ TEST_F(ArchiverTest, LargeFilesChunksUseTheLevelTheTrialChose) {
   }
   EXPECT_EQ(chosen, 1);
   EXPECT_TRUE(joined == log);
+}
+
+// Trees, the index and the snapshot are compressed at kJsonLevel (zstd 1: smaller and
+// faster than 3 on JSON of hex ids, docs/format.md §12); with --compression max, trees at
+// the mode's level 11. Each stored frame is exactly the frame of that level.
+TEST_F(ArchiverTest, TreesAndJsonFilesUseTheJsonLevel) {
+  for (int i = 0; i < 40; ++i)
+    WriteFile(root_ / "src" / ("file" + std::to_string(i) + ".txt"), "content " + std::to_string(i));
+  for (Compression mode : {Compression::kAuto, Compression::kMax}) {
+    WriteSession session(*repo_, WriteOptions{.compression = mode});
+    BackupResult r = RunBackup(session, Options(std::nullopt, true), false);
+    const Node src = Find(r.tree, "");  // the tree of src/ (40 entries)
+    for (const BlobId& id : {r.tree, *src.subtree}) {
+      Bytes plain = repo_->LoadBlob(BlobType::kTree, id);
+      auto loc = repo_->index().Lookup(BlobType::kTree, id);
+      ASSERT_EQ(loc.size(), 1u);
+      EXPECT_EQ(loc[0].uncompressed_length, plain.size());
+      const int level = mode == Compression::kMax ? 11 : 1;
+      EXPECT_EQ(loc[0].length, ZstdCompress(plain, level).size() + 32) << "level " << level;
+    }
+    // The snapshot: 0x02, then the frame of its JSON at level 1.
+    Bytes sealed = be_->Load({FileType::kSnapshot, r.snapshot_id.Hex()});
+    auto opened = crypto::Open(repo_->key(), sealed);
+    ASSERT_TRUE(opened);
+    ASSERT_FALSE(opened->empty());
+    EXPECT_EQ((*opened)[0], 2);
+    const std::string json = repo_->LoadJson(FileType::kSnapshot, r.snapshot_id);
+    const Bytes frame(opened->begin() + 1, opened->end());
+    EXPECT_TRUE(frame == ZstdCompress(AsBytes(json), kJsonLevel));
+  }
 }
 
 TEST_F(ArchiverTest, WithoutSnapshotOnlyTreesAndDataAreStored) {

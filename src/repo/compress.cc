@@ -26,6 +26,10 @@ int ZstdLevel(Compression c) {
   return 3;
 }
 
+int TreeZstdLevel(Compression c) {
+  return c == Compression::kBetter || c == Compression::kMax ? ZstdLevel(c) : kJsonLevel;
+}
+
 Compression ParseCompression(std::string_view s) {
   if (s == "auto") return Compression::kAuto;
   if (s == "off") return Compression::kOff;

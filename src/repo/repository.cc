@@ -160,7 +160,7 @@ Bytes Repository::EncodeJson(std::string_view json) {
   using crypto::kIvSize;
   Bytes out;
   if (config_.version >= 2) {
-    const size_t n = ZstdCompressInto(AsBytes(json), 3, out, kIvSize + 1, crypto::kTagSize);
+    const size_t n = ZstdCompressInto(AsBytes(json), kJsonLevel, out, kIvSize + 1, crypto::kTagSize);
     out[kIvSize] = 2;
     out.resize(kIvSize + 1 + n);
   } else {
@@ -178,7 +178,7 @@ Bytes Repository::EncodeJsonPieces(const JsonPieces& emit) {
   out.resize(kIvSize + (config_.version >= 2 ? 1 : 0));
   if (config_.version >= 2) {
     out[kIvSize] = 2;  // the encoding byte, then the frame
-    ZstdStreamWriter z(3, out);
+    ZstdStreamWriter z(kJsonLevel, out);
     emit([&](std::string_view piece) { z.Write(AsBytes(piece)); });
     z.End();
   } else {

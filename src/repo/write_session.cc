@@ -119,7 +119,7 @@ ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompress
   *uncompressed_length = 0;
   ByteView body = plain;
   if (compress) {
-    int level = t == BlobType::kTree ? std::max(3, ZstdLevel(mode))
+    int level = t == BlobType::kTree ? TreeZstdLevel(mode)
                 : data_level > 0         ? data_level
                                          : ZstdLevel(mode);
     ScopedTimer timer(Stage::kCompress);
