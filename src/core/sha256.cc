@@ -1,18 +1,11 @@
 #include "core/sha256.h"
 
 #include <openssl/evp.h>
-#include <openssl/sha.h>
 
 #include "core/error.h"
 #include "core/id.h"
 
 namespace haven {
-
-RawId Sha256(ByteView data) {
-  RawId id;
-  SHA256(data.data(), data.size(), id.bytes.data());
-  return id;
-}
 
 namespace {
 
@@ -28,7 +21,28 @@ void Init(EVP_MD_CTX* ctx) {
     Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256 init");
 }
 
+// A thread's context for one-shot hashes, freed when the thread ends.
+struct ThreadCtx {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  ~ThreadCtx() { EVP_MD_CTX_free(ctx); }
+};
+
 }  // namespace
+
+// OpenSSL 3's SHA256() fetches the implementation and makes a context on every call: 0.91 µs
+// for 1 KiB here against 0.67 µs with the fetched digest and a context kept per thread (a
+// backup of small files hashes each one, and each tree, pack and index file).
+RawId Sha256(ByteView data) {
+  thread_local ThreadCtx t;
+  if (!t.ctx) Fail(ErrorCode::kFatal, "OpenSSL failure in EVP_MD_CTX_new");
+  RawId id;
+  unsigned int n = 0;
+  if (EVP_DigestInit_ex(t.ctx, Sha256Md(), nullptr) != 1 ||
+      (!data.empty() && EVP_DigestUpdate(t.ctx, data.data(), data.size()) != 1) ||
+      EVP_DigestFinal_ex(t.ctx, id.bytes.data(), &n) != 1 || n != id.bytes.size())
+    Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256");
+  return id;
+}
 
 Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
   if (!ctx_) Fail(ErrorCode::kFatal, "OpenSSL failure in EVP_MD_CTX_new");
