@@ -173,7 +173,7 @@ const ContentRule kContentRules[] = {
   {"mailgun-key", R"re(\b(key-[0-9a-f]{32})\b)re", false, 1, 3.0, false, false},
   {"mailchimp-key", R"re(\b([0-9a-f]{32}-us[0-9]{1,2})\b)re", false, 1, 3.0, false, false},
   {"brevo-key", R"re(\b(x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})\b)re", false, 1, 3.0, false, false},
-  {"doppler-token", R"re(\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44})\b)re", false, 1, 3.0, false, false},
+  {"doppler-token", R"re(\b(dp\.(?:pt|sa|ct|scim|audit|st(?:\.[a-z0-9_\-]{2,35})?)\.[A-Za-z0-9]{40,44})\b)re", false, 1, 3.0, false, false},
   {"terraform-cloud-token", R"re(\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70}))re", false, 1, 3.0, false, false},
   {"databricks-token", R"re(\b(dapi[a-f0-9]{32}(?:-[0-9])?)\b)re", false, 1, 3.0, false, false},
   {"heroku-key", R"re(\b(HRKU-AA[A-Za-z0-9_\-]{58}))re", false, 1, 3.0, false, false},

@@ -200,6 +200,8 @@ std::vector<Case> ProviderCases(Gen& g) {
   tok("mailchimp-key", g.Of(kHexLower, 32) + "-us14", g.Of(kHexLower, 32) + "-eu14");
   tok("brevo-key", "xkeysib-" + g.Of(kHexLower, 64) + "-" + g.Of(kAlnum, 16), "xkeysib-" + g.Of(kHexLower, 20));
   tok("doppler-token", "dp.pt." + g.Of(kAlnum, 43), "dp.pt." + g.Of(kAlnum, 12));
+  // A service token names its config: dp.st.<config>.<token>.
+  tok("doppler-token", "dp.st.prd." + g.Of(kAlnum, 43), "dp.st.prd." + g.Of(kAlnum, 12));
   tok("terraform-cloud-token", g.Of(kAlnum, 14) + ".atlasv1." + g.Of(kUrlSafe, 67), g.Of(kAlnum, 14) + ".atlasv1.x");
   tok("databricks-token", "dapi" + g.Of(kHexLower, 32), "dapi" + g.Of("ghijklmnopqrstuvwxyz", 32));
   tok("heroku-key", "HRKU-AA" + g.Of(kUrlSafe, 58), "HRKU-" + g.Of(kUrlSafe, 20));
@@ -1027,6 +1029,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
+      {7, "c8cd5cf65bc3d8b63402fd2e4f92da2c48f9a8a373c2bae69a2b52bfa2c3b344"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
