@@ -288,10 +288,10 @@ const ContentRule kContentRules[] = {
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|(?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|passphrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|(?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
 };
 // clang-format on
@@ -314,6 +314,11 @@ const PathRule kPathRules[] = {
     {"vnc-password-file", ".vnc/passwd", "", ""},
     {"davfs2-secrets", ".davfs2/secrets", "", ""},
     {"tor-onion-service-key", "hs_ed25519_secret_key", "", ""},
+    // The Solana CLI's default keypair: a JSON array of the 64 secret key bytes.
+    {"solana-keypair", ".config/solana/id.json", "", "["},
+    // A file Ansible reads the vault password from (vault_password_file, --vault-password-file);
+    // a script of that name prints the password instead of holding it.
+    {"ansible-vault-password-file", "*vault[_-]pass*", "*.[ps][yh]", ""},
     // Subversion keeps a password in plain text only where it was allowed to: the key says so.
     {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
 };

@@ -444,6 +444,12 @@ std::vector<Case> Cases(Gen& g) {
                "client_secret: ${CLIENT_SECRET}\n"});
   c.push_back({"secret-assignment", "api_key = '" + g.Of(kHexLower, 32) + "'\n",
                "api_key = os.environ.get_key\n"});
+  // Names glued without a separator: authtoken (ngrok), apitoken, clientsecret, pass_phrase (OCI).
+  c.push_back({"secret-assignment", "authtoken: 2" + g.Of(kAlnum, 26) + "_" + g.Of(kAlnum, 21) + "\n",
+               "authtoken: ${NGROK_AUTHTOKEN}\n"});
+  c.push_back({"secret-assignment", "apitoken=" + g.Of(kAlnum, 24) + "\n", "apitoken=<your token>\n"});
+  c.push_back({"secret-assignment", "clientsecret = " + g.Of(kAlnum, 20) + "\n", "clientsecret = changeme\n"});
+  c.push_back({"secret-assignment", "pass_phrase=" + g.Of(kAlnum, 16) + "\n", "pass_phrase=\n"});
   c.push_back({"url-credentials", "remote = https://deploy:" + g.Of(kAlnum, 14) + "@git.internal.test/r.git\n",
                "remote = https://user:password@host.test/\n"});
   c.push_back({"url-credentials", "REDIS_URL=redis://:" + g.Of(kAlnum, 23) + "7@redis.host.test:6379/0\n",
@@ -871,6 +877,12 @@ TEST(ScanRules, PathRules) {
                   "tor-onion-service-key"));
   EXPECT_FALSE(Has(RulesFound("== ed25519v1-public: type0 ==", "/var/lib/tor/site/hs_ed25519_public_key"),
                    "tor-onion-service-key"));
+  EXPECT_TRUE(Has(RulesFound("[12,200,7,99]", "/home/u/.config/solana/id.json"), "solana-keypair"));
+  EXPECT_FALSE(Has(RulesFound("{\"id\": 1}", "/home/u/.config/solana/id.json"), "solana-keypair"));
+  for (const char* p : {"/home/u/.vault_pass", "/home/u/.ansible/vault_pass.txt", "/srv/play/.vault-password"})
+    EXPECT_TRUE(Has(RulesFound("Mn3Bv8Cx1Zl6Kj4H\n", p), "ansible-vault-password-file")) << p;
+  EXPECT_FALSE(Has(RulesFound("#!/bin/sh\npass show ansible\n", "/home/u/bin/vault_pass.sh"),
+                   "ansible-vault-password-file"));
   const std::string svn = "K 8\npasstype\nV 6\nsimple\nK 8\npassword\nV 11\nSvnPw-12345\nK 8\nusername\nV 3\nbob\nEND\n";
   EXPECT_TRUE(Has(RulesFound(svn, "/home/u/.subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28"),
                   "subversion-password"));
@@ -1029,7 +1041,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
-      {7, "c8cd5cf65bc3d8b63402fd2e4f92da2c48f9a8a373c2bae69a2b52bfa2c3b344"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>)
+      {7, "f0d846e66b75657aea59ed08eeed7cad28af9af03c354d6364a158234260533b"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
