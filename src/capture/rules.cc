@@ -293,6 +293,21 @@ const ContentRule kContentRules[] = {
   {"secret-assignment",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|(?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
+  // A secret set by a shell's or an rc file's "set NAME VALUE" rather than NAME=VALUE: fish's
+  // set -gx OPENAI_API_KEY ..., csh's setenv DB_PASSWORD ..., lftp's set ftp:password ...
+  {"shell-set-secret",
+   R"re((?:^|[\n;])[ \t]{0,8}(?:set(?:[ \t]{1,4}--?[A-Za-z]{1,12}){0,4}|setenv)[ \t]{1,4}(?:[A-Za-z0-9]{1,20}[_\-.:]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|pass_?phrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}[ \t]{1,4}["']?([^\s"'`;,<>(){}\[\]\\$][^\s"'`;,<>(){}\[\]\\]{7,199}))re",
+   true, 1, 3.0, true, false, Verify::kLineEnd},
+  // A prefixed password key and its quoted value, blank-separated: newsboat's
+  // ttrss-password "...", similar rc files.
+  {"quoted-password-line",
+   R"re((?:^|\n)[ \t]{0,8}[A-Za-z0-9_.]{1,30}[\-:](?:password|passwd|passphrase)[ \t]{1,8}"([^\s"]{8,200})")re",
+   true, 1, 3.0, true, false, Verify::kLineEnd},
+  // HexChat's servlist.conf: a network block (N=, then one-letter keys) with a server
+  // password P= (stored in plain text).
+  {"hexchat-server-password",
+   R"re((?:^|\n)N=[^\n]{1,200}\n(?:[A-Za-z]=[^\n]{0,300}\n){0,12}P=([^\s][^\n]{5,199}))re",
+   false, 1, 2.3, true, false, Verify::kLineEnd},
 };
 // clang-format on
 

@@ -168,7 +168,7 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
                "[remote]\npass = through\n"});
   c.push_back({"pass-assignment", "DB_PASS=" + g.Of(kAlnum, 16) + "\n", "DB_PASS=${DB_PASS}\n"});
   c.push_back({"pass-assignment", "MYSQL_ROOT_PWD='" + g.Of(kAlnum, 16) + "'\n", "bypass = " + g.Of(kAlnum, 16) + "\n"});
-  c.push_back({"pass-assignment", "smtp.pass: \"" + g.Of(kAlnum, 16) + "\"\n",
+  c.push_back({"pass-assignment", "smtp.pass: \"" + g.Of(kAlnum, 15) + "7\"\n",
                "last_pass_time => '" + g.Of(kDigits, 10) + "." + g.Of(kDigits, 5) + "',\n"});
   c.push_back({"wireguard-private-key", "[Interface]\nPrivateKey = " + g.Of(kB64, 42) + "A=\n",
                "[Interface]\nPrivateKey = <base64 key>\n"});
@@ -450,6 +450,18 @@ std::vector<Case> Cases(Gen& g) {
   c.push_back({"secret-assignment", "apitoken=" + g.Of(kAlnum, 24) + "\n", "apitoken=<your token>\n"});
   c.push_back({"secret-assignment", "clientsecret = " + g.Of(kAlnum, 20) + "\n", "clientsecret = changeme\n"});
   c.push_back({"secret-assignment", "pass_phrase=" + g.Of(kAlnum, 16) + "\n", "pass_phrase=\n"});
+  // set NAME VALUE: fish, csh, lftp.
+  c.push_back({"shell-set-secret", "set -gx OPENAI_API_KEY " + g.Of(kAlnum, 24) + "\n",
+               "set -gx OPENAI_API_KEY $OPENAI_KEY_FROM_VAULT\n"});
+  c.push_back({"shell-set-secret", "setenv DB_PASSWORD " + g.Of(kAlnum, 16) + "\n",
+               "setenv DB_PASSWORD changeme\n"});
+  c.push_back({"shell-set-secret", "set ftp:password " + g.Of(kAlnum, 14) + "\n",
+               "set the password accordingly\n"});
+  c.push_back({"quoted-password-line", "ttrss-password \"" + g.Of(kAlnum, 16) + "\"\n",
+               "ttrss-password \"your_password_here\"\n"});
+  c.push_back({"hexchat-server-password",
+               "N=Libera.Chat\nL=6\nI=alice\nP=" + g.Of(kAlnum, 14) + "\nE=UTF-8 (Unicode)\nS=irc.libera.chat\n",
+               "N=Libera.Chat\nL=6\nI=alice\nE=UTF-8 (Unicode)\nS=irc.libera.chat\n"});
   c.push_back({"url-credentials", "remote = https://deploy:" + g.Of(kAlnum, 14) + "@git.internal.test/r.git\n",
                "remote = https://user:password@host.test/\n"});
   c.push_back({"url-credentials", "REDIS_URL=redis://:" + g.Of(kAlnum, 23) + "7@redis.host.test:6379/0\n",
@@ -1041,7 +1053,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
-      {7, "f0d846e66b75657aea59ed08eeed7cad28af9af03c354d6364a158234260533b"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files
+      {7, "4f1813c4fa49d9bd9d07f3029c812def817405b1e0cd09cdc59b9c043a5aaa1f"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
