@@ -179,6 +179,9 @@ TEST_F(ArchiverTest, TreesAndJsonFilesUseTheJsonLevel) {
   for (int i = 0; i < 40; ++i)
     WriteFile(root_ / "src" / ("file" + std::to_string(i) + ".txt"), "content " + std::to_string(i));
   for (Compression mode : {Compression::kAuto, Compression::kMax}) {
+    // A file per mode: both trees are new in each backup (an unchanged tree would be the
+    // first backup's blob, stored at the first mode's level).
+    WriteFile(root_ / "src" / ("mode" + std::to_string(static_cast<int>(mode))), "x");
     WriteSession session(*repo_, WriteOptions{.compression = mode});
     BackupResult r = RunBackup(session, Options(std::nullopt, true), false);
     const Node src = Find(r.tree, "");  // the tree of src/ (40 entries)

@@ -90,7 +90,7 @@ import json, sys
 s = [json.loads(l) for l in open(sys.argv[1])][-1]
 assert s["message_type"] == "summary" and s["files"] == 82 and s["files_read"] == 82, s
 assert s["packages"] == ["apt-manual.txt", "dpkg.txt", "flatpak.txt", "pip-user.txt", "pip.txt"], s
-assert s["scan_tag"].startswith("haven-scan:6/"), s
+assert s["scan_tag"].startswith("haven-scan:7/"), s
 PY
 
 check "unchanged capture with --jobs 2: no file read, same home tree"
@@ -143,7 +143,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert len(s) == 5, len(s)  # cold, unchanged, two unchanged under strace, --profile other
 for x in s:
-    assert "capture" in x["tags"] and any(t.startswith("haven-scan:6/") for t in x["tags"]), x["tags"]
+    assert "capture" in x["tags"] and any(t.startswith("haven-scan:7/") for t in x["tags"]), x["tags"]
 PY
 run_ok r -r "$REPO" ls latest
 assert_grep '^/\.haven/packages/dpkg\.txt$' "$OUT"
