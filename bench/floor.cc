@@ -343,8 +343,7 @@ int main(int argc, char** argv) {
     Walk(args, &files, nullptr);
     std::vector<std::unique_ptr<FrameFile>> frames;
     for (int t = 0; t < threads; ++t) frames.push_back(std::make_unique<FrameFile>(out, t));
-    EachFileHashed(files, threads, &tot,
-                   [&](int t, Span d) { frames[t]->Add(d); });
+    EachFileHashed(files, threads, &tot, [&](int t, Span d) { frames[t]->Add(d); });
     frames.clear();  // fsync and close, timed
   } else if (mode == "create-write" && args.size() == 2) {
     std::vector<std::string> dirs;

@@ -22,11 +22,11 @@
 #include "archiver/folder_state.h"
 #include "backend/mem_backend.h"
 #include "crypto/seal.h"
-#include "repo/write_session.h"
 #include "repo/compress.h"
 #include "repo/test_log_lines.h"
 #include "repo/test_repository.h"
 #include "core/error.h"
+#include "repo/write_session.h"
 
 namespace haven {
 namespace {
@@ -177,7 +177,8 @@ TEST_F(ArchiverTest, LargeFilesChunksUseTheLevelTheTrialChose) {
 // the mode's level 11. Each stored frame is exactly the frame of that level.
 TEST_F(ArchiverTest, TreesAndJsonFilesUseTheJsonLevel) {
   for (int i = 0; i < 40; ++i)
-    WriteFile(root_ / "src" / ("file" + std::to_string(i) + ".txt"), "content " + std::to_string(i));
+    WriteFile(root_ / "src" / ("file" + std::to_string(i) + ".txt"),
+              "content " + std::to_string(i));
   for (Compression mode : {Compression::kAuto, Compression::kMax}) {
     // A file per mode: both trees are new in each backup (an unchanged tree would be the
     // first backup's blob, stored at the first mode's level).

@@ -160,7 +160,8 @@ Bytes Repository::EncodeJson(std::string_view json) {
   using crypto::kIvSize;
   Bytes out;
   if (config_.version >= 2) {
-    const size_t n = ZstdCompressInto(AsBytes(json), kJsonLevel, out, kIvSize + 1, crypto::kTagSize);
+    const size_t n =
+        ZstdCompressInto(AsBytes(json), kJsonLevel, out, kIvSize + 1, crypto::kTagSize);
     out[kIvSize] = 2;
     out.resize(kIvSize + 1 + n);
   } else {
