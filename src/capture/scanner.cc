@@ -291,6 +291,30 @@ std::string_view KeyBefore(std::string_view content, size_t from, size_t secret_
   return content.substr(begin, end - begin);
 }
 
+// A value passed in the query of a status badge's image URL (`…/project.svg?style=svg&
+// circle-token=…`, `…/badge.svg?token=…`): badge tokens are read-only and made to be
+// published in READMEs (CircleCI's and Codecov's docs say so), and a README is where they
+// are. The URL is the run of non-blank characters around the key; its path, before the
+// `?`, ends in .svg or .png or holds a `badge` part.
+bool InBadgeUrl(std::string_view content, size_t secret_from) {
+  size_t begin = secret_from;
+  while (begin > 0 && !std::isspace(static_cast<unsigned char>(content[begin - 1])) &&
+         content[begin - 1] != '(' && content[begin - 1] != '"' && content[begin - 1] != '\'' &&
+         secret_from - begin < 2048)
+    --begin;
+  const std::string_view url = content.substr(begin, secret_from - begin);
+  const size_t scheme = url.find("://");
+  const size_t query = url.find('?');
+  if (scheme == std::string_view::npos || query == std::string_view::npos || query < scheme)
+    return false;
+  std::string path(url.substr(scheme + 3, query - scheme - 3));
+  for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends = [&](std::string_view x) {
+    return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
+  };
+  return ends(".svg") || ends(".png") || path.find("/badge") != std::string::npos;
+}
+
 // A Python mapping placeholder, %(name) (of "%(name)s"): a bare "%(" is two characters that
 // a random secret may hold (Django's keys are drawn from an alphabet that has both).
 bool HasPercentMapping(std::string_view v) {
@@ -562,6 +586,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // The key is the word right before the value (a command's match also spans its
   // arguments: `docker login public.ecr.aws -p X` names no public value).
   if (KeyNamesNoSecret(KeyBefore(content, m.from, m.secret_from))) return true;
+  if (const std::string_view key = KeyBefore(content, m.from, m.secret_from);
+      ContainsCaseless(key, "token") && InBadgeUrl(content, m.secret_from))
+    return true;
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;

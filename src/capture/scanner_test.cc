@@ -753,6 +753,25 @@ TEST(ScanRules, ShortPasswordNeedsAValueOfItsOwn) {
 
 // Public values and cursors under keyword names, and commands that only look like the
 // command-line rules: none is a secret.
+// A token in a status badge's image URL is made to be published (README badges); the same
+// token elsewhere, or a token in the query of another URL, is a finding.
+TEST(ScanRules, BadgeTokensInImageUrlsStayQuiet) {
+  Gen g(5);
+  const std::string tok = g.Of(kHexLower, 40);
+  EXPECT_EQ(FillerFindings({
+                "[![CircleCI](https://circleci.com/gh/org/tool.svg?style=svg&circle-token=" + tok +
+                    ")](https://circleci.com/gh/org/tool)",
+                "![cov](https://codecov.io/gh/org/tool/branch/main/graph/badge.svg?token=" +
+                    g.Of(kAlnum, 23) + "7)",
+                "<img src=\"https://app.example.io/badge/ci.png?access_token=" + tok + "\">"}),
+            std::vector<std::string>{});
+  EXPECT_TRUE(Has(RulesFound("CIRCLE_TOKEN=" + tok + "\n"), "secret-assignment"));
+  EXPECT_TRUE(Has(RulesFound("curl 'https://circleci.com/api/v2/me?circle-token=" + tok + "'\n"),
+                  "secret-assignment"));
+  EXPECT_TRUE(Has(RulesFound("https://host.test/dl/file.svg?password=" + g.Of(kAlnum, 15) + "7\n"),
+                  "secret-assignment"));
+}
+
 TEST(ScanRules, PublicIdsCursorsAndOtherCommandsStayQuiet) {
   EXPECT_EQ(FillerFindings({
                 "[user]\n\tsigningkey = 3AA5C34371567BD2",
