@@ -9,6 +9,13 @@ namespace haven::capture {
 
 namespace {
 
+// The words that name a secret in the keyword rules' keys (glued prefixes too: authtoken,
+// clientsecret), shared by secret-argument, secret-assignment and shell-set-secret.
+#define HV_SECRET_WORDS                                                                       \
+  R"re((?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|)re"                  \
+  R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|)re"   \
+  R"re(access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|)re" \
+  R"re(app)_?key|credentials?))re"
 // Assignment of a value: `key = v`, `key: v`, `key := v`, `key => v`, `"key": "v"`.
 #define HV_ASSIGN R"re(["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']?)re"
 
@@ -288,15 +295,15 @@ const ContentRule kContentRules[] = {
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|(?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|(?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|app)_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // A secret set by a shell's or an rc file's "set NAME VALUE" rather than NAME=VALUE: fish's
   // set -gx OPENAI_API_KEY ..., csh's setenv DB_PASSWORD ..., lftp's set ftp:password ...
   {"shell-set-secret",
-   R"re((?:^|[\n;])[ \t]{0,8}(?:set(?:[ \t]{1,4}--?[A-Za-z]{1,12}){0,4}|setenv)[ \t]{1,4}(?:[A-Za-z0-9]{1,20}[_\-.:]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|pass_?phrase|secret|token|api_?key|apikey|access_?key|private_?key|auth_?key|secret_?key|credentials?)(?:[_\-.][A-Za-z0-9]{1,20}){0,3}[ \t]{1,4}["']?([^\s"'`;,<>(){}\[\]\\$][^\s"'`;,<>(){}\[\]\\]{7,199}))re",
+   R"re((?:^|[\n;])[ \t]{0,8}(?:set(?:[ \t]{1,4}--?[A-Za-z]{1,12}){0,4}|setenv)[ \t]{1,4}(?:[A-Za-z0-9]{1,20}[_\-.:]){0,3}[A-Za-z0-9]{0,20})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}[ \t]{1,4}["']?([^\s"'`;,<>(){}\[\]\\$][^\s"'`;,<>(){}\[\]\\]{7,199}))re",
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // A prefixed password key and its quoted value, blank-separated: newsboat's
   // ttrss-password "...", similar rc files.
@@ -312,6 +319,7 @@ const ContentRule kContentRules[] = {
 // clang-format on
 
 #undef HV_ASSIGN
+#undef HV_SECRET_WORDS
 
 const PathRule kPathRules[] = {
     {"ssh-private-key-file", ".ssh/id_*", "*.pub", ""},

@@ -307,12 +307,11 @@ bool InBadgeUrl(std::string_view content, size_t secret_from) {
   const size_t query = url.find('?');
   if (scheme == std::string_view::npos || query == std::string_view::npos || query < scheme)
     return false;
-  std::string path(url.substr(scheme + 3, query - scheme - 3));
-  for (char& c : path) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string_view path = url.substr(scheme + 3, query - scheme - 3);
   auto ends = [&](std::string_view x) {
-    return path.size() >= x.size() && path.compare(path.size() - x.size(), x.size(), x) == 0;
+    return path.size() >= x.size() && ContainsCaseless(path.substr(path.size() - x.size()), x);
   };
-  return ends(".svg") || ends(".png") || path.find("/badge") != std::string::npos;
+  return ends(".svg") || ends(".png") || ContainsCaseless(path, "/badge");
 }
 
 // A Python mapping placeholder, %(name) (of "%(name)s"): a bare "%(" is two characters that
@@ -585,10 +584,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (!rule.generic) return false;
   // The key is the word right before the value (a command's match also spans its
   // arguments: `docker login public.ecr.aws -p X` names no public value).
-  if (KeyNamesNoSecret(KeyBefore(content, m.from, m.secret_from))) return true;
-  if (const std::string_view key = KeyBefore(content, m.from, m.secret_from);
-      ContainsCaseless(key, "token") && InBadgeUrl(content, m.secret_from))
-    return true;
+  const std::string_view key = KeyBefore(content, m.from, m.secret_from);
+  if (KeyNamesNoSecret(key)) return true;
+  if (ContainsCaseless(key, "token") && InBadgeUrl(content, m.secret_from)) return true;
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;

@@ -37,8 +37,8 @@ RawId Sha256(ByteView data) {
   if (!t.ctx) Fail(ErrorCode::kFatal, "OpenSSL failure in EVP_MD_CTX_new");
   RawId id;
   unsigned int n = 0;
-  if (EVP_DigestInit_ex(t.ctx, Sha256Md(), nullptr) != 1 ||
-      (!data.empty() && EVP_DigestUpdate(t.ctx, data.data(), data.size()) != 1) ||
+  Init(t.ctx);
+  if ((!data.empty() && EVP_DigestUpdate(t.ctx, data.data(), data.size()) != 1) ||
       EVP_DigestFinal_ex(t.ctx, id.bytes.data(), &n) != 1 || n != id.bytes.size())
     Fail(ErrorCode::kFatal, "OpenSSL failure in SHA-256");
   return id;
