@@ -315,6 +315,34 @@ const ContentRule kContentRules[] = {
   {"hexchat-server-password",
    R"re((?:^|\n)N=[^\n]{1,200}\n(?:[A-Za-z]=[^\n]{0,300}\n){0,12}P=([^\s][^\n]{5,199}))re",
    false, 1, 2.3, true, false, Verify::kLineEnd},
+  // Scan version 8.
+  // OpenVPN's credentials given inline in a profile: <auth-user-pass> user, password lines.
+  {"openvpn-inline-auth",
+   R"re(<auth-user-pass>[ \t]{0,8}\r?\n[ \t]{0,8}[^\s<]{1,128}[ \t]{0,8}\r?\n[ \t]{0,8}([^\s<]{6,200}))re",
+   false, 1, 2.3, true, false, Verify::kLineEnd},
+  // Maven's master password (settings-security.xml): {base64}, reversible with a fixed key.
+  {"maven-master-password", R"re(<master>[ \t]{0,4}(\{[A-Za-z0-9+/]{16,200}={0,2}\})[ \t]{0,4}</master>)re",
+   false, 1, 3.0, false, false},
+  // A secret-named upper-case variable and its value separated by blanks, alone on a line:
+  // env files of tools that take NAME VALUE (SECRET_KEY_BASE abc..., podman's secret env).
+  {"blank-separated-secret",
+   R"re((?:^|\n)[ \t]{0,8}(?:[A-Z0-9]{1,20}_){0,4}(?:PASSWORD|PASSWD|PASSPHRASE|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH_?KEY|MASTER_?KEY)(?:_[A-Z0-9]{1,20}){0,4}[ \t]{1,8}["']?([^\s"'`;,<>(){}\[\]\\$=:#][^\s"'`;,<>(){}\[\]\\]{11,199}))re",
+   false, 1, 3.2, true, false, Verify::kLineEnd},
+  // curl's config file (.curlrc, curl -K): user = "name:password", -u name:password,
+  // proxy-user likewise (a colon after the option only with a blank: not zsh's `user:add:`).
+  {"curlrc-user",
+   R"re((?:^|\n)[ \t]{0,8}(?:-u|-U|(?:--)?(?:proxy-)?user)(?:[ \t]{0,4}=[ \t]{0,4}|:[ \t]{1,4}|[ \t]{1,4})["']?[A-Za-z0-9._@+%\-]{1,64}:([^\s"']{8,128}))re",
+   false, 1, 2.8, true, false, Verify::kLineEnd},
+  // fish's universal variables (~/.config/fish/fish_variables): SETUVAR [--export] NAME:VALUE,
+  // fish escaping some characters of the value (\x2d for -).
+  {"fish-universal-secret",
+   R"re((?:^|\n)SETUVAR(?:[ \t]{1,4}--export)?[ \t]{1,4}(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}:([^\s]{8,400}))re",
+   true, 1, 3.0, true, false, Verify::kFishUnescape},
+  // A wallet's recovery words (BIP39 and Electrum seeds: 12 to 24 lower-case words) after a
+  // key that names them.
+  {"wallet-seed-phrase",
+   R"re((?:mnemonic|seed|seed[ _\-]?phrase|recovery[ _\-]?phrase|secret[ _\-]?phrase|seed[ _\-]?words|backup[ _\-]?phrase)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8}[ \t]){11,23}[a-z]{3,8}))re",
+   true, 1, 0, false, false},
 };
 // clang-format on
 
@@ -344,6 +372,29 @@ const PathRule kPathRules[] = {
     {"ansible-vault-password-file", "*vault[_-]pass*", "*.[ps][yh]", ""},
     // Subversion keeps a password in plain text only where it was allowed to: the key says so.
     {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
+    // Scan version 8. OpenVPN's auth-user-pass file (a user line, a password line) in an
+    // openvpn folder (or its client/ and server/ folders) under a name that says what it holds.
+    {"openvpn-auth-file", "openvpn/*[Aa]uth*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*[Pp]ass*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*[Cc]red*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*[Ll]ogin*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*/*[Aa]uth*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*/*[Pp]ass*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*/*[Cc]red*", "*.ovpn", "\n"},
+    {"openvpn-auth-file", "openvpn/*/*[Ll]ogin*", "*.ovpn", "\n"},
+    // autorestic's configuration: each backend's key: is its restic repository password.
+    {"autorestic-key", ".autorestic.y*ml", "", "key:"},
+    // A file that is one password or token and nothing else, under a name that says so
+    // (PathRule::whole_file_secret): ~/.config/borg/passphrase, .pgadmin_pass, db_password.
+    {"password-file", "*[Pp]assphrase*", "", "", true},
+    {"password-file", "*[Pp]assword*", "", "", true},
+    {"password-file", "*[Pp]asswd*", "", "", true},
+    {"password-file", "*[Pp]ass", "", "", true},
+    {"password-file", "*[._-][Pp]ass.txt", "", "", true},
+    {"password-file", "*[Ss]ecret*", "", "", true},
+    {"password-file", "*[Tt]oken*", "", "", true},
+    {"password-file", "*[Aa]pi[._-][Kk]ey*", "", "", true},
+    {"password-file", "*[Aa]pikey*", "", "", true},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples
@@ -384,7 +435,7 @@ std::string RuleTableDigest() {
   }
   for (const PathRule& r : kPathRules)
     all += std::string("P\0", 2) + r.id + '\0' + r.glob + '\0' + r.unless_glob + '\0' +
-           r.content_need + '\n';
+           r.content_need + (r.whole_file_secret ? "\0W" : "") + '\n';
   for (const char* e : kExampleSecrets) all += std::string("E\0", 2) + e + '\n';
   for (const char* e : kEncryptedMarkers) all += std::string("M\0", 2) + e + '\n';
   return Sha256(AsBytes(all)).Hex();

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 7;
+inline constexpr int kScanVersion = 8;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -27,6 +27,8 @@ enum class Verify {
   kShortPassword,
   // The secret is drawn from all printable characters: < > $ { } % in it mark no template.
   kAnyPrintable,
+  // fish's \xHH escapes (fish_variables) are decoded before the entropy and placeholder checks.
+  kFishUnescape,
 };
 
 struct ContentRule {
@@ -47,6 +49,11 @@ struct PathRule {
   const char* glob;          // matched against the last components of the path (fnmatch)
   const char* unless_glob;   // file name glob that exempts a match ("" = none)
   const char* content_need;  // substring the content must hold to count ("" = none)
+  // The file must be one secret and nothing else: one line (a final newline allowed) of 8 to
+  // 200 characters without blanks that passes the keyword rules' placeholder checks and
+  // 3.0 bits of entropy per byte (a password file: borg's BORG_PASSCOMMAND target, pgAdmin's,
+  // a Docker secret).
+  bool whole_file_secret = false;
 };
 
 std::span<const ContentRule> ContentRules();

@@ -17,6 +17,7 @@
 #include <locale>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "capture/fs.h"
@@ -380,14 +381,17 @@ std::string DecodeBase64(std::string_view s) {
   return out;
 }
 
-std::string PercentDecode(std::string_view s) {
+// s with every `intro` followed by two hex digits replaced by that byte: percent-encoding
+// (intro "%"), fish's escapes in fish_variables (intro "\\x").
+std::string DecodeHexEscapes(std::string_view s, std::string_view intro) {
+  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10; };
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-      auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10; };
-      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
-      i += 2;
+    const size_t d = i + intro.size();
+    if (s.substr(i, intro.size()) == intro && d + 1 < s.size() &&
+        std::isxdigit(static_cast<unsigned char>(s[d])) && std::isxdigit(static_cast<unsigned char>(s[d + 1]))) {
+      out.push_back(static_cast<char>(hex(s[d]) * 16 + hex(s[d + 1])));
+      i = d + 1;
     } else {
       out.push_back(s[i]);
     }
@@ -444,6 +448,44 @@ bool RealBasicAuth(std::string_view secret) {
     if (c < 0x20 || c >= 0x7f) return false;
   std::string_view pw = std::string_view(plain).substr(colon + 1);
   return pw.size() >= 6 && Entropy(pw) >= 2.3 && !LooksPlaceholder(pw) && !LooksFiller(pw);
+}
+
+// 8-4-4-4-12 hex digits.
+bool LooksUuid(std::string_view v) {
+  if (v.size() != 36) return false;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? v[i] != '-' : !std::isxdigit(static_cast<unsigned char>(v[i]))) return false;
+  }
+  return true;
+}
+
+// A file name that marks a template to copy (api_key.example, token.sample, secret.dist).
+bool TemplateName(std::string_view base) {
+  for (std::string_view t : {".example", ".sample", ".dist", ".template", ".tmpl", ".default"})
+    if (ContainsCaseless(base, t)) return true;
+  return false;
+}
+
+// A whole file that is one secret (PathRule::whole_file_secret): `head` is the file when it
+// is shorter than the head read. One line, a final newline allowed; two classes of
+// characters at least (digits alone are a counter or an id).
+bool WholeFileSecret(std::string_view head) {
+  if (head.size() > 202) return false;
+  if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
+  if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+  if (head.size() < 8 || head.size() > 200) return false;
+  for (unsigned char c : head)
+    if (c <= 0x20 || c >= 0x7f) return false;
+  // A record of fields (a passwd line, root:x:0:0:...), not a password.
+  if (std::count(head.begin(), head.end(), ':') >= 3) return false;
+  if (ClassesOf(head).Count() < 2) return false;
+  // user:hash (an .htpasswd line) and a UUID (an instance or device id) hold no secret.
+  if (const size_t colon = head.find(':'); colon != std::string_view::npos && LooksHash(head.substr(colon + 1)))
+    return false;
+  if (LooksUuid(head)) return false;
+  return Entropy(head) >= 3.0 && !LooksPlaceholder(head) && !LooksFiller(head) &&
+         !LooksHash(head) && !IsExample(head);
 }
 
 // A short value (8-11 characters) that ends at `end` of content and reads like a chosen
@@ -557,7 +599,11 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       if (m.secret_from >= 4 && content.substr(m.secret_from - 4, 4) == "://:" &&
           secret.find(':') != std::string_view::npos)
         return true;
-      decoded = PercentDecode(secret);
+      decoded = DecodeHexEscapes(secret, "%");
+      secret = decoded;
+      break;
+    case Verify::kFishUnescape:
+      decoded = DecodeHexEscapes(secret, "\\x");
       secret = decoded;
       break;
     case Verify::kLineEnd: {
@@ -1208,6 +1254,9 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
   std::string_view head = src.View(0, kBinaryProbe + 4096 + 64);
   const bool encrypted = IsEncrypted(head);
   const bool binary = LooksBinary(head);
+  for (PathRuleState& st : path_rules)
+    if (st.rule->whole_file_secret)
+      st.need_found = !binary && !TemplateName(base) && WholeFileSecret(head);
   WindowCursor cur;
   cur.path = std::string(path);
   for (uint64_t own_start = 0;;) {
@@ -1234,7 +1283,8 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     std::string_view own = view.substr(own_start - cur.buf_start, own_end - own_start);
     for (PathRuleState& st : path_rules) {
       st.hash->Update(AsBytes(own));
-      if (!st.need_found && view.find(st.rule->content_need) != std::string_view::npos)
+      if (!st.need_found && !st.rule->whole_file_secret &&
+          view.find(st.rule->content_need) != std::string_view::npos)
         st.need_found = true;
     }
     if (!encrypted)
@@ -1243,8 +1293,14 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     cur.Advance(view, std::max<uint64_t>(cur.buf_start, own_end > kScanMargin ? own_end - kScanMargin : 0));
     own_start = own_end;
   }
+  // One finding per path rule id, and a password-file finding only when no other path rule
+  // named the file (.vault-token is a vault-token-file).
+  bool named = false;
+  for (const PathRuleState& st : path_rules) named |= st.need_found && !st.rule->whole_file_secret;
+  std::set<std::string_view> reported;
   for (PathRuleState& st : path_rules) {
-    if (!st.need_found) continue;
+    if (!st.need_found || (named && st.rule->whole_file_secret) || !reported.insert(st.rule->id).second)
+      continue;
     Finding f;
     f.path = std::string(path);
     f.line = f.column = 1;

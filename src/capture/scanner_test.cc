@@ -373,6 +373,44 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
   return c;
 }
 
+// Scan version 8: OpenVPN's inline credentials, Maven's master password, NAME VALUE env
+// lines, curl's config file, a wallet's recovery words.
+std::vector<Case> Version8Cases(Gen& g) {
+  std::vector<Case> c;
+  c.push_back({"openvpn-inline-auth",
+               "client\nremote vpn.h.test 1194\n<auth-user-pass>\nalice\n" + g.Of(kAlnum, 15) +
+                   "7\n</auth-user-pass>\n",
+               "client\nremote vpn.h.test 1194\nauth-user-pass /etc/openvpn/login.txt\n"});
+  c.push_back({"maven-master-password",
+               "<settingsSecurity>\n  <master>{" + g.Of(kB64, 43) + "=}</master>\n</settingsSecurity>\n",
+               "<settingsSecurity>\n  <master>{}</master>\n</settingsSecurity>\n"});
+  c.push_back({"blank-separated-secret", "SECRET_KEY_BASE " + g.Of(kAlnum, 23) + "7\n",
+               "SECRET_KEY_BASE is read from the environment\n"});
+  c.push_back({"blank-separated-secret", "  GITHUB_TOKEN\t" + g.Of(kAlnum, 30) + "\n",
+               "GITHUB_TOKEN <your token>\n"});
+  c.push_back({"curlrc-user", "# ~/.curlrc\nuser = \"alice:" + g.Of(kAlnum, 13) + "7\"\nsilent\n",
+               "# ~/.curlrc\nuser = \"alice\"\nsilent\n"});
+  c.push_back({"curlrc-user", "-u deploy:" + g.Of(kAlnum, 11) + "7\n", "-u deploy:$DEPLOY_PASSWORD\n"});
+  c.push_back({"curlrc-user", "proxy-user = bob:" + g.Of(kAlnum, 11) + "7\n", "proxy-user = nobody:nogroup\n"});
+  c.push_back({"fish-universal-secret", "# VERSION: 3.0\nSETUVAR --export DB_PASSWORD:" + g.Of(kAlnum, 17) + "7\n",
+               "# VERSION: 3.0\nSETUVAR --export DB_PASSWORD:\\x24DB_PASS\nSETUVAR __fish_initialized:3400\n"});
+  c.push_back({"fish-universal-secret",
+               "SETUVAR --export OPENAI_API_KEY:sk\\x2dproj\\x2d" + g.Of(kAlnum, 44) + "\n",
+               "SETUVAR fish_color_command:blue\n"});
+  {
+    std::string words, few;
+    for (int i = 0; i < 12; ++i) {
+      const std::string w = g.Of(kLower, 3 + i % 6);
+      words += (i ? " " : "") + w;
+      if (i < 8) few += (i ? " " : "") + w;
+    }
+    c.push_back({"wallet-seed-phrase", "{\"seed\": \"" + words + "\", \"seed_type\": \"segwit\"}\n",
+                 "{\"seed\": \"" + few + "\"}\n"});
+    c.push_back({"wallet-seed-phrase", "MNEMONIC=\"" + words + "\"\n", "mnemonic: see the wallet backup\n"});
+  }
+  return c;
+}
+
 std::vector<Case> Cases(Gen& g) {
   std::vector<Case> c;
   const std::string b32 = kUpper + "234567";
@@ -492,6 +530,7 @@ std::vector<Case> Cases(Gen& g) {
   for (Case& x : EncodedAndCommandLineCases(g)) c.push_back(std::move(x));
   for (Case& x : ProviderCases(g)) c.push_back(std::move(x));
   for (Case& x : ShortPasswordAndToolCases(g)) c.push_back(std::move(x));
+  for (Case& x : Version8Cases(g)) c.push_back(std::move(x));
   return c;
 }
 
@@ -920,6 +959,39 @@ TEST(ScanRules, PathRules) {
   const std::string svn_keyring = "K 8\npasstype\nV 13\ngnome-keyring\nK 8\nusername\nV 3\nbob\nEND\n";
   EXPECT_FALSE(Has(RulesFound(svn_keyring, "/home/u/.subversion/auth/svn.simple/5671adf2865e267db74f09ba6f872c28"),
                    "subversion-password"));
+  for (const char* p : {"/home/u/.config/openvpn/auth.txt", "/etc/openvpn/client/work-pass", "/etc/openvpn/creds",
+                        "/home/u/openvpn/login.conf"})
+    EXPECT_TRUE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", p), "openvpn-auth-file")) << p;
+  EXPECT_FALSE(Has(RulesFound("client\nauth-user-pass auth.txt\n", "/home/u/.config/openvpn/auth.ovpn"),
+                   "openvpn-auth-file"));
+  EXPECT_FALSE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/.config/vpn/auth.txt"), "openvpn-auth-file"));
+  const std::string ar = "backends:\n  local:\n    type: local\n    path: /backup\n    key: 8215839\n";
+  EXPECT_TRUE(Has(RulesFound(ar, "/home/u/.autorestic.yml"), "autorestic-key"));
+  EXPECT_TRUE(Has(RulesFound(ar, "/home/u/.config/autorestic/.autorestic.yaml"), "autorestic-key"));
+  EXPECT_FALSE(Has(RulesFound("locations:\n  home:\n    from: /home\n", "/home/u/.autorestic.yml"),
+                   "autorestic-key"));
+  // A file that is one password and nothing else, named for it.
+  Gen g(8);
+  for (const char* p : {"/home/u/.config/borg/passphrase", "/home/u/.pgadmin_pass", "/run/secrets/db_password",
+                        "/home/u/.config/app/api_key", "/home/u/.config/restic/password.txt", "/home/u/.gh_token"}) {
+    const auto found = RulesFound(g.Of(kAlnum, 24) + "\n", p);
+    EXPECT_TRUE(Has(found, "password-file")) << p;
+    EXPECT_EQ(found.size(), 1u) << p;
+  }
+  EXPECT_TRUE(Has(RulesFound(g.Of(kAlnum, 31) + "!", "/srv/app/secret.txt"), "password-file"));
+  for (const std::string& body :
+       {std::string("changeme\n"), std::string("${DB_PASSWORD}\n"), std::string("/run/secrets/db\n"),
+        "user: bob\npass: " + g.Of(kAlnum, 20) + "\n", std::string("xxxxxxxxxxxxxxxx\n"),
+        "$6$" + g.Of(kAlnum, 8) + "$" + g.Of(kAlnum, 40) + "\n", std::string("root:x:0:0:root:/root:/bin/bash\n"),
+        "Store the token in " + g.Of(kAlnum, 12) + "\n", std::string("4815162342\n"),
+        "alice:$2y$05$" + g.Of(kAlnum, 53) + "\n", std::string("3f2a9c1e-7b4d-4e6a-9c5e-0b3d8f2a1c7e\n")})
+    EXPECT_FALSE(Has(RulesFound(body, "/home/u/.config/app/password"), "password-file")) << body;
+  EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/settings"), "password-file"));
+  EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/src/app/api_key.example"), "password-file"));
+  // Named by a more specific path rule: that rule's finding alone.
+  const auto vault = RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.vault_pass");
+  EXPECT_TRUE(Has(vault, "ansible-vault-password-file"));
+  EXPECT_FALSE(Has(vault, "password-file"));
 }
 
 TEST(ScanRules, PositionsRedactionAndOrder) {
@@ -1073,6 +1145,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
       {7, "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
+      {8, "f376554d3e4b71c8331c393cf3b7231a074c2d8aa33cca425718ee846cd1a96f"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
