@@ -17,10 +17,10 @@ inline constexpr int kScanVersion = 8;
 // A check on a match beyond its expression and entropy.
 enum class Verify {
   kNone,
-  kBase64Pem,   // the secret starts a base64 run that decodes to a PEM private key block
-  kBasicAuth,   // the secret is base64 of "user:password" with a real password
-  kUrlDecode,   // the secret is percent-decoded before the entropy and placeholder checks
-  kLineEnd,     // only a closing quote and blanks may follow the secret on its line
+  kBase64Pem,  // the secret starts a base64 run that decodes to a PEM private key block
+  kBasicAuth,  // the secret is base64 of "user:password" with a real password
+  kUrlDecode,  // the secret is percent-decoded before the entropy and placeholder checks
+  kLineEnd,    // only a closing quote and blanks may follow the secret on its line
   // A short password (8-11 characters): the value ends there (a quote, a tag or the line's
   // end follows; it does not end in = or :), mixes 3 of lower case, upper case, digits and
   // symbols, and repeats few characters.

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <array>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <locale>
@@ -384,12 +384,15 @@ std::string DecodeBase64(std::string_view s) {
 // s with every `intro` followed by two hex digits replaced by that byte: percent-encoding
 // (intro "%"), fish's escapes in fish_variables (intro "\\x").
 std::string DecodeHexEscapes(std::string_view s, std::string_view intro) {
-  auto hex = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10; };
+  auto hex = [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) ? c - '0' : (c | 0x20) - 'a' + 10;
+  };
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     const size_t d = i + intro.size();
     if (s.substr(i, intro.size()) == intro && d + 1 < s.size() &&
-        std::isxdigit(static_cast<unsigned char>(s[d])) && std::isxdigit(static_cast<unsigned char>(s[d + 1]))) {
+        std::isxdigit(static_cast<unsigned char>(s[d])) &&
+        std::isxdigit(static_cast<unsigned char>(s[d + 1]))) {
       out.push_back(static_cast<char>(hex(s[d]) * 16 + hex(s[d + 1])));
       i = d + 1;
     } else {
@@ -481,7 +484,8 @@ bool WholeFileSecret(std::string_view head) {
   if (std::count(head.begin(), head.end(), ':') >= 3) return false;
   if (ClassesOf(head).Count() < 2) return false;
   // user:hash (an .htpasswd line) and a UUID (an instance or device id) hold no secret.
-  if (const size_t colon = head.find(':'); colon != std::string_view::npos && LooksHash(head.substr(colon + 1)))
+  if (const size_t colon = head.find(':');
+      colon != std::string_view::npos && LooksHash(head.substr(colon + 1)))
     return false;
   if (LooksUuid(head)) return false;
   return Entropy(head) >= 3.0 && !LooksPlaceholder(head) && !LooksFiller(head) &&
@@ -1299,7 +1303,8 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
   for (const PathRuleState& st : path_rules) named |= st.need_found && !st.rule->whole_file_secret;
   std::set<std::string_view> reported;
   for (PathRuleState& st : path_rules) {
-    if (!st.need_found || (named && st.rule->whole_file_secret) || !reported.insert(st.rule->id).second)
+    if (!st.need_found || (named && st.rule->whole_file_secret) ||
+        !reported.insert(st.rule->id).second)
       continue;
     Finding f;
     f.path = std::string(path);
