@@ -390,8 +390,12 @@ std::vector<Case> Version8Cases(Gen& g) {
                "GITHUB_TOKEN <your token>\n"});
   c.push_back({"curlrc-user", "# ~/.curlrc\nuser = \"alice:" + g.Of(kAlnum, 13) + "7\"\nsilent\n",
                "# ~/.curlrc\nuser = \"alice\"\nsilent\n"});
-  c.push_back({"curlrc-user", "-u deploy:" + g.Of(kAlnum, 11) + "7\n", "-u deploy:$DEPLOY_PASSWORD\n"});
-  c.push_back({"curlrc-user", "proxy-user = bob:" + g.Of(kAlnum, 11) + "7\n", "proxy-user = nobody:nogroup\n"});
+  c.push_back({"curlrc-user", "silent\n-u deploy:" + g.Of(kAlnum, 11) + "7\n", "silent\n-u deploy:$DEPLOY_PASSWORD\n"});
+  c.push_back({"curlrc-user-first-line", "-u deploy:" + g.Of(kAlnum, 11) + "7\n", "-u deploy:$DEPLOY_PASSWORD\n"});
+  c.push_back({"curlrc-user-first-line", "proxy-user = bob:" + g.Of(kAlnum, 11) + "7\n",
+               "proxy-user = nobody:nogroup\n"});
+  c.push_back({"curlrc-user", "# defaults\nuser = \"alice:" + g.Of(kAlnum, 11) + "7\"\n",
+               "# defaults\nmax-time = 30\n  user:add:(net|open)bsd*)\n"});
   c.push_back({"fish-universal-secret", "# VERSION: 3.0\nSETUVAR --export DB_PASSWORD:" + g.Of(kAlnum, 17) + "7\n",
                "# VERSION: 3.0\nSETUVAR --export DB_PASSWORD:\\x24DB_PASS\nSETUVAR __fish_initialized:3400\n"});
   c.push_back({"fish-universal-secret",
@@ -1145,7 +1149,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
       {7, "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
-      {8, "f376554d3e4b71c8331c393cf3b7231a074c2d8aa33cca425718ee846cd1a96f"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
+      {8, "bec4308a870f5a4f4e72e10ee0fb2e63c5028ee5ad1c3292065c13373cecc549"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
