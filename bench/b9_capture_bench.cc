@@ -87,6 +87,43 @@ double ProcessCpuMs() {
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
          (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
+// HAVEN_PERF_CTL=CTL_FIFO,ACK_FIFO: the timed part of the capture rows toggles a `perf record
+// --control=fifo:CTL_FIFO,ACK_FIFO -D -1` run, so its profile holds only what B9 times
+// (without it, creating each iteration's repository is most of the samples).
+class PerfControl {
+ public:
+  PerfControl() {
+    const char* v = std::getenv("HAVEN_PERF_CTL");
+    if (!v || !*v) return;
+    std::string s(v);
+    const size_t comma = s.find(',');
+    ctl_ = std::fopen(s.substr(0, comma).c_str(), "w");
+    if (comma != std::string::npos) ack_ = std::fopen(s.substr(comma + 1).c_str(), "r");
+  }
+  ~PerfControl() {
+    if (ctl_) std::fclose(ctl_);
+    if (ack_) std::fclose(ack_);
+  }
+  void Enable() { Send("enable"); }
+  void Disable() { Send("disable"); }
+
+ private:
+  void Send(const char* cmd) {
+    if (!ctl_) return;
+    std::fprintf(ctl_, "%s\n", cmd);
+    std::fflush(ctl_);
+    char ack[16];
+    if (ack_) std::fgets(ack, sizeof ack, ack_);
+  }
+  std::FILE* ctl_ = nullptr;
+  std::FILE* ack_ = nullptr;
+};
+
+PerfControl& Perf() {
+  static PerfControl p;
+  return p;
+}
+
 void BM_Cold(benchmark::State& state) {
   fs::path dir = g_work / "cold";
   double cpu = 0;
@@ -169,10 +206,12 @@ void BM_CaptureCold(benchmark::State& state) {
     capture::CaptureOptions o = CaptureOptionsFor(jobs);
     double c0 = ProcessCpuMs();
     state.ResumeTiming();
+    Perf().Enable();
     auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);
+    Perf().Disable();
     state.PauseTiming();
     cpu += ProcessCpuMs() - c0;
     if (r.blocked || r.files_scanned == 0) state.SkipWithError("cold capture scanned nothing");
@@ -213,10 +252,12 @@ void CaptureUnchanged(benchmark::State& state, bool skip, bool use_state = true)
     if (!use_state) o.state_dir.clear();
     double c0 = ProcessCpuMs();
     state.ResumeTiming();
+    Perf().Enable();
     auto indexed = IndexedRepository::Load(*repo, IndexLoad::kOnFirstUse);  // as the CLI
     WriteSession session(*indexed);
     capture::CaptureResult r = capture::RunCapture(session, scanner, o);
     benchmark::DoNotOptimize(r.home_tree);
+    Perf().Disable();
     state.PauseTiming();
     cpu += ProcessCpuMs() - c0;
     if (!r.parent_trusted || r.files_read != 0) state.SkipWithError("unchanged capture read files");
