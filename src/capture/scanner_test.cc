@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <random>
 #include <set>
 #include <string>
@@ -1102,6 +1103,29 @@ TEST(ScanWindows, FileScanEqualsBufferScan) {
   ASSERT_EQ(from_file.size(), 6u);
   ASSERT_EQ(from_file.size(), from_buf.size());
   for (size_t i = 0; i < from_file.size(); ++i) EXPECT_EQ(from_file[i].Text(), from_buf[i].Text());
+}
+
+// The file reader reads what fstat's size announces and then on to the end: a file whose
+// size says 0 (/proc) is read whole, and a small file is read whole (its secret found).
+TEST(ScanWindows, FileScanReadsPastTheStatSize) {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_FALSE(cmdline.empty());
+  uint64_t size = 0;
+  S().ScanFile("/proc/self/cmdline", nullptr, &size);
+  EXPECT_EQ(size, cmdline.size());
+  Gen g(38);
+  const std::string text = "gh = ghp_" + g.Of(kAlnum, 36) + "\n";
+  char tmpl[] = "/tmp/haven-scansmall-XXXXXX";
+  int fd = mkstemp(tmpl);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto found = S().ScanFile(tmpl, nullptr, &size);
+  unlink(tmpl);
+  EXPECT_EQ(size, text.size());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].rule, "github-token");
 }
 
 // Every rule's longest match fits the window margins (kMaxMatchWidth in scanner.cc).
