@@ -402,7 +402,7 @@ class CaptureRun {
     }
     struct stat after;
     try {
-      slot.found = scanner_.ScanFile(f->path, keep ? &bytes : nullptr, nullptr, &after);
+      slot.found = scanner_.ScanFile(f->path, keep ? &bytes : nullptr, nullptr, &after, size);
     } catch (const Error&) {
       return slot;
     }

@@ -264,31 +264,42 @@ bool SkipDirs::Has(const struct stat& st) const {
   return false;
 }
 
-std::string ReadWholeFile(const std::string& path, struct stat* after) {
+std::string ReadWholeFile(const std::string& path, struct stat* after, uint64_t size_hint) {
   int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) Fail(ErrorCode::kIo, "open " + path + ": " + strerror(errno));
-  std::string buf;
-  struct stat st;
-  // One fstat per file: before the read to size the buffer, or after it when asked for.
-  if (!after && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-    buf.reserve(static_cast<size_t>(st.st_size));
-  char tmp[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, tmp, sizeof(tmp));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      Fail(ErrorCode::kIo, "read " + path + ": " + strerror(e));
-    }
-    if (n == 0) break;
-    buf.append(tmp, static_cast<size_t>(n));
-  }
-  if (after && fstat(fd, after) != 0) {
+  auto fail = [&](const char* what) {
     int e = errno;
     close(fd);
-    Fail(ErrorCode::kIo, "stat " + path + ": " + strerror(e));
+    Fail(ErrorCode::kIo, std::string(what) + " " + path + ": " + strerror(e));
+  };
+  struct stat st;
+  // Without a hint, one fstat sizes the buffer (before the read, unless *after is asked for).
+  if (size_hint == 0 && !after && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    size_hint = static_cast<uint64_t>(st.st_size);
+  std::string buf;
+  bool stat_taken = false;
+  // The expected size and one byte more (a file that grew shows it), then 64 KiB at a time.
+  size_t chunk = static_cast<size_t>(std::min<uint64_t>(size_hint, uint64_t{1} << 30)) + 1;
+  if (size_hint == 0) chunk = 1 << 16;
+  for (;;) {
+    const size_t old = buf.size();
+    buf.resize(old + chunk);
+    ssize_t n;
+    do {
+      n = read(fd, buf.data() + old, chunk);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) fail("read");
+    buf.resize(old + static_cast<size_t>(n));
+    if (n == 0) break;
+    // A short read at the expected size is the end when the stat agrees (no second read).
+    if (after && static_cast<size_t>(n) < chunk && buf.size() == size_hint) {
+      if (fstat(fd, after) != 0) fail("stat");
+      stat_taken = S_ISREG(after->st_mode) && static_cast<uint64_t>(after->st_size) == buf.size();
+      if (stat_taken) break;
+    }
+    chunk = 1 << 16;
   }
+  if (after && !stat_taken && fstat(fd, after) != 0) fail("stat");
   close(fd);
   return buf;
 }

@@ -60,7 +60,11 @@ void WalkRegularFiles(const std::string& path, const PatternList* excludes,
                       int threads = 1);
 
 // The whole file (no symlink following); kIo naming the path when it cannot be read.
-// *after (when given): the file's stat taken once the read reached its end.
-std::string ReadWholeFile(const std::string& path, struct stat* after = nullptr);
+// *after (when given): the file's stat taken once the read reached its end. size_hint: the
+// size the caller expects (a stat of the file; 0: unknown): the bytes go straight into the
+// result, and with *after a read that stops short at that size ends once the stat shows
+// the file has exactly the bytes read (four system calls for a small file, not six).
+std::string ReadWholeFile(const std::string& path, struct stat* after = nullptr,
+                          uint64_t size_hint = 0);
 
 }  // namespace haven::capture

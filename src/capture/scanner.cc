@@ -1367,9 +1367,10 @@ std::vector<Finding> Scanner::Scan(std::string_view path, std::string_view conte
 }
 
 std::vector<Finding> Scanner::ScanFile(const std::string& path, std::string* content,
-                                       uint64_t* size, struct stat* after) const {
+                                       uint64_t* size, struct stat* after,
+                                       uint64_t size_hint) const {
   if (content) {
-    *content = ReadWholeFile(path, after);
+    *content = ReadWholeFile(path, after, size_hint);
     if (size) *size = content->size();
     return Scan(path, *content);
   }

@@ -66,10 +66,11 @@ class Scanner {
   // Reads the file (no symlink following) and scans it. With `content`, the whole file is
   // read into *content first; without, it is read window by window (memory stays about
   // kDefaultScanWindow + 256 KiB whatever the file's size). *size gets the bytes read,
-  // *after the file's stat once the read reached its end. Throws kIo when the file
-  // cannot be read.
+  // *after the file's stat once the read reached its end. size_hint: the size the caller
+  // expects (ReadWholeFile's; 0: unknown). Throws kIo when the file cannot be read.
   std::vector<Finding> ScanFile(const std::string& path, std::string* content = nullptr,
-                                uint64_t* size = nullptr, struct stat* after = nullptr) const;
+                                uint64_t* size = nullptr, struct stat* after = nullptr,
+                                uint64_t size_hint = 0) const;
 
   // Only the content rules over a buffer, for benchmarks: number of raw matches.
   uint64_t CountMatches(std::string_view content, bool binary) const;
