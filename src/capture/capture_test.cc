@@ -1091,5 +1091,29 @@ TEST_F(CaptureTest, DISABLED_BenchTwoThousandFiles) {
   for (int i = 0; i < 3; ++i) time("unchanged");
 }
 
+
+// ReadWholeFile with the size the caller expects: exact (read and stat agree: the end), too
+// small (the file grew: read on to the end), too large (it shrank) or none: always the whole
+// file, and *after is the stat taken at its end.
+TEST(ReadWholeFileTest, ReadsTheWholeFileWhateverTheHint) {
+  const std::string path = ::testing::TempDir() + "haven-readwhole-" + std::to_string(getpid());
+  for (size_t len : {size_t{0}, size_t{1}, size_t{1000}, size_t{70000}, size_t{200000}}) {
+    std::string body(len, 'a');
+    for (size_t i = 0; i < len; ++i) body[i] = static_cast<char>('a' + i * 7 % 26);
+    {
+      std::ofstream out(path, std::ios::binary | std::ios::trunc);
+      out << body;
+    }
+    for (uint64_t hint : {uint64_t{0}, uint64_t{len}, uint64_t{len / 2}, uint64_t{len + 10}}) {
+      struct stat after {};
+      EXPECT_EQ(ReadWholeFile(path, &after, hint), body) << len << " " << hint;
+      EXPECT_EQ(static_cast<size_t>(after.st_size), len);
+      EXPECT_EQ(ReadWholeFile(path, nullptr, hint), body) << len << " " << hint;
+    }
+  }
+  std::remove(path.c_str());
+  EXPECT_THROW(ReadWholeFile(path), Error);
+}
+
 }  // namespace
 }  // namespace haven::capture
