@@ -1091,7 +1091,6 @@ TEST_F(CaptureTest, DISABLED_BenchTwoThousandFiles) {
   for (int i = 0; i < 3; ++i) time("unchanged");
 }
 
-
 // ReadWholeFile with the size the caller expects: exact (read and stat agree: the end), too
 // small (the file grew: read on to the end), too large (it shrank) or none: always the whole
 // file, and *after is the stat taken at its end.
