@@ -10,6 +10,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/error.h"
 
@@ -344,13 +345,17 @@ bool LooksIncompressible(ByteView data) {
     for (int s = 0; s < 3; ++s) count(data.data() + (data.size() - kSample) * s / 2, kSample);
     total = 3 * kSample;
   }
-  double h = 0;
-  for (int b = 0; b < 256; ++b) {
-    const uint32_t c = counts[0][b] + counts[1][b] + counts[2][b] + counts[3][b];
-    if (!c) continue;
-    double p = double(c) / double(total);
-    h -= p * std::log2(p);
-  }
+  // H = log2(total) - sum(c * log2(c)) / total, c * log2(c) from a table: a log2 per byte
+  // value seen (up to 256 per blob) was 2 % of the CPU of a cold backup of /usr/share.
+  static const std::vector<double> kCLog2C = [] {
+    std::vector<double> t(3 * kSample + 1, 0.0);
+    for (size_t c = 1; c < t.size(); ++c) t[c] = double(c) * std::log2(double(c));
+    return t;
+  }();
+  double sum = 0;
+  for (int b = 0; b < 256; ++b)
+    sum += kCLog2C[counts[0][b] + counts[1][b] + counts[2][b] + counts[3][b]];
+  const double h = std::log2(double(total)) - sum / double(total);
   return h > 7.9;
 }
 
