@@ -999,6 +999,25 @@ TEST(ScanRules, PathRules) {
   EXPECT_FALSE(Has(vault, "password-file"));
 }
 
+// A generated password of 12 to 15 characters that repeats a character or two (9 % of
+// random 12-character ones fall under 3.2 bits) passes the keyword rules' entropy gate when
+// it mixes upper case, lower case and digits; a value without the three keeps the gate.
+TEST(ScanRules, ShortGeneratedPasswordsPassTheEntropyGate) {
+  EXPECT_LT(Entropy("Qw7Qw7Er4Ty9"), 3.2);
+  EXPECT_TRUE(Has(RulesFound("DB_PASSWORD=Qw7Qw7Er4Ty9\n"), "secret-assignment"));
+  EXPECT_TRUE(Has(RulesFound("database:\n  password: \"Qw7Qw7Er4Ty9\"\n"), "secret-assignment"));
+  Gen g(12);
+  int found = 0;
+  for (int i = 0; i < 200; ++i)
+    found += Has(RulesFound("DB_PASSWORD=" + g.Of(kUpper, 4) + g.Of(kLower, 4) + g.Of(kDigits, 4) + "\n"),
+                 "secret-assignment");
+  EXPECT_EQ(found, 200);
+  EXPECT_FALSE(Has(RulesFound("encryptionKey: \"arn:aws:kms:eu\"\n"), "secret-assignment"));
+  // Pascal declarations (fpc's sources): type names of upper and lower case, no digit.
+  EXPECT_TRUE(RulesFound("function Unlock( document: CGPDFDocumentRef; password: ConstCStringPtr ): CBool;\n").empty());
+  EXPECT_TRUE(RulesFound("  FN = function(phContext: PCtxtHandle; pToken: PSecBufferDesc): SECURITY_STATUS;\n").empty());
+}
+
 TEST(ScanRules, PositionsRedactionAndOrder) {
   Gen g(13);
   std::string tok = "ghp_" + g.Of(kAlnum, 36);
