@@ -392,11 +392,13 @@ const PathRule kPathRules[] = {
     // autorestic's configuration: each backend's key: is its restic repository password.
     {"autorestic-key", ".autorestic.y*ml", "", "key:"},
     // A file that is one password or token and nothing else, under a name that says so
-    // (PathRule::whole_file_secret): ~/.config/borg/passphrase, .pgadmin_pass, db_password.
+    // (PathRule::whole_file_secret): ~/.config/borg/passphrase, .pgadmin_pass, db_password;
+    // "pass" only as a word of the name (not bypass, compass).
     {"password-file", "*[Pp]assphrase*", "", "", true},
     {"password-file", "*[Pp]assword*", "", "", true},
     {"password-file", "*[Pp]asswd*", "", "", true},
-    {"password-file", "*[Pp]ass", "", "", true},
+    {"password-file", "[Pp]ass", "", "", true},
+    {"password-file", "*[._-][Pp]ass", "", "", true},
     {"password-file", "*[._-][Pp]ass.txt", "", "", true},
     {"password-file", "*[Ss]ecret*", "", "", true},
     {"password-file", "*[Tt]oken*", "", "", true},

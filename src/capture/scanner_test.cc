@@ -992,6 +992,8 @@ TEST(ScanRules, PathRules) {
         "alice:$2y$05$" + g.Of(kAlnum, 53) + "\n", std::string("3f2a9c1e-7b4d-4e6a-9c5e-0b3d8f2a1c7e\n")})
     EXPECT_FALSE(Has(RulesFound(body, "/home/u/.config/app/password"), "password-file")) << body;
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/settings"), "password-file"));
+  EXPECT_TRUE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/pass"), "password-file"));
+  EXPECT_FALSE(Has(RulesFound("127.0.0.1,localhost,.h.test\n", "/home/u/.config/proxy/bypass"), "password-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/src/app/api_key.example"), "password-file"));
   // Named by a more specific path rule: that rule's finding alone.
   const auto vault = RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.vault_pass");
@@ -1192,7 +1194,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
       {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
       {7, "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
-      {8, "bec4308a870f5a4f4e72e10ee0fb2e63c5028ee5ad1c3292065c13373cecc549"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
+      {8, "494ef867a26d162f3762cecd7aff0f40a3489c26b4f395d9f34bd223eb6e9362"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
