@@ -992,8 +992,10 @@ TEST(ScanRules, PathRules) {
         "alice:$2y$05$" + g.Of(kAlnum, 53) + "\n", std::string("3f2a9c1e-7b4d-4e6a-9c5e-0b3d8f2a1c7e\n")})
     EXPECT_FALSE(Has(RulesFound(body, "/home/u/.config/app/password"), "password-file")) << body;
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/settings"), "password-file"));
-  EXPECT_TRUE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/pass"), "password-file"));
-  EXPECT_FALSE(Has(RulesFound("127.0.0.1,localhost,.h.test\n", "/home/u/.config/proxy/bypass"), "password-file"));
+  EXPECT_TRUE(
+      Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.config/app/pass"), "password-file"));
+  EXPECT_FALSE(Has(RulesFound("127.0.0.1,localhost,.h.test\n", "/home/u/.config/proxy/bypass"),
+                   "password-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/src/app/api_key.example"), "password-file"));
   // Named by a more specific path rule: that rule's finding alone.
   const auto vault = RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.vault_pass");
@@ -1188,13 +1190,105 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   };
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
-      {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
-      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
-      {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
-      {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
-      {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
-      {7, "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
-      {8, "494ef867a26d162f3762cecd7aff0f40a3489c26b4f395d9f34bd223eb6e9362"},  // + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic keys, files that are one password (password-file)
+      {2,
+       "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // +
+                                                                             // azure-ad-client-secret,
+                                                                             // putty, netrc lines,
+                                                                             // XML elements, xoxe
+      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings,
+                                                                                // command-line
+                                                                                // credentials, ~75
+                                                                                // provider formats,
+                                                                                // filler check
+      {4,
+       "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray
+                                                                             // NUL is text;
+                                                                             // windowed scan
+                                                                             // (checks bounded to
+                                                                             // 16 KiB of a line)
+      {5,
+       "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django,
+                                                                             // camelCase keys, call
+                                                                             // arguments, more
+                                                                             // *_key names, user
+                                                                             // ... password "x"
+                                                                             // lines, npm _auth,
+                                                                             // rails keys,
+                                                                             // redis://:pw@,
+                                                                             // command-line
+                                                                             // passwords (docker,
+                                                                             // redis-cli, ldap*,
+                                                                             // --password, lftp,
+                                                                             // smbclient, openssl
+                                                                             // pass:, aws configure
+                                                                             // set)
+      {6,
+       "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11
+                                                                             // characters,
+                                                                             // WordPress keys,
+                                                                             // htpasswd -b, piped
+                                                                             // passwords, FileZilla
+                                                                             // <Pass>,
+                                                                             // remotepass-style and
+                                                                             // dbpassword-style
+                                                                             // names, a bare "pass"
+                                                                             // key, minisign and
+                                                                             // signify secret keys,
+                                                                             // xoxc, VNC,
+                                                                             // Subversion and Tor
+                                                                             // onion-service key
+                                                                             // files; one finding
+                                                                             // per secret
+                                                                             // (pass-assignment
+                                                                             // after the specific
+                                                                             // keyword rules);
+                                                                             // after a review: .NET
+                                                                             // add key/value,
+                                                                             // pgpass lines and
+                                                                             // docker auth entries
+                                                                             // anywhere, Backblaze
+                                                                             // keys, PascalCase
+                                                                             // keys, subscript
+                                                                             // keys,
+                                                                             // .davfs2/secrets,
+                                                                             // password hashes and
+                                                                             // public addresses
+                                                                             // quiet, symbol-first
+                                                                             // passwords
+      {7,
+       "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service
+                                                                             // tokens that name
+                                                                             // their config
+                                                                             // (dp.st.<config>.<token>),
+                                                                             // key names glued to
+                                                                             // their word
+                                                                             // (authtoken,
+                                                                             // apitoken,
+                                                                             // clientsecret,
+                                                                             // pass_phrase), the
+                                                                             // Solana CLI keypair,
+                                                                             // Ansible vault
+                                                                             // password files, set
+                                                                             // NAME VALUE (fish,
+                                                                             // csh, lftp),
+                                                                             // newsboat-style
+                                                                             // quoted password
+                                                                             // lines, HexChat
+                                                                             // server passwords
+      {8,
+       "494ef867a26d162f3762cecd7aff0f40a3489c26b4f395d9f34bd223eb6e9362"},  // + OpenVPN inline
+                                                                             // credentials and auth
+                                                                             // files, Maven's
+                                                                             // master password,
+                                                                             // NAME VALUE env
+                                                                             // lines, .curlrc user,
+                                                                             // wallet seed phrases,
+                                                                             // fish universal
+                                                                             // variables,
+                                                                             // autorestic keys,
+                                                                             // files that are one
+                                                                             // password
+                                                                             // (password-file)
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
