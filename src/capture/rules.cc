@@ -345,6 +345,14 @@ const ContentRule kContentRules[] = {
   {"fish-universal-secret",
    R"re((?:^|\n)SETUVAR(?:[ \t]{1,4}--export)?[ \t]{1,4}(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}:([^\s]{8,400}))re",
    true, 1, 3.0, true, false, Verify::kFishUnescape},
+  // Password managers' CLI sessions kept in a shell file: Bitwarden's BW_SESSION (base64 of
+  // the unlocked vault's key), 1Password CLI 1's OP_SESSION_<account>.
+  {"password-manager-session",
+   R"re(\b(?:BW_SESSION|OP_SESSION_[A-Za-z0-9_]{1,64})[ \t]{0,4}=[ \t]{0,4}["']?([A-Za-z0-9+/_\-]{30,200}={0,2}))re",
+   false, 1, 3.5, true, false},
+  // cloudflared's cert.pem: beside its private key, the tunnel token block.
+  {"argo-tunnel-token", R"re((-----BEGIN ARGO TUNNEL TOKEN-----\s{1,16}([A-Za-z0-9+/=]{40})))re", false, 2, 0,
+   false, false},
   // A wallet's recovery words (BIP39 and Electrum seeds: 12 to 24 lower-case words) after a
   // key that names them.
   {"wallet-seed-phrase",

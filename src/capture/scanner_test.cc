@@ -402,6 +402,12 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"fish-universal-secret",
                "SETUVAR --export OPENAI_API_KEY:sk\\x2dproj\\x2d" + g.Of(kAlnum, 44) + "\n",
                "SETUVAR fish_color_command:blue\n"});
+  c.push_back({"password-manager-session", "export BW_SESSION=\"" + g.Of(kB64, 86) + "==\"\n",
+               "export BW_SESSION=\"$(bw unlock --raw)\"\n"});
+  c.push_back({"password-manager-session", "export OP_SESSION_my=" + g.Of(kUrlSafe, 43) + "\n",
+               "export OP_SESSION_my=$(op signin --raw)\n"});
+  c.push_back({"argo-tunnel-token", "-----BEGIN ARGO TUNNEL TOKEN-----\n" + g.Of(kB64, 64) + "\n",
+               "# -----BEGIN ARGO TUNNEL TOKEN----- block follows\n"});
   {
     std::string words, few;
     for (int i = 0; i < 12; ++i) {
@@ -1190,105 +1196,17 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
   };
   static const Pin kPins[] = {
       {1, "ba104213efe1d0f2ba9c19d2c71ae38c6a8fcffb0617732c5a614ec7d6897f69"},
-      {2,
-       "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // +
-                                                                             // azure-ad-client-secret,
-                                                                             // putty, netrc lines,
-                                                                             // XML elements, xoxe
-      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings,
-                                                                                // command-line
-                                                                                // credentials, ~75
-                                                                                // provider formats,
-                                                                                // filler check
-      {4,
-       "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray
-                                                                             // NUL is text;
-                                                                             // windowed scan
-                                                                             // (checks bounded to
-                                                                             // 16 KiB of a line)
-      {5,
-       "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django,
-                                                                             // camelCase keys, call
-                                                                             // arguments, more
-                                                                             // *_key names, user
-                                                                             // ... password "x"
-                                                                             // lines, npm _auth,
-                                                                             // rails keys,
-                                                                             // redis://:pw@,
-                                                                             // command-line
-                                                                             // passwords (docker,
-                                                                             // redis-cli, ldap*,
-                                                                             // --password, lftp,
-                                                                             // smbclient, openssl
-                                                                             // pass:, aws configure
-                                                                             // set)
-      {6,
-       "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11
-                                                                             // characters,
-                                                                             // WordPress keys,
-                                                                             // htpasswd -b, piped
-                                                                             // passwords, FileZilla
-                                                                             // <Pass>,
-                                                                             // remotepass-style and
-                                                                             // dbpassword-style
-                                                                             // names, a bare "pass"
-                                                                             // key, minisign and
-                                                                             // signify secret keys,
-                                                                             // xoxc, VNC,
-                                                                             // Subversion and Tor
-                                                                             // onion-service key
-                                                                             // files; one finding
-                                                                             // per secret
-                                                                             // (pass-assignment
-                                                                             // after the specific
-                                                                             // keyword rules);
-                                                                             // after a review: .NET
-                                                                             // add key/value,
-                                                                             // pgpass lines and
-                                                                             // docker auth entries
-                                                                             // anywhere, Backblaze
-                                                                             // keys, PascalCase
-                                                                             // keys, subscript
-                                                                             // keys,
-                                                                             // .davfs2/secrets,
-                                                                             // password hashes and
-                                                                             // public addresses
-                                                                             // quiet, symbol-first
-                                                                             // passwords
-      {7,
-       "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service
-                                                                             // tokens that name
-                                                                             // their config
-                                                                             // (dp.st.<config>.<token>),
-                                                                             // key names glued to
-                                                                             // their word
-                                                                             // (authtoken,
-                                                                             // apitoken,
-                                                                             // clientsecret,
-                                                                             // pass_phrase), the
-                                                                             // Solana CLI keypair,
-                                                                             // Ansible vault
-                                                                             // password files, set
-                                                                             // NAME VALUE (fish,
-                                                                             // csh, lftp),
-                                                                             // newsboat-style
-                                                                             // quoted password
-                                                                             // lines, HexChat
-                                                                             // server passwords
-      {8,
-       "494ef867a26d162f3762cecd7aff0f40a3489c26b4f395d9f34bd223eb6e9362"},  // + OpenVPN inline
-                                                                             // credentials and auth
-                                                                             // files, Maven's
-                                                                             // master password,
-                                                                             // NAME VALUE env
-                                                                             // lines, .curlrc user,
-                                                                             // wallet seed phrases,
-                                                                             // fish universal
-                                                                             // variables,
-                                                                             // autorestic keys,
-                                                                             // files that are one
-                                                                             // password
-                                                                             // (password-file)
+      {2, "980d65e1622d092157d4040952267a1c69c1f8b531f11e151786f158d1f1ec0c"},  // + azure-ad-client-secret, putty, netrc lines, XML elements, xoxe
+      {3, "d6050c27806f4c6c89452870d15d9661493cb76cdef6d410b7bfb31d360858ba"},  // + encodings, command-line credentials, ~75 provider formats, filler check
+      {4, "ff1d700a4867e5400a0a43faccf77755bbb85ea99e5c5d354031bd255d315092"},  // text with a stray NUL is text; windowed scan (checks bounded to 16 KiB of a line)
+      {5, "54bb25bb19c475946921cd494c0858988f22761754bacb784f211c368f532fb2"},  // + okta, django, camelCase keys, call arguments, more *_key names, user ... password "x" lines, npm _auth, rails keys, redis://:pw@, command-line passwords (docker, redis-cli, ldap*, --password, lftp, smbclient, openssl pass:, aws configure set)
+      {6, "d2e1848e5f77d9720bb4ef3cfc15f54f0ff4cbe0028a46a0b8c50a2844315058"},  // + passwords of 8-11 characters, WordPress keys, htpasswd -b, piped passwords, FileZilla <Pass>, remotepass-style and dbpassword-style names, a bare "pass" key, minisign and signify secret keys, xoxc, VNC, Subversion and Tor onion-service key files; one finding per secret (pass-assignment after the specific keyword rules); after a review: .NET add key/value, pgpass lines and docker auth entries anywhere, Backblaze keys, PascalCase keys, subscript keys, .davfs2/secrets, password hashes and public addresses quiet, symbol-first passwords
+      {7, "f63fde862a3a02c42f7418398fb3673bf53302ddc81f049e2c61b05834691327"},  // + Doppler service tokens that name their config (dp.st.<config>.<token>), key names glued to their word (authtoken, apitoken, clientsecret, pass_phrase), the Solana CLI keypair, Ansible vault password files, set NAME VALUE (fish, csh, lftp), newsboat-style quoted password lines, HexChat server passwords
+      // 8: + OpenVPN inline credentials and auth files, Maven's master password, NAME VALUE
+      // env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic
+      // keys, files that are one password (password-file), password managers' CLI
+      // sessions, cloudflared's tunnel token block
+      {8, "12cf757213ec5efef75f3f61e444f2f2e1321b768bb124c907faa55980149e68"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
