@@ -278,26 +278,45 @@ std::string ReadWholeFile(const std::string& path, struct stat* after, uint64_t 
     size_hint = static_cast<uint64_t>(st.st_size);
   std::string buf;
   bool stat_taken = false;
-  // The expected size and one byte more (a file that grew shows it), then 64 KiB at a time.
-  size_t chunk = static_cast<size_t>(std::min<uint64_t>(size_hint, uint64_t{1} << 30)) + 1;
-  if (size_hint == 0) chunk = 1 << 16;
+  auto read_some = [&](char* to, size_t n) {
+    ssize_t got;
+    do {
+      got = read(fd, to, n);
+    } while (got < 0 && errno == EINTR);
+    if (got < 0) fail("read");
+    return static_cast<size_t>(got);
+  };
+  // The expected size and one byte more (a file that grew shows it) into the result, then,
+  // when the stat cannot end it, a probe into a small buffer for the end of the file (not a
+  // 64 KiB growth of the result, which would copy a large file once more).
+  // What is left of the expected size and one byte, or (past it, or without a hint) as much
+  // again as was read: the result grows by doubling, a large file is not copied per 64 KiB.
+  auto next_chunk = [&]() -> size_t {
+    if (size_hint > 0 && buf.size() <= size_hint) return static_cast<size_t>(size_hint + 1 - buf.size());
+    return std::max<size_t>(buf.size(), 1 << 16);
+  };
+  size_t chunk = next_chunk();
   for (;;) {
     const size_t old = buf.size();
     buf.resize(old + chunk);
-    ssize_t n;
-    do {
-      n = read(fd, buf.data() + old, chunk);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) fail("read");
-    buf.resize(old + static_cast<size_t>(n));
+    const size_t n = read_some(buf.data() + old, chunk);
+    buf.resize(old + n);
     if (n == 0) break;
+    if (n == chunk) {  // more may follow
+      chunk = next_chunk();
+      continue;
+    }
     // A short read at the expected size is the end when the stat agrees (no second read).
-    if (after && static_cast<size_t>(n) < chunk && buf.size() == size_hint) {
+    if (after && buf.size() == size_hint) {
       if (fstat(fd, after) != 0) fail("stat");
       stat_taken = S_ISREG(after->st_mode) && static_cast<uint64_t>(after->st_size) == buf.size();
       if (stat_taken) break;
     }
-    chunk = 1 << 16;
+    char probe[4096];
+    const size_t more = read_some(probe, sizeof probe);
+    if (more == 0) break;
+    buf.append(probe, more);
+    chunk = next_chunk();
   }
   if (after && !stat_taken && fstat(fd, after) != 0) fail("stat");
   close(fd);

@@ -353,11 +353,12 @@ const ContentRule kContentRules[] = {
   // cloudflared's cert.pem: beside its private key, the tunnel token block.
   {"argo-tunnel-token", R"re((-----BEGIN ARGO TUNNEL TOKEN-----\s{1,16}([A-Za-z0-9+/=]{40})))re", false, 2, 0,
    false, false},
-  // A wallet's recovery words (BIP39 and Electrum seeds: 12 to 24 lower-case words) after a
-  // key that names them.
+  // A wallet's recovery words (BIP39 and Electrum seeds: 12 to 24 lower-case words, one
+  // space apart) after a key that names them. Case-sensitive: prose after `seed:` starts
+  // with a capital.
   {"wallet-seed-phrase",
-   R"re((?:mnemonic|seed|seed[ _\-]?phrase|recovery[ _\-]?phrase|secret[ _\-]?phrase|seed[ _\-]?words|backup[ _\-]?phrase)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8}[ \t]){11,23}[a-z]{3,8}))re",
-   true, 1, 0, false, false},
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
+   false, 1, 0, false, false},
 };
 // clang-format on
 
@@ -388,15 +389,16 @@ const PathRule kPathRules[] = {
     // Subversion keeps a password in plain text only where it was allowed to: the key says so.
     {"subversion-password", ".subversion/auth/svn.simple/*", "", "\npassword\nV "},
     // Scan version 8. OpenVPN's auth-user-pass file (a user line, a password line) in an
-    // openvpn folder (or its client/ and server/ folders) under a name that says what it holds.
-    {"openvpn-auth-file", "openvpn/*[Aa]uth*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*[Pp]ass*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*[Cc]red*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*[Ll]ogin*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*/*[Aa]uth*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*/*[Pp]ass*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*/*[Cc]red*", "*.ovpn", "\n"},
-    {"openvpn-auth-file", "openvpn/*/*[Ll]ogin*", "*.ovpn", "\n"},
+    // openvpn folder (or its client/ and server/ folders) under a name that says what it
+    // holds; a short text (PathRule::short_text: not a plugin's .so, not a script).
+    {"openvpn-auth-file", "openvpn/*[Aa]uth*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*[Pp]ass*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*[Cc]red*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*[Ll]ogin*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*/*[Aa]uth*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*/*[Pp]ass*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*/*[Cc]red*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "openvpn/*/*[Ll]ogin*", "*.ovpn", "\n", false, true},
     // autorestic's configuration: each backend's key: is its restic repository password.
     {"autorestic-key", ".autorestic.y*ml", "", "key:"},
     // A file that is one password or token and nothing else, under a name that says so
@@ -452,7 +454,8 @@ std::string RuleTableDigest() {
   }
   for (const PathRule& r : kPathRules)
     all += std::string("P\0", 2) + r.id + '\0' + r.glob + '\0' + r.unless_glob + '\0' +
-           r.content_need + (r.whole_file_secret ? "\0W" : "") + '\n';
+           r.content_need + (r.whole_file_secret ? std::string("\0W", 2) : std::string()) +
+           (r.short_text ? std::string("\0S", 2) : std::string()) + '\n';
   for (const char* e : kExampleSecrets) all += std::string("E\0", 2) + e + '\n';
   for (const char* e : kEncryptedMarkers) all += std::string("M\0", 2) + e + '\n';
   return Sha256(AsBytes(all)).Hex();

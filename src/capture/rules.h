@@ -54,6 +54,9 @@ struct PathRule {
   // 3.0 bits of entropy per byte (a password file: borg's BORG_PASSCOMMAND target, pgAdmin's,
   // a Docker secret).
   bool whole_file_secret = false;
+  // The file must be a short text: not binary, at most 512 bytes and 4 lines (a credentials
+  // file of a line or two, not a plugin or a script of that name).
+  bool short_text = false;
 };
 
 std::span<const ContentRule> ContentRules();

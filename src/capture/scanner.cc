@@ -82,8 +82,16 @@ bool HasLiteralRuns(std::string_view glob, std::string_view name) {
     if (glob[i] == '*' || glob[i] == '?') {
       ++i;
     } else if (glob[i] == '[') {
-      size_t close = glob.find(']', i + 2);  // (a ']' first in the set is a member)
-      if (close == std::string_view::npos) return true;
+      // A bracket expression: an optional ! or ^, a ']' first is a member, then up to the
+      // next ']'. Classes, collating elements and equivalence classes ([[:digit:]], [[.x.]],
+      // [[=x=]]) and an unclosed '[' are left to fnmatch (no prefilter for this glob).
+      size_t j = i + 1;
+      if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
+      if (j < glob.size() && glob[j] == ']') ++j;
+      const size_t close = glob.find(']', j);
+      if (close == std::string_view::npos ||
+          glob.substr(i + 1, close - i - 1).find('[') != std::string_view::npos)
+        return true;
       i = close + 1;
     } else {
       size_t end = glob.find_first_of("*?[", i);
@@ -1157,8 +1165,10 @@ class FileSource : public ByteSource {
       size_t want = static_cast<size_t>(std::min<uint64_t>(to - start_ - buf_.size(), cap));
       size_t old = buf_.size();
       buf_.resize(old + want);
-      ssize_t n = read(fd_, buf_.data() + old, want);
-      if (n < 0 && errno == EINTR) n = 0;
+      ssize_t n;
+      do {
+        n = read(fd_, buf_.data() + old, want);
+      } while (n < 0 && errno == EINTR);  // (not an end of file: the read is tried again)
       if (n < 0) Fail(ErrorCode::kIo, "read " + path_ + ": " + strerror(errno));
       buf_.resize(old + static_cast<size_t>(n));
       if (n == 0) eof_ = true;
@@ -1310,6 +1320,10 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
   std::string_view head = src.View(0, kBinaryProbe + 4096 + 64);
   const bool encrypted = IsEncrypted(head);
   const bool binary = LooksBinary(head);
+  const bool short_text =
+      !binary && head.size() <= 512 && std::count(head.begin(), head.end(), '\n') <= 4;
+  std::erase_if(path_rules,
+                [&](const PathRuleState& st) { return st.rule->short_text && !short_text; });
   for (PathRuleState& st : path_rules)
     if (st.rule->whole_file_secret)
       st.need_found = !binary && !TemplateName(base) && WholeFileSecret(head);

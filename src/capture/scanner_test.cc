@@ -418,6 +418,8 @@ std::vector<Case> Version8Cases(Gen& g) {
     c.push_back({"wallet-seed-phrase", "{\"seed\": \"" + words + "\", \"seed_type\": \"segwit\"}\n",
                  "{\"seed\": \"" + few + "\"}\n"});
     c.push_back({"wallet-seed-phrase", "MNEMONIC=\"" + words + "\"\n", "mnemonic: see the wallet backup\n"});
+    c.push_back({"wallet-seed-phrase", "export WALLET_SEED_PHRASE=\"" + words + "\"\n",
+                 "seed: The quick brown fox jumps over the lazy dog and then runs back home\n"});
   }
   return c;
 }
@@ -976,6 +978,13 @@ TEST(ScanRules, PathRules) {
   EXPECT_FALSE(Has(RulesFound("client\nauth-user-pass auth.txt\n", "/home/u/.config/openvpn/auth.ovpn"),
                    "openvpn-auth-file"));
   EXPECT_FALSE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/.config/vpn/auth.txt"), "openvpn-auth-file"));
+  // Not a plugin or a script of that name: a short text only.
+  EXPECT_FALSE(Has(RulesFound(std::string("\x7f" "ELF\x02\x01\x01\0\0\0\n\0\x03\0>\0", 16) + std::string(600, '\0'),
+                              "/usr/lib/x86_64-linux-gnu/openvpn/plugins/openvpn-plugin-auth-pam.so"),
+                   "openvpn-auth-file"));
+  EXPECT_FALSE(Has(RulesFound("#!/bin/sh\n# checks the user\nuser=$1\npass=$2\nexec /usr/lib/check \"$user\"\nexit $?\n",
+                              "/etc/openvpn/scripts/auth.sh"),
+                   "openvpn-auth-file"));
   const std::string ar = "backends:\n  local:\n    type: local\n    path: /backup\n    key: 8215839\n";
   EXPECT_TRUE(Has(RulesFound(ar, "/home/u/.autorestic.yml"), "autorestic-key"));
   EXPECT_TRUE(Has(RulesFound(ar, "/home/u/.config/autorestic/.autorestic.yaml"), "autorestic-key"));
@@ -1026,6 +1035,27 @@ TEST(ScanRules, ShortGeneratedPasswordsPassTheEntropyGate) {
   // Pascal declarations (fpc's sources): type names of upper and lower case, no digit.
   EXPECT_TRUE(RulesFound("function Unlock( document: CGPDFDocumentRef; password: ConstCStringPtr ): CBool;\n").empty());
   EXPECT_TRUE(RulesFound("  FN = function(phContext: PCtxtHandle; pToken: PSecBufferDesc): SECURITY_STATUS;\n").empty());
+}
+
+// An allow-list glob matches a path's tail as fnmatch does, bracket expressions included
+// (the literal-run prefilter before fnmatch must not refuse what fnmatch accepts).
+TEST(ScanAllowTest, TailGlobsWithBracketExpressions) {
+  auto allows = [](const std::string& glob, const std::string& path) {
+    ScanAllow a;
+    a.path_globs = {glob};
+    Finding f;
+    f.path = path;
+    f.rule = "secret-assignment";
+    return a.Allows(f);
+  };
+  EXPECT_TRUE(allows("*[[:digit:]].env", "/home/u/x1.env"));
+  EXPECT_FALSE(allows("*[[:digit:]].env", "/home/u/xa.env"));
+  EXPECT_TRUE(allows("[!]x]y.txt", "/home/u/ay.txt"));
+  EXPECT_TRUE(allows("[^]x]y.txt", "/home/u/ay.txt"));
+  EXPECT_TRUE(allows("[]a]b.txt", "/home/u/]b.txt"));
+  EXPECT_TRUE(allows("app/*[Ss]ecret*.yml", "/home/u/app/db-Secret.yml"));
+  EXPECT_FALSE(allows("app/*[Ss]ecret*.yml", "/home/u/app/db-token.yml"));
+  EXPECT_TRUE(allows("a?c[[.-.]]d", "/x/abc-d"));
 }
 
 TEST(ScanRules, PositionsRedactionAndOrder) {
@@ -1206,7 +1236,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // env lines, .curlrc user, wallet seed phrases, fish universal variables, autorestic
       // keys, files that are one password (password-file), password managers' CLI
       // sessions, cloudflared's tunnel token block
-      {8, "12cf757213ec5efef75f3f61e444f2f2e1321b768bb124c907faa55980149e68"},
+      {8, "ce08692407a8bae518638ab9c2cb2b51ab95337d21480d8535fe3f8f64db4143"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
