@@ -286,11 +286,11 @@ std::string ReadWholeFile(const std::string& path, struct stat* after, uint64_t 
     if (got < 0) fail("read");
     return static_cast<size_t>(got);
   };
-  // The expected size and one byte more (a file that grew shows it) into the result, then,
-  // when the stat cannot end it, a probe into a small buffer for the end of the file (not a
-  // 64 KiB growth of the result, which would copy a large file once more).
-  // What is left of the expected size and one byte, or (past it, or without a hint) as much
-  // again as was read: the result grows by doubling, a large file is not copied per 64 KiB.
+  // Reads go straight into the result: what is left of the expected size and one byte (a
+  // file that grew shows it), or, past it or without a hint, as much again as was read (the
+  // result grows by doubling). A short read that the stat cannot end is followed by a probe
+  // into a small buffer for the end of the file, not by a growth of the result (which would
+  // copy a large file once more).
   auto next_chunk = [&]() -> size_t {
     if (size_hint > 0 && buf.size() <= size_hint) return static_cast<size_t>(size_hint + 1 - buf.size());
     return std::max<size_t>(buf.size(), 1 << 16);

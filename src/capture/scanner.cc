@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <locale>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <unordered_map>
@@ -1320,13 +1321,20 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
   std::string_view head = src.View(0, kBinaryProbe + 4096 + 64);
   const bool encrypted = IsEncrypted(head);
   const bool binary = LooksBinary(head);
-  const bool short_text =
-      !binary && head.size() <= 512 && std::count(head.begin(), head.end(), '\n') <= 4;
-  std::erase_if(path_rules,
-                [&](const PathRuleState& st) { return st.rule->short_text && !short_text; });
-  for (PathRuleState& st : path_rules)
-    if (st.rule->whole_file_secret)
-      st.need_found = !binary && !TemplateName(base) && WholeFileSecret(head);
+  // The path rules' conditions on the whole file, each judged once and only for a file a
+  // rule's glob named (most files have none).
+  if (!path_rules.empty()) {
+    const bool short_text =
+        !binary && head.size() <= 512 && std::count(head.begin(), head.end(), '\n') <= 4;
+    std::erase_if(path_rules,
+                  [&](const PathRuleState& st) { return st.rule->short_text && !short_text; });
+    std::optional<bool> whole;
+    for (PathRuleState& st : path_rules) {
+      if (!st.rule->whole_file_secret) continue;
+      if (!whole) whole = !binary && !TemplateName(base) && WholeFileSecret(head);
+      st.need_found = *whole;
+    }
+  }
   WindowCursor cur;
   cur.path = std::string(path);
   for (uint64_t own_start = 0;;) {
