@@ -414,6 +414,14 @@ const PathRule kPathRules[] = {
     {"password-file", "*[Tt]oken*", "", "", true},
     {"password-file", "*[Aa]pi[._-][Kk]ey*", "", "", true},
     {"password-file", "*[Aa]pikey*", "", "", true},
+    // Scan version 9. A raw private key, 64 or 128 hex digits alone in a file
+    // (PathRule::raw_key) named for a key, a wallet or a seed, or in geth's folder
+    // (~/.ethereum/nodekey, eth_private_key.txt, wallet.hex); not a public key's file.
+    {"raw-private-key-file", "*[Kk]ey*", "*[Pp]ub*", "", false, false, true},
+    {"raw-private-key-file", "*[Pp]riv*", "*[Pp]ub*", "", false, false, true},
+    {"raw-private-key-file", "*[Ww]allet*", "*[Pp]ub*", "", false, false, true},
+    {"raw-private-key-file", "*[Ss]eed*", "*[Pp]ub*", "", false, false, true},
+    {"raw-private-key-file", ".ethereum/*", "*[Pp]ub*", "", false, false, true},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples
@@ -455,7 +463,8 @@ std::string RuleTableDigest() {
   for (const PathRule& r : kPathRules)
     all += std::string("P\0", 2) + r.id + '\0' + r.glob + '\0' + r.unless_glob + '\0' +
            r.content_need + (r.whole_file_secret ? std::string("\0W", 2) : std::string()) +
-           (r.short_text ? std::string("\0S", 2) : std::string()) + '\n';
+           (r.short_text ? std::string("\0S", 2) : std::string()) +
+           (r.raw_key ? std::string("\0R", 2) : std::string()) + '\n';
   for (const char* e : kExampleSecrets) all += std::string("E\0", 2) + e + '\n';
   for (const char* e : kEncryptedMarkers) all += std::string("M\0", 2) + e + '\n';
   return Sha256(AsBytes(all)).Hex();

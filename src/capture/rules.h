@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 8;
+inline constexpr int kScanVersion = 9;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -57,6 +57,9 @@ struct PathRule {
   // The file must be a short text: not binary, at most 512 bytes and 4 lines (a credentials
   // file of a line or two, not a plugin or a script of that name).
   bool short_text = false;
+  // The file must be a raw private key: one line of 64 or 128 hex digits (0x before them
+  // allowed) that vary as random ones do (an Ethereum account's key, a node key, a seed).
+  bool raw_key = false;
 };
 
 std::span<const ContentRule> ContentRules();

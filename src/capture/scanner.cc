@@ -165,6 +165,39 @@ size_t CountVowels(std::string_view v) {
   return n;
 }
 
+// Letter pairs common in English words and identifiers: bit b of row a is set when the pair
+// (a, b) makes at least 2 in 10,000 of the letter pairs inside words of the manual pages
+// (sections 1 and 5) and C headers of a Debian system (scripts/gen-letter-pairs.py prints
+// the table; 337 of the 676 pairs are common).
+constexpr uint32_t kCommonPairs[26] = {
+    0x1bebd6e, 0x1164b15, 0x11efd97, 0x096c919, 0x1eff97f, 0x11e6939, 0x01e6995,
+    0x01ac111, 0x2aef87f, 0x0000010, 0x0140114, 0x13cc9fb, 0x134d93b, 0x13cfd7d,
+    0x0feff6f, 0x11eedbd, 0x0100000, 0x17efd7f, 0x13efdf5, 0x1defdbd, 0x08eb97f,
+    0x0b6d937, 0x0026191, 0x00c9115, 0x00cf100, 0x0004010};
+
+// Letters that read as random text, not as words: 3 or more uncommon pairs, and 30 % or more
+// of the pairs inside words (split at case changes, HTTPServer -> HTTP Server, and at any
+// character not a letter). Random letters of 12-24 characters pass 87 % of the time
+// (QaAZHafTucxgaEnj, CTSARMnoCXjjv); identifiers made of words seldom do (ClientSecretValue,
+// KeePassXC, PostgresPassword: none; 0.8 % of the 40,154 names of 8-30 letters in the
+// Python modules installed here, mostly abbreviations such as gslcdfgammaPinv).
+bool LooksRandomLetters(std::string_view v) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto up = [](char c) { return c >= 'A' && c <= 'Z'; };
+  size_t pairs = 0, uncommon = 0;
+  for (size_t i = 0; i + 1 < v.size(); ++i) {
+    const char a = v[i], b = v[i + 1];
+    if (!letter(a) || !letter(b)) continue;
+    if (!up(a) && up(b)) continue;  // myName: a new word
+    if (up(a) && up(b) && i + 2 < v.size() && v[i + 2] >= 'a' && v[i + 2] <= 'z')
+      continue;  // HTTPServer: S starts a word
+    pairs++;
+    const int x = (a | 0x20) - 'a', y = (b | 0x20) - 'a';
+    if (!((kCommonPairs[x] >> y) & 1)) uncommon++;
+  }
+  return uncommon >= 3 && uncommon * 10 >= pairs * 3;
+}
+
 // A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's.
 bool LooksHash(std::string_view v) {
   if (v.size() > 4 && v[0] == '$') {  // crypt: $2b$, $6$, $argon2id$, $y$, $pbkdf2-sha256$
@@ -301,7 +334,9 @@ bool LooksPlaceholder(std::string_view v) {
     // With a digit or two, three quarters in words (Ec2InstanceMetadata; random text with a
     // digit, such as aUnArl63XykWZeiNNCii, reaches half).
     const size_t need = digits ? v.size() * 3 : v.size();
-    if (in_words * (digits ? 4 : 2) >= need && vowels * 10 >= v.size() * 3) return true;
+    if (in_words * (digits ? 4 : 2) >= need && vowels * 10 >= v.size() * 3 &&
+        !LooksRandomLetters(v))
+      return true;
   }
   if (digit || other) return false;
   // Letters only (and _ - .): a word or identifier unless the case changes like random text,
@@ -311,7 +346,8 @@ bool LooksPlaceholder(std::string_view v) {
       CountVowels(v) * 3 < v.size() && Entropy(v) >= 3.0)
     return false;
   if (!(upper && lower)) return true;
-  return upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size());
+  return (upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size())) &&
+         !LooksRandomLetters(v);
 }
 
 // The word a match names its value by: the text of [from, secret_from) after its last blank,
@@ -525,6 +561,19 @@ bool WholeFileSecret(std::string_view head) {
          !LooksHash(head) && !IsExample(head);
 }
 
+// A whole file that is a raw private key (PathRule::raw_key): one line of 64 or 128 hex
+// digits, 0x before them allowed, at 3.0 bits per digit or more (random hex digits average
+// 3.8; 0101... or a run of one digit do not pass) and not a published example.
+bool RawHexKey(std::string_view head) {
+  if (head.size() > 132) return false;
+  if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
+  if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+  if (head.starts_with("0x") || head.starts_with("0X")) head.remove_prefix(2);
+  if (head.size() != 64 && head.size() != 128) return false;
+  if (head.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
+  return Entropy(head) >= 3.0 && !IsExample(head);
+}
+
 // A short value (8-11 characters) that ends at `end` of content and reads like a chosen
 // password: closed by a quote or a tag or alone at the end of its line (more of it, or code
 // after it, is for the other rules: `Password: UTF8String;`, `password= scmVersion= $(...)`),
@@ -548,7 +597,11 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
       ++i;
     if (i < content.size() && content[i] != '\n' && content[i] != '\r') return false;
   }
-  if (ClassesOf(v).Count() < 3) return false;
+  // (Or upper and lower case letters that read as random letters: pQmZrtKwbX.)
+  const CharClasses cls = ClassesOf(v);
+  if (cls.Count() < 3 &&
+      !(cls.upper && cls.lower && !cls.digit && !cls.other && LooksRandomLetters(v)))
+    return false;
   // Test fixtures' and defaults' passwords (Test1234!, Admin@123, Welcome1!).
   for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
                              "guest", "user", "root", "pass"})
@@ -609,11 +662,13 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   // (3.58 for 12), and 9 % of random 12-character passwords of letters and digits fall
   // under 3.2 (a repeated character or two). From 8 to 15 characters, when the value mixes
   // upper case, lower case and digits as a generated password does, a keyword rule asks for
-  // log2(n) - 0.75 at most: 2 in 1,000 of them fall under it (scan version 8). Values
-  // without the three (type names such as ConstStringPtr, ARNs, docstring tokens) keep the
-  // rule's threshold.
+  // log2(n) - 0.75 at most: 2 in 1,000 of them fall under it (scan version 8); so does a
+  // value of upper and lower case letters only that reads as random letters, not words
+  // (XzesHCwNzezC: 2.86 bits; scan version 9). Other values (type names such as
+  // ConstStringPtr, ARNs, docstring tokens) keep the rule's threshold.
   const CharClasses cls = ClassesOf(secret);
-  const bool mixed = cls.lower && cls.upper && cls.digit;
+  const bool mixed =
+      cls.lower && cls.upper && (cls.digit || (!cls.other && LooksRandomLetters(secret)));
   const double need = mixed && secret.size() >= 8 && secret.size() < 16
                           ? std::min(rule.min_entropy,
                                      std::log2(static_cast<double>(secret.size())) - 0.75)
@@ -1328,8 +1383,12 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
         !binary && head.size() <= 512 && std::count(head.begin(), head.end(), '\n') <= 4;
     std::erase_if(path_rules,
                   [&](const PathRuleState& st) { return st.rule->short_text && !short_text; });
-    std::optional<bool> whole;
+    std::optional<bool> whole, raw;
     for (PathRuleState& st : path_rules) {
+      if (st.rule->raw_key) {
+        if (!raw) raw = !binary && !TemplateName(base) && RawHexKey(head);
+        st.need_found = *raw;
+      }
       if (!st.rule->whole_file_secret) continue;
       if (!whole) whole = !binary && !TemplateName(base) && WholeFileSecret(head);
       st.need_found = *whole;
@@ -1361,7 +1420,7 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     std::string_view own = view.substr(own_start - cur.buf_start, own_end - own_start);
     for (PathRuleState& st : path_rules) {
       st.hash->Update(AsBytes(own));
-      if (!st.need_found && !st.rule->whole_file_secret &&
+      if (!st.need_found && !st.rule->whole_file_secret && !st.rule->raw_key &&
           view.find(st.rule->content_need) != std::string_view::npos)
         st.need_found = true;
     }

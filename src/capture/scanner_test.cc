@@ -694,6 +694,21 @@ TEST(ScanPlaceholders, RandomHexAndLettersAreSecretsWordsAreNot) {
   }
   EXPECT_GE(hex_found, 46);  // 47 at this seed (3 of 50 by chance below 2.7 bits)
   EXPECT_GE(letters_found, 42);  // 44 at this seed (about half before scan version 6)
+  // Letters only, upper and lower case, 12-16 of them: most are found by their case changes;
+  // those that look like CamelCase words (fewer than 3 capitals, or "Xyyy" runs) are found
+  // when their letter pairs are uncommon in English (scan version 9).
+  int short_found = 0;
+  for (int i = 0; i < 200; i++)
+    short_found += !RulesFound("DB_PASSWORD=" + g.Of(letters, 12 + i % 5) + "\n").empty();
+  EXPECT_GE(short_found, 194);  // 197 at this seed (175 before scan version 9)
+  for (const char* v : {"XzesHCwNzezC", "vzOOlnwilrANOQgvGepU", "QaAZHafTucxgaEnj",
+                        "CTSARMnoCXjjv", "MKYNPJZAEnVq"})
+    EXPECT_FALSE(RulesFound("DB_PASSWORD=" + std::string(v) + "\n").empty()) << v;
+  // ... and in 8-11 characters too (the short-password rule asks for 3 classes otherwise).
+  EXPECT_TRUE(Has(RulesFound("DB_PASSWORD=pQmZrtKwbX\n"), "short-password-assignment"));
+  EXPECT_EQ(FillerFindings({"password = HttpClient", "token: KeePassXC", "password: MyLoginName",
+                            "secret = PostgresPassword", "password = OpenSslCtx", "token: GitLabRunner"}),
+            std::vector<std::string>{});
   EXPECT_EQ(FillerFindings({"token: ClientSecretValue", "password: DatabaseConnection",
                             "api_key = DefaultKeyStoreName", "secret: TrustStoreFileName",
                             "access_key: getURLPathForBucket", "token = deadbeefdeadbeef",
@@ -1012,6 +1027,21 @@ TEST(ScanRules, PathRules) {
   EXPECT_FALSE(Has(RulesFound("127.0.0.1,localhost,.h.test\n", "/home/u/.config/proxy/bypass"),
                    "password-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/src/app/api_key.example"), "password-file"));
+  // A raw private key alone in a file named for a key, a wallet or a seed (scan version 9).
+  for (const char* p : {"/home/u/.ethereum/nodekey", "/home/u/eth_private_key.txt", "/home/u/wallet.hex",
+                        "/home/u/keys/signer.key", "/home/u/.config/node/seed"}) {
+    EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", p), "raw-private-key-file")) << p;
+    EXPECT_TRUE(Has(RulesFound("0x" + g.Of(kHexLower, 64), p), "raw-private-key-file")) << p;
+    EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 128) + "\n", p), "raw-private-key-file")) << p;
+  }
+  for (const std::string& body :
+       {g.Of(kHexLower, 40) + "\n", g.Of(kHexLower, 64) + "  file.iso\n", std::string(64, '0') + "\n",
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n" + g.Of(kHexLower, 64) + "\n",
+        g.Of(kHexLower, 63) + "g\n"})
+    EXPECT_FALSE(Has(RulesFound(body, "/home/u/eth_private_key.txt"), "raw-private-key-file")) << body;
+  EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/keys/signer.pub"), "raw-private-key-file"));
+  EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/dl/checksum.txt"), "raw-private-key-file"));
+  EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/keys/signer.key.example"), "raw-private-key-file"));
   // Named by a more specific path rule: that rule's finding alone.
   const auto vault = RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.vault_pass");
   EXPECT_TRUE(Has(vault, "ansible-vault-password-file"));
@@ -1237,6 +1267,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // keys, files that are one password (password-file), password managers' CLI
       // sessions, cloudflared's tunnel token block
       {8, "ce08692407a8bae518638ab9c2cb2b51ab95337d21480d8535fe3f8f64db4143"},
+      // 9: random letters told from words by their letter pairs (keyword values, short
+      // passwords), raw private keys of 64 or 128 hex digits in files named for a key
+      {9, "9c6551d8d5fbf47cf4e9e815ad37e1c4cbc99147088c1071ebc95e87b13b1b5f"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
