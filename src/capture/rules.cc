@@ -436,6 +436,7 @@ const char* const kExampleSecrets[] = {
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",  // Stripe's documentation test key
     "MWYyZDFlMmU2N2Rm",                  // Kubernetes' Secret example ("1f2d1e2e67df")
     "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
+    "h480djs93hd8",                      // RFC 6749 7.1's MAC token id, quoted by oauthlib
 };
 
 const char* const kEncryptedMarkers[] = {

@@ -175,13 +175,13 @@ constexpr uint32_t kCommonPairs[26] = {
     0x0feff6f, 0x11eedbd, 0x0100000, 0x17efd7f, 0x13efdf5, 0x1defdbd, 0x08eb97f,
     0x0b6d937, 0x0026191, 0x00c9115, 0x00cf100, 0x0004010};
 
-// Letters that read as random text, not as words: 3 or more uncommon pairs, and 30 % or more
-// of the pairs inside words (split at case changes, HTTPServer -> HTTP Server, and at any
+// Letters that read as random text, not as words: by default 3 or more uncommon pairs, and 30 % or
+// more of the pairs inside words (split at case changes, HTTPServer -> HTTP Server, and at any
 // character not a letter). Random letters of 12-24 characters pass 87 % of the time
 // (QaAZHafTucxgaEnj, CTSARMnoCXjjv); identifiers made of words seldom do (ClientSecretValue,
 // KeePassXC, PostgresPassword: none; 0.8 % of the 40,154 names of 8-30 letters in the
 // Python modules installed here, mostly abbreviations such as gslcdfgammaPinv).
-bool LooksRandomLetters(std::string_view v) {
+bool LooksRandomLetters(std::string_view v, size_t min_uncommon = 3, size_t min_percent = 30) {
   auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
   auto up = [](char c) { return c >= 'A' && c <= 'Z'; };
   size_t pairs = 0, uncommon = 0;
@@ -195,7 +195,7 @@ bool LooksRandomLetters(std::string_view v) {
     const int x = (a | 0x20) - 'a', y = (b | 0x20) - 'a';
     if (!((kCommonPairs[x] >> y) & 1)) uncommon++;
   }
-  return uncommon >= 3 && uncommon * 10 >= pairs * 3;
+  return uncommon >= min_uncommon && uncommon * 100 >= pairs * min_percent;
 }
 
 // A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's.
@@ -281,7 +281,8 @@ bool LooksPlaceholder(std::string_view v) {
                              "access_key", "credential", "passphrase"})
     if (ContainsCaseless(leet, w)) return true;
   while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
-  if (v.find('=') != std::string_view::npos && v.find_first_of("0123456789") == std::string_view::npos)
+  if (v.find('=') != std::string_view::npos &&
+      v.find_first_of("0123456789") == std::string_view::npos && !LooksRandomLetters(v))
     return true;  // a=b lists of words
   bool upper = false, lower = false, other = false;
   size_t digits = 0;
@@ -344,6 +345,13 @@ bool LooksPlaceholder(std::string_view v) {
   // 19 % on average; words hold about 40 %).
   if (lower && !upper && v.size() >= 14 && v.find_first_of("_-.") == std::string_view::npos &&
       CountVowels(v) * 3 < v.size() && Entropy(v) >= 3.0)
+    return false;
+  // ... or 10 or more lower case letters whose pairs read as random, by a stricter measure
+  // than mixed case (words run together, bobwillknow, meet at uncommon pairs): 4 or more
+  // uncommon pairs, 40 % of them (scan version 9: 2 % of 12 random letters and digits have
+  // no digit; random lower case letters average 50 % uncommon pairs).
+  if (lower && !upper && v.size() >= 10 && v.find_first_of("_-.") == std::string_view::npos &&
+      LooksRandomLetters(v, 4, 40))
     return false;
   if (!(upper && lower)) return true;
   return (upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size())) &&
@@ -653,9 +661,11 @@ bool KeyNamesNoSecret(std::string_view key) {
 }
 
 // The entropy a rule's secret needs: the rule's threshold, or for a keyword rule's value
-// of hex digits (letters and digits both, 12 or more: a token_hex key) 2.7. 16 random hex
-// digits hold 3.25 bits per character on average (at most 4, from 16 symbols), so the
-// keyword rules' 3.2 let half of such keys through.
+// of hex digits (letters and digits both, 12 or more: a token_hex key) 2.7, and from 12 to
+// 19 of them log2(n) - 1.5 (2.08 for 12, 2.5 for 16: 12 random hex digits fall under 2.7
+// one time in 7, 16 of them one time in 80, under these 1 in 500; scan version 9) unless
+// they repeat a unit. 16 random hex digits hold 3.25 bits per character on average (at
+// most 4, from 16 symbols), so the keyword rules' 3.2 let half of such keys through.
 double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   if (!rule.generic) return rule.min_entropy;
   // A short value cannot reach much entropy: n characters hold at most log2(n) bits each
@@ -663,12 +673,17 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   // under 3.2 (a repeated character or two). From 8 to 15 characters, when the value mixes
   // upper case, lower case and digits as a generated password does, a keyword rule asks for
   // log2(n) - 0.75 at most: 2 in 1,000 of them fall under it (scan version 8); so does a
-  // value of upper and lower case letters only that reads as random letters, not words
-  // (XzesHCwNzezC: 2.86 bits; scan version 9). Other values (type names such as
-  // ConstStringPtr, ARNs, docstring tokens) keep the rule's threshold.
+  // value that reads as random letters, not words (LooksRandomLetters), of both cases with
+  // or without symbols (XzesHCwNzezC: 2.86 bits; Cbb!evG_fbDk) or of lower case alone by
+  // the stricter measure, and a value of lower case letters and digits (12 random ones fall
+  // under 3.2 one time in 4); scan version 9. Other values (type names such as
+  // ConstStringPtr, ARNs, docstring tokens, escapes such as \xa1\xa2) keep the threshold.
   const CharClasses cls = ClassesOf(secret);
   const bool mixed =
-      cls.lower && cls.upper && (cls.digit || (!cls.other && LooksRandomLetters(secret)));
+      (cls.lower && cls.upper && (cls.digit || (!cls.other && LooksRandomLetters(secret)))) ||
+      (cls.lower && cls.upper && cls.other && LooksRandomLetters(secret)) ||
+      (cls.lower && cls.digit && !cls.upper && !cls.other) ||
+      (cls.lower && !cls.upper && !cls.digit && !cls.other && LooksRandomLetters(secret, 4, 40));
   const double need = mixed && secret.size() >= 8 && secret.size() < 16
                           ? std::min(rule.min_entropy,
                                      std::log2(static_cast<double>(secret.size())) - 0.75)
@@ -680,7 +695,11 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
     else if ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) letter = true;
     else return need;
   }
-  return letter && digit ? std::min(need, 2.7) : need;
+  if (!letter || !digit) return need;
+  // A repeated unit (deadbeefdeadbeef, 1234567812345678) keeps 2.7.
+  for (size_t unit = 1; unit <= secret.size() / 2; ++unit)
+    if (secret.substr(unit) == secret.substr(0, secret.size() - unit)) return std::min(need, 2.7);
+  return std::min({need, 2.7, std::log2(static_cast<double>(secret.size())) - 1.5});
 }
 
 // The checks after a rule's expression matched: its decoding, the published examples, its
