@@ -415,6 +415,37 @@ bool HasPercentMapping(std::string_view v) {
 // runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
 // {{...}}, %(name), and the words of "put yours here". `markers` false: the value is drawn
 // from an alphabet that holds < > $ { } % (WordPress's keys), so those mark nothing.
+// Half the value or more in runs of 4 or more of a sequence: ascending letters or digits
+// (abcdef, 123456), a keyboard row (qwerty, asdfgh, zxcvbn), or such a run in every other
+// character (a1b2c3d4, 1a2b3c4d). Made-up values: random text seldom holds even one such
+// run (a 64-digit hex key, 1 time in 1,000 a run of 5).
+bool MostlySequences(std::string_view v) {
+  if (v.size() < 8 || v.size() > 255) return false;
+  static constexpr std::string_view kRows[] = {"qwertyuiop", "asdfghjkl", "zxcvbnm"};
+  auto follows = [](char a, char b) {
+    a = static_cast<char>(std::tolower(static_cast<unsigned char>(a)));
+    b = static_cast<char>(std::tolower(static_cast<unsigned char>(b)));
+    if (b == a + 1 && ((a >= 'a' && a < 'z') || (a >= '0' && a < '9'))) return true;
+    for (std::string_view row : kRows) {
+      const size_t k = row.find(a);
+      if (k != std::string_view::npos && k + 1 < row.size() && row[k + 1] == b) return true;
+    }
+    return false;
+  };
+  std::array<bool, 256> in{};
+  std::array<uint8_t, 256> len{};
+  for (size_t stride = 1; stride <= 2; ++stride) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      len[i] = i >= stride && follows(v[i - stride], v[i]) ? len[i - stride] + 1 : 1;
+      if (len[i] >= 4)
+        for (size_t k = 0; k < len[i]; ++k) in[i - k * stride] = true;
+    }
+  }
+  size_t n = 0;
+  for (size_t i = 0; i < v.size(); ++i) n += in[i];
+  return n * 2 >= v.size();
+}
+
 bool LooksFiller(std::string_view v, bool markers = true) {
   std::array<uint32_t, 256> counts{};
   size_t run = 0;
@@ -427,6 +458,7 @@ bool LooksFiller(std::string_view v, bool markers = true) {
   if (v.size() >= 8)
     for (uint32_t n : counts)
       if (n * 2 >= v.size()) return true;
+  if (MostlySequences(v)) return true;
   if (markers) {
     for (std::string_view s : {"<", ">", "${", "{{"})
       if (v.find(s) != std::string_view::npos) return true;

@@ -680,6 +680,26 @@ TEST(ScanPlaceholders, YourSomethingHere) {
             std::vector<std::string>{});
 }
 
+// Sequences (scan version 9): half the value or more in runs of ascending letters or digits,
+// keyboard rows, or such runs in every other character, as documentation's made-up values
+// are (awscli's examples: "passphrase": "AB1C2defGHijkLMNo3PqR4sT", "token": "a1b2c3d4e5f6").
+// A random key that holds one short run is still found.
+TEST(ScanPlaceholders, Sequences) {
+  EXPECT_EQ(FillerFindings({"api_key: 1234567890abcdef", "token: a1b2c3d4e5f6", "secret: abcdef123456",
+                            "API_TOKEN=0123456789abcdef", "password: abcdefghijkl",
+                            "secret_key = zxcvbnmasdfg", "token: 1a2b3c4d5e6f7a8b",
+                            "\"ClientToken\": \"123456789012345678901234567890\"",
+                            "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                            "password = Qwerty12345!"}),
+            std::vector<std::string>{});
+  Gen g(31);
+  int found = 0;
+  for (int i = 0; i < 50; ++i)
+    found += !RulesFound("api_key = \"" + g.Of(kHexLower, 20) + "12345" + g.Of(kHexLower, 39) + "\"\n").empty();
+  EXPECT_EQ(found, 50);
+  EXPECT_FALSE(RulesFound("password: pQ7abcdKx9Lm2Zr\n").empty());
+}
+
 // Random values after a keyword are found whatever their alphabet: 16 hex digits
 // (Python's secrets.token_hex(8)) hold about 3.25 bits per character, under the keyword
 // rules' 3.2 half of the time; random letters form CamelCase-like runs half of the time.
