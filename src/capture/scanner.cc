@@ -415,10 +415,10 @@ bool HasPercentMapping(std::string_view v) {
 // runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
 // {{...}}, %(name), and the words of "put yours here". `markers` false: the value is drawn
 // from an alphabet that holds < > $ { } % (WordPress's keys), so those mark nothing.
-// Half the value or more in runs of 4 or more of a sequence: ascending letters or digits
-// (abcdef, 123456), a keyboard row (qwerty, asdfgh, zxcvbn), or such a run in every other
-// character (a1b2c3d4, 1a2b3c4d). Made-up values: random text seldom holds even one such
-// run (a 64-digit hex key, 1 time in 1,000 a run of 5).
+// Half the value or more in runs of 4 or more of a sequence (three quarters in runs of 3:
+// abc123def456): ascending letters or digits (abcdef, 123456), a keyboard row (qwerty,
+// asdfgh, zxcvbn), or such a run in every other character (a1b2c3d4, 1a2b3c4d). Made-up values:
+// random text seldom holds even one such run (a 64-digit hex key, 1 time in 1,000 a run of 5).
 bool MostlySequences(std::string_view v) {
   if (v.size() < 8 || v.size() > 255) return false;
   static constexpr std::string_view kRows[] = {"qwertyuiop", "asdfghjkl", "zxcvbnm"};
@@ -432,18 +432,22 @@ bool MostlySequences(std::string_view v) {
     }
     return false;
   };
-  std::array<bool, 256> in{};
+  // in4: in a run of 4 or more; in3: of 3 or more (abc123def456: runs of 3 making three
+  // quarters of the value or more count too).
+  std::array<bool, 256> in4{}, in3{};
   std::array<uint8_t, 256> len{};
   for (size_t stride = 1; stride <= 2; ++stride) {
     for (size_t i = 0; i < v.size(); ++i) {
       len[i] = i >= stride && follows(v[i - stride], v[i]) ? len[i - stride] + 1 : 1;
-      if (len[i] >= 4)
-        for (size_t k = 0; k < len[i]; ++k) in[i - k * stride] = true;
+      for (size_t k = 0; len[i] >= 3 && k < len[i]; ++k) {
+        in3[i - k * stride] = true;
+        if (len[i] >= 4) in4[i - k * stride] = true;
+      }
     }
   }
-  size_t n = 0;
-  for (size_t i = 0; i < v.size(); ++i) n += in[i];
-  return n * 2 >= v.size();
+  size_t n4 = 0, n3 = 0;
+  for (size_t i = 0; i < v.size(); ++i) n4 += in4[i], n3 += in3[i];
+  return n4 * 2 >= v.size() || n3 * 4 >= v.size() * 3;
 }
 
 bool LooksFiller(std::string_view v, bool markers = true) {

@@ -690,7 +690,7 @@ TEST(ScanPlaceholders, Sequences) {
                             "secret_key = zxcvbnmasdfg", "token: 1a2b3c4d5e6f7a8b",
                             "\"ClientToken\": \"123456789012345678901234567890\"",
                             "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
-                            "password = Qwerty12345!"}),
+                            "password = Qwerty12345!", "API_KEY=abc123def456", "token = xyz789abc123qwe"}),
             std::vector<std::string>{});
   Gen g(31);
   int found = 0;
