@@ -100,6 +100,14 @@ const ContentRule kContentRules[] = {
   {"cli-password-option",
    R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n;&|]{0,200}\s-p\s{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n;&|]{0,200}\s-p\s{1,4}|redis-cli\b[^\r\n;&|]{0,200}\s-a\s{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n;&|]{0,200}\s-w\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
    false, 1, 2.5, true, false},
+  // Scan version 9: more commands' password arguments (the option and the value apart unless
+  // the tool wants them joined): mongo/mongosh/ncftp/cqlsh/az login -p X, sqlcmd/bcp/
+  // ipmitool/mosquitto_pub -P X, zip/unzip -P X, 7z/rar -pX, openssl enc -k X, ssh-keygen
+  // -N/-P X, keytool -storepass/-keypass X, influx -password X, nmcli ... password X,
+  // wpa_passphrase SSID X, rabbitmqctl add_user/change_password USER X.
+  {"cli-password-argument",
+   R"re(\b(?:(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|ncftp|ncftpget|ncftpput|cqlsh|az\s{1,4}login)\b[^\r\n;&|]{0,200}\s-p\s{1,4}|(?:sqlcmd|bcp|ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr)\b[^\r\n;&|]{0,200}\s-P\s{0,4}|(?:zip|zipcloak|unzip|funzip)\b[^\r\n;&|]{0,200}\s-P\s{1,4}|(?:7z|7za|7zr|rar|unrar)\b[^\r\n;&|]{0,200}\s-p|openssl\s{1,4}(?:enc|aes[\w\-]{0,20}|des[\w\-]{0,20})\b[^\r\n;&|]{0,200}\s-k\s{1,4}|ssh-keygen\b[^\r\n;&|]{0,200}\s-[NP]\s{1,4}|keytool\b[^\r\n;&|]{0,200}\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|new)\s{1,4}|influx\b[^\r\n;&|]{0,200}\s-password\s{1,4}|nmcli\b[^\r\n;&|]{0,200}\s(?:password|wifi-sec\.psk)\s{1,4}|wpa_passphrase\s{1,4}(?:"[^"\r\n]{1,32}"|'[^'\r\n]{1,32}'|[^\s"']{1,32})\s{1,4}|rabbitmqctl\s{1,4}(?:add_user|change_password)\s{1,4}["']?[^\s"']{1,64}["']?\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
+   false, 1, 2.5, true, false},
   // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...
   {"cli-secret-option",
    R"re(\s--(?:password|passwd|pass|passphrase|secret|token|api-?key|access-token|auth-token|client-secret|oauth2-bearer)(?:=|\s{1,4})["']?([^\s"'$`<>{}\-][^\s"'`<>{}]{7,127}))re",
@@ -415,13 +423,15 @@ const PathRule kPathRules[] = {
     {"password-file", "*[Aa]pi[._-][Kk]ey*", "", "", true},
     {"password-file", "*[Aa]pikey*", "", "", true},
     // Scan version 9. A raw private key, 64 or 128 hex digits alone in a file
-    // (PathRule::raw_key) named for a key, a wallet or a seed, or in geth's folder
-    // (~/.ethereum/nodekey, eth_private_key.txt, wallet.hex); not a public key's file.
-    {"raw-private-key-file", "*[Kk]ey*", "*[Pp]ub*", "", false, false, true},
-    {"raw-private-key-file", "*[Pp]riv*", "*[Pp]ub*", "", false, false, true},
-    {"raw-private-key-file", "*[Ww]allet*", "*[Pp]ub*", "", false, false, true},
-    {"raw-private-key-file", "*[Ss]eed*", "*[Pp]ub*", "", false, false, true},
-    {"raw-private-key-file", ".ethereum/*", "*[Pp]ub*", "", false, false, true},
+    // (PathRule::raw_key) named for a key, a wallet or a seed in any case, or in geth's
+    // folder (~/.ethereum/geth/nodekey, eth_private_key.txt, WALLET.hex); not a public key's
+    // file, not a checksum's (RawHexKey).
+    {"raw-private-key-file", "*[Kk][Ee][Yy]*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    {"raw-private-key-file", "*[Pp][Rr][Ii][Vv]*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    {"raw-private-key-file", "*[Ww][Aa][Ll][Ll][Ee][Tt]*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    {"raw-private-key-file", "*[Ss][Ee][Ee][Dd]*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    {"raw-private-key-file", ".ethereum/*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    {"raw-private-key-file", ".ethereum/*/*", "*[Pp][Uu][Bb]*", "", false, false, true},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples

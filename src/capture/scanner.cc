@@ -56,11 +56,6 @@ std::string Hex16(std::string_view a, std::string_view b) {
   return Sha256(AsBytes(in)).Hex().substr(0, 16);
 }
 
-std::string_view Basename(std::string_view p) {
-  size_t s = p.rfind('/');
-  return s == std::string_view::npos ? p : p.substr(s + 1);
-}
-
 // The last non-empty component of s[0, end) ('/' separates); `end` moves before it.
 // False when there is none.
 bool PrevComponent(std::string_view s, size_t& end, std::string_view* out) {
@@ -223,6 +218,24 @@ bool LooksHash(std::string_view v) {
   return false;
 }
 
+// A file named where a password may be given (az login -p certs/sp-cert.pem, ssl_key:
+// server.key): a name or path of plain characters with a key, certificate or text file's
+// extension.
+bool LooksFileName(std::string_view v) {
+  const size_t dot = v.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 ||
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-") !=
+          std::string_view::npos)
+    return false;
+  std::string ext(v.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view e :
+       {"pem", "crt",  "cer", "key", "p12",  "pfx", "jks", "der", "csr",  "json",
+        "txt", "conf", "cfg", "yml", "yaml", "env", "asc", "gpg", "kdbx", "keystore"})
+    if (ext == e) return true;
+  return false;
+}
+
 // Values of keyword rules that are not secrets: references, paths, identifiers, words.
 bool LooksPlaceholder(std::string_view v) {
   if (v.empty()) return true;
@@ -254,6 +267,8 @@ bool LooksPlaceholder(std::string_view v) {
           std::string_view::npos)
     return true;
   if (LooksHash(v)) return true;
+  if (LooksFileName(v)) return true;
+
   for (std::string_view s : {"${", "{{", "$(", "%(", "%s", "://", "xxxx", "XXXX", "****", "...",
                              "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
@@ -282,11 +297,12 @@ bool LooksPlaceholder(std::string_view v) {
     size_t k = kFrom.find(c);
     if (k != std::string_view::npos) c = kTo[k];
   }
-  for (std::string_view w : {"changeme", "change_me", "change-me", "password", "passwd", "secret",
-                             "your", "placeholder", "dummy", "redacted", "sample", "insert",
-                             "replace", "token", "hunter2", "foobar", "notreal", "fake",
-                             "privatekey", "private_key", "apikey", "api_key", "accesskey",
-                             "access_key", "credential", "passphrase"})
+  for (std::string_view w :
+       {"changeme",   "change_me",  "change-me",   "changeit", "password", "passwd",
+        "secret",     "your",       "placeholder", "dummy",    "redacted", "sample",
+        "insert",     "replace",    "token",       "hunter2",  "foobar",   "notreal",
+        "fake",       "privatekey", "private_key", "apikey",   "api_key",  "accesskey",
+        "access_key", "credential", "passphrase"})
     if (ContainsCaseless(leet, w)) return true;
   while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
   if (v.find('=') != std::string_view::npos &&
@@ -343,8 +359,13 @@ bool LooksPlaceholder(std::string_view v) {
     // With a digit or two, three quarters in words (Ec2InstanceMetadata; random text with a
     // digit, such as aUnArl63XykWZeiNNCii, reaches half).
     const size_t need = digits ? v.size() * 3 : v.size();
+    // ... unless the letter pairs read as random: CamelCase words of random letters hold
+    // uncommon pairs even when short (IFItouBkPEwj: bk, wj), so 2 and a fifth of the pairs
+    // suffice here, 3 and a quarter below (mixed-case identifiers of 8-30 letters in the
+    // installed Python modules and headers: 1.1 % more taken for random, random letters of
+    // 12-20: 1.9 -> 0.8 % taken for names).
     if (in_words * (digits ? 4 : 2) >= need && vowels * 10 >= v.size() * 3 &&
-        !LooksRandomLetters(v))
+        !LooksRandomLetters(v, 2, 20))
       return true;
   }
   if (digit || other) return false;
@@ -363,7 +384,7 @@ bool LooksPlaceholder(std::string_view v) {
     return false;
   if (!(upper && lower)) return true;
   return (upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size())) &&
-         !LooksRandomLetters(v);
+         !LooksRandomLetters(v, 3, 25);
 }
 
 // The word a match names its value by: the text of [from, secret_from) after its last blank,
@@ -411,13 +432,10 @@ bool HasPercentMapping(std::string_view v) {
   return false;
 }
 
-// Filler that stands in for a secret in templates and documentation, whatever the rule:
-// runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
-// {{...}}, %(name), and the words of "put yours here". `markers` false: the value is drawn
-// from an alphabet that holds < > $ { } % (WordPress's keys), so those mark nothing.
 // Half the value or more in runs of 4 or more of a sequence (three quarters in runs of 3:
 // abc123def456): ascending letters or digits (abcdef, 123456), a keyboard row (qwerty,
-// asdfgh, zxcvbn), or such a run in every other character (a1b2c3d4, 1a2b3c4d). Made-up values:
+// asdfgh, zxcvbn), or such a run in every other character (a1b2c3d4, 1a2b3c4d). Values of
+// 8 to 255 characters (longer ones are not judged). Made-up values:
 // random text seldom holds even one such run (a 64-digit hex key, 1 time in 1,000 a run of 5).
 bool MostlySequences(std::string_view v) {
   if (v.size() < 8 || v.size() > 255) return false;
@@ -450,6 +468,11 @@ bool MostlySequences(std::string_view v) {
   return n4 * 2 >= v.size() || n3 * 4 >= v.size() * 3;
 }
 
+// Filler that stands in for a secret in templates and documentation, whatever the rule:
+// runs of x/X/*, a character repeated 6 times or making half of the value, <...>, ${...},
+// {{...}}, %(name), the words of "put yours here", and
+// sequences (MostlySequences). `markers` false: the value is drawn
+// from an alphabet that holds < > $ { } % (WordPress's keys), so those mark nothing.
 bool LooksFiller(std::string_view v, bool markers = true) {
   std::array<uint32_t, 256> counts{};
   size_t run = 0;
@@ -615,15 +638,20 @@ bool WholeFileSecret(std::string_view head) {
 
 // A whole file that is a raw private key (PathRule::raw_key): one line of 64 or 128 hex
 // digits, 0x before them allowed, at 3.0 bits per digit or more (random hex digits average
-// 3.8; 0101... or a run of one digit do not pass) and not a published example.
-bool RawHexKey(std::string_view head) {
+// 3.8; 0101... or a run of one digit do not pass), not filler (0123456789abcdef...) and
+// not a published example. `name`: the file's name; a checksum's (key.sha256,
+// signing-key.checksum) holds a digest, not a key.
+bool RawHexKey(std::string_view name, std::string_view head) {
+  for (std::string_view w : {"sha1", "sha224", "sha256", "sha384", "sha512", "md5", ".sum",
+                             "checksum", "digest", "hash"})
+    if (ContainsCaseless(name, w)) return false;
   if (head.size() > 132) return false;
   if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
   if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
   if (head.starts_with("0x") || head.starts_with("0X")) head.remove_prefix(2);
   if (head.size() != 64 && head.size() != 128) return false;
   if (head.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
-  return Entropy(head) >= 3.0 && !IsExample(head);
+  return Entropy(head) >= 3.0 && !LooksFiller(head) && !IsExample(head);
 }
 
 // A short value (8-11 characters) that ends at `end` of content and reads like a chosen
@@ -704,6 +732,17 @@ bool KeyNamesNoSecret(std::string_view key) {
          !ContainsCaseless(key, "secret");
 }
 
+// Lower case words and digits (ubuntu2204lts, debian12bookworm): a run of 4 or more letters
+// and no uncommon letter pair (LooksRandomLetters).
+bool WordsAndDigits(std::string_view v) {
+  size_t run = 0, longest = 0;
+  for (char c : v) {
+    run = (c >= 'a' && c <= 'z') ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest >= 4 && !LooksRandomLetters(v, 1, 0);
+}
+
 // The entropy a rule's secret needs: the rule's threshold, or for a keyword rule's value
 // of hex digits (letters and digits both, 12 or more: a token_hex key) 2.7, and from 12 to
 // 19 of them log2(n) - 1.5 (2.08 for 12, 2.5 for 16: 12 random hex digits fall under 2.7
@@ -726,7 +765,8 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   const bool mixed =
       (cls.lower && cls.upper && (cls.digit || (!cls.other && LooksRandomLetters(secret)))) ||
       (cls.lower && cls.upper && cls.other && LooksRandomLetters(secret)) ||
-      (cls.lower && cls.digit && !cls.upper && !cls.other) ||
+      (cls.lower && cls.digit && !cls.upper && !cls.other && secret.size() >= 12 &&
+       !WordsAndDigits(secret)) ||
       (cls.lower && !cls.upper && !cls.digit && !cls.other && LooksRandomLetters(secret, 4, 40));
   const double need = mixed && secret.size() >= 8 && secret.size() < 16
                           ? std::min(rule.min_entropy,
@@ -1462,7 +1502,10 @@ const std::vector<PathRuleHead>& PathRuleHeads() {
 std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
                                          size_t window) const {
   window = std::max<size_t>(window, 1);
-  std::string_view base = Basename(path);
+  // The last non-empty component, as TailMatches takes it (a path given with a final '/').
+  std::string_view base;
+  size_t base_end = path.size();
+  PrevComponent(path, base_end, &base);
   std::vector<PathRuleState> path_rules;
   for (const PathRuleHead& h : PathRuleHeads()) {
     if (!h.NameMayMatch(base)) continue;
@@ -1488,7 +1531,7 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     std::optional<bool> whole, raw;
     for (PathRuleState& st : path_rules) {
       if (st.rule->raw_key) {
-        if (!raw) raw = !binary && !TemplateName(base) && RawHexKey(head);
+        if (!raw) raw = !binary && !TemplateName(base) && RawHexKey(base, head);
         st.need_found = *raw;
       }
       if (!st.rule->whole_file_secret) continue;

@@ -146,6 +146,29 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
   c.push_back({"cli-password-option",
                "ldapsearch -x -D cn=admin,dc=h,dc=test -w " + g.Of(kAlnum, 15) + "7 -b dc=h,dc=test\n",
                "ldapsearch -x -D cn=admin,dc=h,dc=test -W -b dc=h,dc=test\n"});
+  // Scan version 9: more commands' password arguments.
+  c.push_back({"cli-password-argument", "mongo -u admin -p " + g.Of(kAlnum, 14) + " --authenticationDatabase admin\n",
+               "mongo -u admin -p --authenticationDatabase admin\n"});
+  c.push_back({"cli-password-argument", "sqlcmd -S db -U sa -P '" + g.Of(kAlnum, 14) + "'\n",
+               "sqlcmd -S db -U sa -P \"$SA_PASSWORD\"\n"});
+  c.push_back({"cli-password-argument", "zip -P " + g.Of(kAlnum, 14) + " secret.zip notes.txt\n",
+               "zip -r -e secret.zip notes/\n"});
+  c.push_back({"cli-password-argument", "7z a -p" + g.Of(kAlnum, 14) + " backup.7z docs/\n",
+               "7z a -p backup.7z docs/\n"});
+  c.push_back({"cli-password-argument", "openssl enc -aes-256-cbc -k " + g.Of(kAlnum, 16) + " -in a -out b\n",
+               "openssl enc -aes-256-cbc -k \"$KEY\" -in a -out b\n"});
+  c.push_back({"cli-password-argument", "ssh-keygen -t ed25519 -N '" + g.Of(kAlnum, 16) + "' -f key\n",
+               "ssh-keygen -t ed25519 -N '' -f key\n"});
+  c.push_back({"cli-password-argument", "keytool -genkey -storepass " + g.Of(kAlnum, 14) + " -keystore k.jks\n",
+               "keytool -list -storepass changeit -keystore cacerts\n"});
+  c.push_back({"cli-password-argument", "nmcli dev wifi connect Home password " + g.Of(kAlnum, 14) + "\n",
+               "nmcli dev wifi connect Home password \"$WIFI_PASS\"\n"});
+  c.push_back({"cli-password-argument", "wpa_passphrase \"Home Net\" " + g.Of(kAlnum, 14) + "\n",
+               "wpa_passphrase HomeNet < psk.txt\n"});
+  c.push_back({"cli-password-argument", "mosquitto_pub -h mq -u bob -P " + g.Of(kAlnum, 14) + " -t a -m b\n",
+               "mosquitto_pub -h mq -p 1883 -t a -m b\n"});
+  c.push_back({"cli-password-argument", "rabbitmqctl add_user bob " + g.Of(kAlnum, 14) + "\n",
+               "rabbitmqctl add_user bob \"$RABBIT_PASS\"\n"});
   c.push_back({"cli-secret-option", "mongosh mongodb://db.h.test --username app --password " + g.Of(kAlnum, 15) + "7\n",
                "mongosh mongodb://db.h.test --username app --password PASSWORD\n"});
   c.push_back({"cli-secret-option", "curl --oauth2-bearer " + g.Of(kAlnum, 40) + " https://api.h.test\n",
@@ -1048,7 +1071,7 @@ TEST(ScanRules, PathRules) {
                    "password-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/src/app/api_key.example"), "password-file"));
   // A raw private key alone in a file named for a key, a wallet or a seed (scan version 9).
-  for (const char* p : {"/home/u/.ethereum/nodekey", "/home/u/eth_private_key.txt", "/home/u/wallet.hex",
+  for (const char* p : {"/home/u/.ethereum/geth/nodekey", "/home/u/eth_private_key.txt", "/home/u/wallet.hex",
                         "/home/u/keys/signer.key", "/home/u/.config/node/seed"}) {
     EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", p), "raw-private-key-file")) << p;
     EXPECT_TRUE(Has(RulesFound("0x" + g.Of(kHexLower, 64), p), "raw-private-key-file")) << p;
@@ -1060,6 +1083,12 @@ TEST(ScanRules, PathRules) {
         g.Of(kHexLower, 63) + "g\n"})
     EXPECT_FALSE(Has(RulesFound(body, "/home/u/eth_private_key.txt"), "raw-private-key-file")) << body;
   EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/keys/signer.pub"), "raw-private-key-file"));
+  EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/dl/archive-key.sha256"), "raw-private-key-file"));
+  EXPECT_FALSE(Has(RulesFound("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+                              "/home/u/eth_private_key.txt"),
+                   "raw-private-key-file"));
+  EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/PRIVATE_KEY.TXT"), "raw-private-key-file"));
+  EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 64), "/home/u/.ethereum/geth/nodekey"), "raw-private-key-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/dl/checksum.txt"), "raw-private-key-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/keys/signer.key.example"), "raw-private-key-file"));
   // Named by a more specific path rule: that rule's finding alone.
@@ -1112,9 +1141,12 @@ TEST(ScanRules, TwelveCharacterGeneratedValuesOfAnyAlphabet) {
   EXPECT_TRUE(RulesFound("  Pass *Inliner;\n").empty());
   EXPECT_TRUE(RulesFound("    http://www.example.com/path?access_token=h480djs93hd8\n").empty());
   EXPECT_TRUE(RulesFound("password = MyApp=Name\n").empty());
-  // A repeated unit of hex digits keeps the 2.7 gate.
-  EXPECT_TRUE(RulesFound("api_key = \"abcdefabcdefabcd\"\n").empty());
+  // A repeated unit of hex digits keeps the 2.7 gate; words and digits keep 3.2.
+  EXPECT_TRUE(RulesFound("api_key = \"9e4f9a9e4f9a\"\n").empty());        // 2.25 bits
+  EXPECT_FALSE(RulesFound("api_key = \"e6b600bcfcb6\"\n").empty());       // 2.46 bits
   EXPECT_FALSE(RulesFound("api_key = \"79c7f79b7aecca9e\"\n").empty());  // 2.63 bits
+  EXPECT_TRUE(RulesFound("password: ubuntu2204lts\n").empty());          // 3.03 bits
+  EXPECT_TRUE(RulesFound("ssl_key: certs/server.key\n").empty());
 }
 
 // An allow-list glob matches a path's tail as fnmatch does, bracket expressions included
@@ -1320,8 +1352,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // 9: random letters told from words by their letter pairs (keyword values, short
       // passwords), raw private keys of 64 or 128 hex digits in files named for a key,
       // 12-15 character values of lower case and digits or hex digits at a lower entropy
-      // gate, RFC 6749's MAC token id an example
-      {9, "e04bfd34fdff28cfbed4e3586d6d651ca161c654f63a969f862e421174c2723f"},
+      // gate, RFC 6749's MAC token id an example, made-up sequences filler, more commands'
+      // password arguments (cli-password-argument)
+      {9, "2911b75a26dd3dbadf735b6e54fd4f54fa410dd1a7ddbf120aff923f4e9aaac4"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
