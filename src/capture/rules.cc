@@ -367,6 +367,17 @@ const ContentRule kContentRules[] = {
   {"wallet-seed-phrase",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
    false, 1, 0, false, false},
+  // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
+  // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
+  {"bip32-extended-private-key",
+   R"re(\b((?:[xyzt]prv|[YZuvUV]prv)[1-9A-HJ-NP-Za-km-z]{107,108})\b)re",
+   false, 1, 3.5, false, false},
+  // A borg repository key (`borg key export`, ~/.config/borg/keys/*): BORG_KEY, the
+  // repository id, then the encrypted key in base64; its paper form too.
+  // (A key block, as the PEM rules are: its two lines are looked for as one match.)
+  {"borg-key",
+   R"re((BORG_KEY [0-9a-f]{64}\r?\n[A-Za-z0-9+/=]{40}|BORG PAPER KEY v1\r?\nid: [0-9]{1,4} / [0-9a-f]{6} [0-9a-f]{6} [0-9a-f]{6} / [0-9a-f]{6} [0-9a-f]{6} - [0-9a-f]{2}\r?\n {0,2}1: [0-9a-f]{6} [0-9a-f]{6} [0-9a-f]{6} ))re",
+   false, 1, 0, false, true},
 };
 // clang-format on
 
@@ -391,6 +402,12 @@ const PathRule kPathRules[] = {
     {"tor-onion-service-key", "hs_ed25519_secret_key", "", ""},
     // The Solana CLI's default keypair: a JSON array of the 64 secret key bytes.
     {"solana-keypair", ".config/solana/id.json", "", "["},
+    // Scan version 9: cryptocurrency wallets. Bitcoin Core's (and its forks') wallet file; an
+    // Ethereum keystore (the account key encrypted under a password, as an SSH key with a
+    // passphrase is); a Cardano signing key.
+    {"bitcoin-wallet-file", "wallet.dat", "", ""},
+    {"ethereum-keystore", "keystore/UTC--*", "", "ciphertext"},
+    {"cardano-signing-key", "*.skey", "", "SigningKey"},
     // A file Ansible reads the vault password from (vault_password_file, --vault-password-file);
     // a script of that name prints the password instead of holding it.
     {"ansible-vault-password-file", "*vault[_-]pass*", "*.[ps][yh]", ""},

@@ -444,6 +444,21 @@ std::vector<Case> Version8Cases(Gen& g) {
     c.push_back({"wallet-seed-phrase", "export WALLET_SEED_PHRASE=\"" + words + "\"\n",
                  "seed: The quick brown fox jumps over the lazy dog and then runs back home\n"});
   }
+  // Scan version 9: a BIP32 extended private key (the public one is not), a borg key.
+  const std::string b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  c.push_back({"bip32-extended-private-key", "{\"xprv\": \"xprv" + g.Of(b58, 107) + "\"}\n",
+               "{\"xpub\": \"xpub" + g.Of(b58, 107) + "\"}\n"});
+  c.push_back({"bip32-extended-private-key", "export WALLET_KEY=zprv" + g.Of(b58, 107) + "\n",
+               "export WALLET_KEY=zprv" + g.Of(b58, 60) + "\n"});
+  c.push_back({"borg-key",
+               "BORG_KEY " + g.Of(kHexLower, 64) + "\n" + g.Of(kB64, 80) + "\n" + g.Of(kB64, 80) + "\n",
+               "BORG_KEY " + g.Of(kHexLower, 64) + "\n"});
+  c.push_back({"borg-key",
+               "BORG PAPER KEY v1\nid: 20 / " + g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " " +
+                   g.Of(kHexLower, 6) + " / " + g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " - " +
+                   g.Of(kHexLower, 2) + "\n 1: " + g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " " +
+                   g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " - " + g.Of(kHexLower, 2) + "\n",
+               "        export += 'BORG PAPER KEY v1\\n'\n"});
   return c;
 }
 
@@ -1091,6 +1106,20 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound(g.Of(kHexLower, 64), "/home/u/.ethereum/geth/nodekey"), "raw-private-key-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/dl/checksum.txt"), "raw-private-key-file"));
   EXPECT_FALSE(Has(RulesFound(g.Of(kHexLower, 64) + "\n", "/home/u/keys/signer.key.example"), "raw-private-key-file"));
+  // Cryptocurrency wallets' files (scan version 9).
+  EXPECT_TRUE(Has(RulesFound(g.Of(kAlnum, 64), "/home/u/.bitcoin/wallet.dat"), "bitcoin-wallet-file"));
+  EXPECT_FALSE(Has(RulesFound(g.Of(kAlnum, 64), "/home/u/.bitcoin/wallet.dat.md"), "bitcoin-wallet-file"));
+  const std::string keystore = "{\"address\":\"" + g.Of(kHexLower, 40) + "\",\"crypto\":{\"cipher\":\"aes-128-ctr\",\"ciphertext\":\"" +
+                               g.Of(kHexLower, 64) + "\",\"kdf\":\"scrypt\"},\"version\":3}";
+  EXPECT_TRUE(Has(RulesFound(keystore, "/home/u/.ethereum/keystore/UTC--2024-01-02T03-04-05Z--" + g.Of(kHexLower, 40)),
+                  "ethereum-keystore"));
+  EXPECT_FALSE(Has(RulesFound("{\"address\":\"x\"}", "/home/u/.ethereum/keystore/UTC--2024-01-02T03-04-05Z--a"),
+                   "ethereum-keystore"));
+  const std::string skey = "{\n    \"type\": \"PaymentSigningKeyShelley_ed25519\",\n    \"cborHex\": \"5820" +
+                           g.Of(kHexLower, 64) + "\"\n}\n";
+  EXPECT_TRUE(Has(RulesFound(skey, "/home/u/cardano/payment.skey"), "cardano-signing-key"));
+  EXPECT_FALSE(Has(RulesFound("{\"type\": \"PaymentVerificationKeyShelley_ed25519\"}", "/home/u/cardano/payment.vkey"),
+                   "cardano-signing-key"));
   // Named by a more specific path rule: that rule's finding alone.
   const auto vault = RulesFound(g.Of(kAlnum, 24) + "\n", "/home/u/.vault_pass");
   EXPECT_TRUE(Has(vault, "ansible-vault-password-file"));
@@ -1353,8 +1382,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // passwords), raw private keys of 64 or 128 hex digits in files named for a key,
       // 12-15 character values of lower case and digits or hex digits at a lower entropy
       // gate, RFC 6749's MAC token id an example, made-up sequences filler, more commands'
-      // password arguments (cli-password-argument)
-      {9, "2911b75a26dd3dbadf735b6e54fd4f54fa410dd1a7ddbf120aff923f4e9aaac4"},
+      // password arguments (cli-password-argument), BIP32 extended private keys, borg keys,
+      // wallet files (Bitcoin, Ethereum keystore, Cardano signing key)
+      {9, "9c85d1bc343b111c634972b7d3bbc46d9c57ea772a030d546dbb0004eba5372e"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
