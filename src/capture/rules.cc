@@ -367,6 +367,14 @@ const ContentRule kContentRules[] = {
   {"wallet-seed-phrase",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
    false, 1, 0, false, false},
+  // Scan version 9. A password named in a note's prose: a password-like word (password,
+  // passwd, passphrase, pass, pw, pwd, passcode, login, wifi) at a line's start or after a
+  // blank, up to 40 characters, then "is", ":" or " /", a blank and a strong value without
+  // brackets, commas, '=' or ';' (Verify::kStrongValue) that ends its line: "wifi
+  // password is X", "bank login: bob / X", "The password for the NAS is "X"."
+  {"prose-password",
+   R"re((?:^|\s)(?:password|passwd|passphrase|passcode|pass|pwd?|login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   true, 1, 3.0, true, false, Verify::kStrongValue},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
   {"bip32-extended-private-key",
@@ -464,6 +472,7 @@ const char* const kExampleSecrets[] = {
     "MWYyZDFlMmU2N2Rm",                  // Kubernetes' Secret example ("1f2d1e2e67df")
     "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
     "h480djs93hd8",                      // RFC 6749 7.1's MAC token id, quoted by oauthlib
+    "JAsJvRcgR-_veXNfy_sGmQ",            // the password `rclone config` generates in rclone's manual
 };
 
 const char* const kEncryptedMarkers[] = {

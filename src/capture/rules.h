@@ -29,6 +29,10 @@ enum class Verify {
   kAnyPrintable,
   // fish's \xHH escapes (fish_variables) are decoded before the entropy and placeholder checks.
   kFishUnescape,
+  // A value named in prose (a note's "the wifi password is X"): 10 or more characters that
+  // mix 3 of lower case, upper case, digits and symbols, or both cases reading as random
+  // letters; the line holds nothing else after it but punctuation.
+  kStrongValue,
 };
 
 struct ContentRule {

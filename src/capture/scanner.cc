@@ -654,6 +654,20 @@ bool RawHexKey(std::string_view name, std::string_view head) {
   return Entropy(head) >= 3.0 && !LooksFiller(head) && !IsExample(head);
 }
 
+// A value named in prose (Verify::kStrongValue): 10 or more characters mixing 3 of lower
+// case, upper case, digits and symbols (trailing punctuation of the sentence left out), or
+// both cases reading as random letters, and nothing after it on its line but punctuation
+// (a note's line, not a sentence that goes on: "the password is stored in ...").
+bool StrongProseValue(std::string_view content, size_t end, std::string_view& v) {
+  while (!v.empty() && std::string_view(".:!?").find(v.back()) != std::string_view::npos)
+    v.remove_suffix(1);
+  if (v.size() < 10) return false;
+  for (size_t i = end; i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
+    if (std::string_view(" \t.,:!?)\"'`").find(content[i]) == std::string_view::npos) return false;
+  const CharClasses c = ClassesOf(v);
+  return c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v));
+}
+
 // A short value (8-11 characters) that ends at `end` of content and reads like a chosen
 // password: closed by a quote or a tag or alone at the end of its line (more of it, or code
 // after it, is for the other rules: `Password: UTF8String;`, `password= scmVersion= $(...)`),
@@ -825,6 +839,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       break;
     }
     case Verify::kAnyPrintable:
+      break;
+    case Verify::kStrongValue:
+      if (!StrongProseValue(content, m.secret_to, secret)) return true;
       break;
     case Verify::kShortPassword:
       if (!ShortPasswordLike(content, m.from, m.secret_to, secret)) return true;

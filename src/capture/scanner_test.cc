@@ -444,6 +444,15 @@ std::vector<Case> Version8Cases(Gen& g) {
     c.push_back({"wallet-seed-phrase", "export WALLET_SEED_PHRASE=\"" + words + "\"\n",
                  "seed: The quick brown fox jumps over the lazy dog and then runs back home\n"});
   }
+  // Scan version 9: a password named in a note's prose (a strong value ending its line).
+  c.push_back({"prose-password", "Shopping list\n- milk\n\nwifi password is " + g.Of(kAlnum, 12) + "7\n",
+               "wifi password is stored in the router's manual\n"});
+  c.push_back({"prose-password", "bank login: bob / " + g.Of(kAlnum, 11) + "7!\n",
+               "bank login: bob / see the password manager\n"});
+  c.push_back({"prose-password", "The password for the NAS is \"" + g.Of(kAlnum, 12) + "7\".\n",
+               "The password for the NAS is \"" + g.Of(kLower, 12) + "\" and it works.\n"});
+  c.push_back({"prose-password", "email: bob@h.test\npass: " + g.Of(kAlnum, 12) + "7\n",
+               "  PW : UTF8String;\n"});
   // Scan version 9: a BIP32 extended private key (the public one is not), a borg key.
   const std::string b58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
   c.push_back({"bip32-extended-private-key", "{\"xprv\": \"xprv" + g.Of(b58, 107) + "\"}\n",
@@ -1383,8 +1392,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // 12-15 character values of lower case and digits or hex digits at a lower entropy
       // gate, RFC 6749's MAC token id an example, made-up sequences filler, more commands'
       // password arguments (cli-password-argument), BIP32 extended private keys, borg keys,
-      // wallet files (Bitcoin, Ethereum keystore, Cardano signing key)
-      {9, "9c85d1bc343b111c634972b7d3bbc46d9c57ea772a030d546dbb0004eba5372e"},
+      // wallet files (Bitcoin, Ethereum keystore, Cardano signing key), passwords in a
+      // note's prose (prose-password)
+      {9, "aa9f660b21a3989bd3190fa95f4c0d1991ffe569ba118197c91832be9e4c6042"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
