@@ -102,11 +102,12 @@ const ContentRule kContentRules[] = {
    false, 1, 2.5, true, false},
   // Scan version 9: more commands' password arguments (the option and the value apart unless
   // the tool wants them joined): mongo/mongosh/ncftp/cqlsh/az login -p X, sqlcmd/bcp/
-  // ipmitool/mosquitto_pub -P X, zip/unzip -P X, 7z/rar -pX, openssl enc -k X, ssh-keygen
+  // ipmitool/mosquitto_pub -P X, zip/unzip -P X, 7z/rar -pX (rar -hpX), openssl enc -k X, ssh-keygen
   // -N/-P X, keytool -storepass/-keypass X, influx -password X, nmcli ... password X,
-  // wpa_passphrase SSID X, rabbitmqctl add_user/change_password USER X.
+  // wpa_passphrase SSID X, rabbitmqctl add_user/change_password USER X; each command where a
+  // command starts (not model.zip -P dir).
   {"cli-password-argument",
-   R"re(\b(?:(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|ncftp|ncftpget|ncftpput|cqlsh|az\s{1,4}login)\b[^\r\n;&|]{0,200}\s-p\s{1,4}|(?:sqlcmd|bcp|ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr)\b[^\r\n;&|]{0,200}\s-P\s{0,4}|(?:zip|zipcloak|unzip|funzip)\b[^\r\n;&|]{0,200}\s-P\s{1,4}|(?:7z|7za|7zr|rar|unrar)\b[^\r\n;&|]{0,200}\s-p|openssl\s{1,4}(?:enc|aes[\w\-]{0,20}|des[\w\-]{0,20})\b[^\r\n;&|]{0,200}\s-k\s{1,4}|ssh-keygen\b[^\r\n;&|]{0,200}\s-[NP]\s{1,4}|keytool\b[^\r\n;&|]{0,200}\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|new)\s{1,4}|influx\b[^\r\n;&|]{0,200}\s-password\s{1,4}|nmcli\b[^\r\n;&|]{0,200}\s(?:password|wifi-sec\.psk)\s{1,4}|wpa_passphrase\s{1,4}(?:"[^"\r\n]{1,32}"|'[^'\r\n]{1,32}'|[^\s"']{1,32})\s{1,4}|rabbitmqctl\s{1,4}(?:add_user|change_password)\s{1,4}["']?[^\s"']{1,64}["']?\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
+   R"re((?:^|[\s;&|(/])(?:(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|ncftp|ncftpget|ncftpput|cqlsh|az\s{1,4}login)\b[^\r\n;&|]{0,200}\s-p\s{1,4}|(?:sqlcmd|bcp|ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr)\b[^\r\n;&|]{0,200}\s-P\s{0,4}|(?:zip|zipcloak|unzip|funzip)\b[^\r\n;&|]{0,200}\s-P\s{1,4}|(?:7z|7za|7zr)\b[^\r\n;&|]{0,200}\s-p|(?:rar|unrar)\b[^\r\n;&|]{0,200}\s-h?p|openssl\s{1,4}(?:enc|aes[\w\-]{0,20}|des[\w\-]{0,20})\b[^\r\n;&|]{0,200}\s-k\s{1,4}|ssh-keygen\b[^\r\n;&|]{0,200}\s-[NP]\s{1,4}|keytool\b[^\r\n;&|]{0,200}\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|new)\s{1,4}|influx\b[^\r\n;&|]{0,200}\s-password\s{1,4}|nmcli\b[^\r\n;&|]{0,200}\s(?:password|wifi-sec\.psk)\s{1,4}|wpa_passphrase\s{1,4}(?:"[^"\r\n]{1,32}"|'[^'\r\n]{1,32}'|[^\s"']{1,32})\s{1,4}|rabbitmqctl\s{1,4}(?:add_user|change_password)\s{1,4}["']?[^\s"']{1,64}["']?\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
    false, 1, 2.5, true, false},
   // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...
   {"cli-secret-option",
@@ -367,13 +368,15 @@ const ContentRule kContentRules[] = {
   {"wallet-seed-phrase",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
    false, 1, 0, false, false},
-  // Scan version 9. A password named in a note's prose: a password-like word (password,
-  // passwd, passphrase, pass, pw, pwd, passcode, login, wifi) at a line's start or after a
-  // blank, up to 40 characters, then "is", ":" or " /", a blank and a strong value without
-  // brackets, commas, '=' or ';' (Verify::kStrongValue) that ends its line: "wifi
-  // password is X", "bank login: bob / X", "The password for the NAS is "X"."
+  // Scan version 9. A password named in a note's prose: a password word (password, passwd,
+  // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
+  // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network
+  // / password) or ":", then a blank and a strong value without brackets, commas, '=' or ';'
+  // (Verify::kStrongValue; after login or wifi and ":" it must read as random, not as a
+  // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
+  // X", "wifi home: X", "The password for the NAS is "X"."
   {"prose-password",
-   R"re((?:^|\s)(?:password|passwd|passphrase|passcode|pass|pwd?|login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:))[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -411,10 +414,11 @@ const PathRule kPathRules[] = {
     // The Solana CLI's default keypair: a JSON array of the 64 secret key bytes.
     {"solana-keypair", ".config/solana/id.json", "", "["},
     // Scan version 9: cryptocurrency wallets. Bitcoin Core's (and its forks') wallet file; an
-    // Ethereum keystore (the account key encrypted under a password, as an SSH key with a
+    // Ethereum keystore anywhere (geth's keystore/, Parity's keys/ethereum/, a wallet's
+    // export in Downloads: the account key encrypted under a password, as an SSH key with a
     // passphrase is); a Cardano signing key.
     {"bitcoin-wallet-file", "wallet.dat", "", ""},
-    {"ethereum-keystore", "keystore/UTC--*", "", "ciphertext"},
+    {"ethereum-keystore", "UTC--*--*", "", "ciphertext"},
     {"cardano-signing-key", "*.skey", "", "SigningKey"},
     // A file Ansible reads the vault password from (vault_password_file, --vault-password-file);
     // a script of that name prints the password instead of holding it.
@@ -473,6 +477,12 @@ const char* const kExampleSecrets[] = {
     "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
     "h480djs93hd8",                      // RFC 6749 7.1's MAC token id, quoted by oauthlib
     "JAsJvRcgR-_veXNfy_sGmQ",            // the password `rclone config` generates in rclone's manual
+    // BIP32's published test vectors' master keys (1, 2, 3; 5's invalid ones), in every
+    // wallet library's tests
+    "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6",
+    "xprv9s21ZrQH143K31xYSDQpPDxsXRTUcvj2iNHm5NUtrGiGG5",
+    "xprv9s21ZrQH143K25QhxbucbDDuQ4naNntJRi4KUfWT7xo4EK",
+    "xprv9s21ZrQH143K24Mfq5zL5MhWK9hUhhGbd45hLXo2Pq2oqz",
 };
 
 const char* const kEncryptedMarkers[] = {

@@ -220,8 +220,12 @@ bool LooksHash(std::string_view v) {
 
 // A file named where a password may be given (az login -p certs/sp-cert.pem, ssl_key:
 // server.key): a name or path of plain characters with a key, certificate or text file's
-// extension.
-bool LooksFileName(std::string_view v) {
+// extension. Or an address, a port mapping or a version (docker's -p
+// 127.0.0.1:27017:27017): digits, '.' and ':'.
+bool LooksFileNameOrAddress(std::string_view v) {
+  if (v.find_first_not_of("0123456789.:") == std::string_view::npos &&
+      v.find_first_of(".:") != std::string_view::npos)
+    return true;
   const size_t dot = v.rfind('.');
   if (dot == std::string_view::npos || dot == 0 ||
       v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-") !=
@@ -267,7 +271,7 @@ bool LooksPlaceholder(std::string_view v) {
           std::string_view::npos)
     return true;
   if (LooksHash(v)) return true;
-  if (LooksFileName(v)) return true;
+  if (LooksFileNameOrAddress(v)) return true;
 
   for (std::string_view s : {"${", "{{", "$(", "%(", "%s", "://", "xxxx", "XXXX", "****", "...",
                              "----", "____"})
@@ -655,17 +659,36 @@ bool RawHexKey(std::string_view name, std::string_view head) {
 }
 
 // A value named in prose (Verify::kStrongValue): 10 or more characters mixing 3 of lower
-// case, upper case, digits and symbols (trailing punctuation of the sentence left out), or
-// both cases reading as random letters, and nothing after it on its line but punctuation
-// (a note's line, not a sentence that goes on: "the password is stored in ...").
-bool StrongProseValue(std::string_view content, size_t end, std::string_view& v) {
-  while (!v.empty() && std::string_view(".:!?").find(v.back()) != std::string_view::npos)
-    v.remove_suffix(1);
+// case, upper case, digits and symbols (a sentence's final '.' or ':' left out: `v` is
+// trimmed, the caller moves the match's end), or both cases reading as random letters, not
+// an address or a path, and nothing after it on its line but punctuation (a note's line,
+// not a sentence that goes on: "the password is stored in ..."). `from`: the match's start.
+bool StrongProseValue(std::string_view content, size_t from, size_t end, std::string_view& v) {
+  while (!v.empty() && (v.back() == '.' || v.back() == ':')) v.remove_suffix(1);
   if (v.size() < 10) return false;
+  // An address (jsmith1987@gmail.com) or a path of lower case words (tests/t0001-basic.sh).
+  if (const size_t at = v.find('@');
+      at != std::string_view::npos && v.find('.', at) != std::string_view::npos &&
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789@._+-") ==
+          std::string_view::npos)
+    return false;
+  if (v.find('/') != std::string_view::npos &&
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789/._-") == std::string_view::npos)
+    return false;
   for (size_t i = end; i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
     if (std::string_view(" \t.,:!?)\"'`").find(content[i]) == std::string_view::npos) return false;
   const CharClasses c = ClassesOf(v);
-  return c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v));
+  if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
+    return false;
+  // Named by login or wifi and ':' alone (no password word, no "user / password"): a
+  // network's or a user's name unless it reads as random (wifi home: jiaG29JzxYmO, not
+  // WiFi: MyHomeNetwork5G).
+  const std::string_view lead =
+      content.substr(from, static_cast<size_t>(v.data() - content.data()) - from);
+  if (!ContainsCaseless(lead, "pass") && !ContainsCaseless(lead, "pw") &&
+      lead.find(" /") == std::string_view::npos && lead.find("\t/") == std::string_view::npos)
+    return LooksRandomLetters(v);
+  return true;
 }
 
 // A short value (8-11 characters) that ends at `end` of content and reads like a chosen
@@ -841,7 +864,8 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kAnyPrintable:
       break;
     case Verify::kStrongValue:
-      if (!StrongProseValue(content, m.secret_to, secret)) return true;
+      if (!StrongProseValue(content, m.from, m.secret_to, secret)) return true;
+      m.secret_to = m.secret_from + secret.size();  // (the trimmed value is reported)
       break;
     case Verify::kShortPassword:
       if (!ShortPasswordLike(content, m.from, m.secret_to, secret)) return true;
