@@ -476,6 +476,8 @@ std::vector<Case> Version8Cases(Gen& g) {
                    g.Of(kHexLower, 2) + "\n 1: " + g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " " +
                    g.Of(kHexLower, 6) + " " + g.Of(kHexLower, 6) + " - " + g.Of(kHexLower, 2) + "\n",
                "        export += 'BORG PAPER KEY v1\\n'\n"});
+  // Scan version 9: a pw suffix after a prefix part (LDAP_BIND_PW, SMTP_PW, ADMIN_PW).
+  c.push_back({"pass-assignment", "LDAP_BIND_PW=" + g.Of(kAlnum, 16) + "7\n", "LDAP_BIND_PW=$LDAP_BIND_PW\n"});
   return c;
 }
 
@@ -1418,8 +1420,8 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // gate, RFC 6749's MAC token id an example, made-up sequences filler, more commands'
       // password arguments (cli-password-argument), BIP32 extended private keys, borg keys,
       // wallet files (Bitcoin, Ethereum keystore, Cardano signing key), passwords in a
-      // note's prose (prose-password)
-      {9, "a21c4f095c6b72a6a9ef16a568eadc168a237bb54d8558596ffd2ddfbcef40e6"},
+      // note's prose (prose-password), a pw suffix (LDAP_BIND_PW=)
+      {9, "88f1168b262a3666753279a22cd1126f9add29c2c02dc1a5b66ab780c140a814"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
