@@ -368,6 +368,14 @@ const ContentRule kContentRules[] = {
   {"wallet-seed-phrase",
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
    false, 1, 0, false, false},
+  // Scan version 9. A value under an environment variable's name (upper case, 2-5 parts)
+  // that ends in _KEY or _AUTH, as .env and compose files name a provider's key
+  // (SENDGRID_KEY=, VAULT_UNSEAL_KEY=, REDIS_AUTH=): a long random value (20+ characters
+  // at 4.0 bits, upper case, lower case and digits, no '.'); not a public or structural
+  // key's name (Verify::kNamedKey).
+  {"named-key-assignment",
+   R"re((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]{0,20}_){1,4}(?:KEY|AUTH)["']?(?:[ \t]{0,4}=[ \t]{0,4}["']?|:[ \t]{1,4}["']?)([A-Za-z0-9_\-+/~]{20,200}={0,2}))re",
+   false, 1, 4.0, true, false, Verify::kNamedKey},
   // Scan version 9. A password named in a note's prose: a password word (password, passwd,
   // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
   // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network

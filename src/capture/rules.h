@@ -33,6 +33,11 @@ enum class Verify {
   // mix 3 of lower case, upper case, digits and symbols, or both cases reading as random
   // letters; the line holds nothing else after it but punctuation.
   kStrongValue,
+  // A value under an environment variable's name that ends in _KEY or _AUTH
+  // (named-key-assignment): the name holds no word of a public or structural key (PUBLIC,
+  // SITE, SORT, PRIMARY, CACHE, GPG, SSH, ...) and the value mixes upper case, lower case and
+  // digits without a '.'.
+  kNamedKey,
 };
 
 struct ContentRule {

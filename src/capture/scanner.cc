@@ -863,6 +863,18 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     }
     case Verify::kAnyPrintable:
       break;
+    case Verify::kNamedKey: {
+      const std::string_view key = KeyBefore(content, m.from, m.secret_from);
+      for (std::string_view w :
+           {"PUBLIC",  "PUBLISHABLE", "PUBKEY",   "SITE",        "SORT",    "PARTITION", "PRIMARY",
+            "FOREIGN", "CACHE",       "INDEX",    "GPG",         "PGP",     "SSH",       "HOST",
+            "LOOKUP",  "HOTKEY",      "SHORTCUT", "IDEMPOTENCY", "ROUTING", "GROUP",     "OBJECT",
+            "BUCKET",  "PREFIX",      "COLUMN",   "FIELD",       "MAP"})
+        if (key.find(w) != std::string_view::npos) return true;
+      const CharClasses c = ClassesOf(secret);
+      if (!c.upper || !c.lower || !c.digit) return true;
+      break;
+    }
     case Verify::kStrongValue:
       if (!StrongProseValue(content, m.from, m.secret_to, secret)) return true;
       m.secret_to = m.secret_from + secret.size();  // (the trimmed value is reported)

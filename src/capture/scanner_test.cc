@@ -478,6 +478,12 @@ std::vector<Case> Version8Cases(Gen& g) {
                "        export += 'BORG PAPER KEY v1\\n'\n"});
   // Scan version 9: a pw suffix after a prefix part (LDAP_BIND_PW, SMTP_PW, ADMIN_PW).
   c.push_back({"pass-assignment", "LDAP_BIND_PW=" + g.Of(kAlnum, 16) + "7\n", "LDAP_BIND_PW=$LDAP_BIND_PW\n"});
+  // Scan version 9: an environment variable's name ending in _KEY or _AUTH and a random value.
+  c.push_back({"named-key-assignment", "SENDGRID_KEY=aB7" + g.Of(kAlnum, 29) + "\n",
+               "STRIPE_PUBLISHABLE_KEY=aB7" + g.Of(kAlnum, 29) + "\n"});
+  c.push_back({"named-key-assignment", "  \"VAULT_UNSEAL_KEY\": \"aB7" + g.Of(kAlnum, 29) + "\",\n",
+               "  \"VAULT_UNSEAL_KEY\": \"" + g.Of(kLower, 24) + "." + g.Of(kLower, 8) + "\",\n"});
+  c.push_back({"named-key-assignment", "REDIS_AUTH: aB7" + g.Of(kAlnum, 29) + "\n", "result_key: ContactFlowSummaryList42Items\n"});
   return c;
 }
 
@@ -1420,8 +1426,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // gate, RFC 6749's MAC token id an example, made-up sequences filler, more commands'
       // password arguments (cli-password-argument), BIP32 extended private keys, borg keys,
       // wallet files (Bitcoin, Ethereum keystore, Cardano signing key), passwords in a
-      // note's prose (prose-password), a pw suffix (LDAP_BIND_PW=)
-      {9, "88f1168b262a3666753279a22cd1126f9add29c2c02dc1a5b66ab780c140a814"},
+      // note's prose (prose-password), a pw suffix (LDAP_BIND_PW=), NAME_KEY= / NAME_AUTH=
+      // (named-key-assignment)
+      {9, "78a5aa19dd55fb35b0376d65ee400a22a84a91cec983ce5dc8d76b6a90b42e68"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
