@@ -461,10 +461,11 @@ bool MostlySequences(std::string_view v) {
   for (size_t stride = 1; stride <= 2; ++stride) {
     for (size_t i = 0; i < v.size(); ++i) {
       len[i] = i >= stride && follows(v[i - stride], v[i]) ? len[i - stride] + 1 : 1;
-      for (size_t k = 0; len[i] >= 3 && k < len[i]; ++k) {
-        in3[i - k * stride] = true;
-        if (len[i] >= 4) in4[i - k * stride] = true;
-      }
+      // A run reaching 3 (4) marks its earlier members once; each later one marks itself.
+      const size_t back3 = len[i] == 3 ? 3 : len[i] > 3 ? 1 : 0;
+      const size_t back4 = len[i] == 4 ? 4 : len[i] > 4 ? 1 : 0;
+      for (size_t k = 0; k < back3; ++k) in3[i - k * stride] = true;
+      for (size_t k = 0; k < back4; ++k) in4[i - k * stride] = true;
     }
   }
   size_t n4 = 0, n3 = 0;
@@ -618,13 +619,19 @@ bool TemplateName(std::string_view base) {
   return false;
 }
 
+// A one-line file's text without its final newline (\n or \r\n).
+std::string_view WithoutLineEnd(std::string_view head) {
+  if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
+  if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+  return head;
+}
+
 // A whole file that is one secret (PathRule::whole_file_secret): `head` is the file when it
 // is shorter than the head read. One line, a final newline allowed; two classes of
 // characters at least (digits alone are a counter or an id).
 bool WholeFileSecret(std::string_view head) {
   if (head.size() > 202) return false;
-  if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
-  if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+  head = WithoutLineEnd(head);
   if (head.size() < 8 || head.size() > 200) return false;
   for (unsigned char c : head)
     if (c <= 0x20 || c >= 0x7f) return false;
@@ -650,8 +657,7 @@ bool RawHexKey(std::string_view name, std::string_view head) {
                              "checksum", "digest", "hash"})
     if (ContainsCaseless(name, w)) return false;
   if (head.size() > 132) return false;
-  if (!head.empty() && head.back() == '\n') head.remove_suffix(1);
-  if (!head.empty() && head.back() == '\r') head.remove_suffix(1);
+  head = WithoutLineEnd(head);
   if (head.starts_with("0x") || head.starts_with("0X")) head.remove_prefix(2);
   if (head.size() != 64 && head.size() != 128) return false;
   if (head.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return false;
@@ -800,8 +806,7 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   // ConstStringPtr, ARNs, docstring tokens, escapes such as \xa1\xa2) keep the threshold.
   const CharClasses cls = ClassesOf(secret);
   const bool mixed =
-      (cls.lower && cls.upper && (cls.digit || (!cls.other && LooksRandomLetters(secret)))) ||
-      (cls.lower && cls.upper && cls.other && LooksRandomLetters(secret)) ||
+      (cls.lower && cls.upper && (cls.digit || LooksRandomLetters(secret))) ||
       (cls.lower && cls.digit && !cls.upper && !cls.other && secret.size() >= 12 &&
        !WordsAndDigits(secret)) ||
       (cls.lower && !cls.upper && !cls.digit && !cls.other && LooksRandomLetters(secret, 4, 40));
@@ -817,10 +822,12 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
     else return need;
   }
   if (!letter || !digit) return need;
-  // A repeated unit (deadbeefdeadbeef, 1234567812345678) keeps 2.7.
+  const double low = std::log2(static_cast<double>(secret.size())) - 1.5;  // under 2.7 to 18
+  if (low >= 2.7) return std::min(need, 2.7);
+  // A repeated unit (9e4f9a9e4f9a, deadbeefdeadbe) keeps 2.7.
   for (size_t unit = 1; unit <= secret.size() / 2; ++unit)
     if (secret.substr(unit) == secret.substr(0, secret.size() - unit)) return std::min(need, 2.7);
-  return std::min({need, 2.7, std::log2(static_cast<double>(secret.size())) - 1.5});
+  return std::min(need, low);
 }
 
 // The checks after a rule's expression matched: its decoding, the published examples, its
@@ -1591,6 +1598,12 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
       if (!whole) whole = !binary && !TemplateName(base) && WholeFileSecret(head);
       st.need_found = *whole;
     }
+    // A rule whose whole-file condition failed reports nothing: the file is not hashed for
+    // it (a file named *key*, *secret* or *token* of any size is otherwise read through
+    // SHA-256 for a fingerprint never used).
+    std::erase_if(path_rules, [](const PathRuleState& st) {
+      return (st.rule->whole_file_secret || st.rule->raw_key) && !st.need_found;
+    });
   }
   WindowCursor cur;
   cur.path = std::string(path);
