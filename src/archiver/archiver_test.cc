@@ -206,6 +206,35 @@ TEST_F(ArchiverTest, TreesAndJsonFilesUseTheJsonLevel) {
   }
 }
 
+// A data blob under kSmallBlobMax is stored at level 1 under auto (its frame is exactly
+// level 1's); from kSmallBlobMax up at level 3; the other modes keep their own level.
+TEST_F(ArchiverTest, SmallDataBlobsUseLevelOneUnderAuto) {
+  std::string text;
+  for (int i = 0; text.size() < 3 * kSmallBlobMax; ++i)
+    text += "line " + std::to_string(i * 7919 % 1000) + " of a small text file\n";
+  const size_t sizes[] = {kSmallBlobMax / 4, kSmallBlobMax - 1, kSmallBlobMax, 2 * kSmallBlobMax};
+  for (Compression mode : {Compression::kAuto, Compression::kBetter}) {
+    const std::string dir = "m" + std::to_string(static_cast<int>(mode));
+    for (size_t n : sizes)  // (the mode's name first: each mode's blobs are new)
+      WriteFile(root_ / "src" / dir / ("f" + std::to_string(n)),
+                dir + text.substr(0, n - dir.size()));
+    WriteSession session(*repo_, WriteOptions{.compression = mode});
+    BackupResult r = RunBackup(session, Options(std::nullopt, true), false);
+    for (size_t n : sizes) {
+      const Node f = Find(r.tree, dir + "/f" + std::to_string(n));
+      ASSERT_EQ(f.content.size(), 1u) << n;
+      const Bytes plain = repo_->LoadBlob(BlobType::kData, f.content[0]);
+      ASSERT_EQ(plain.size(), n);
+      auto loc = repo_->index().Lookup(BlobType::kData, f.content[0]);
+      ASSERT_EQ(loc.size(), 1u);
+      const int level = mode == Compression::kBetter ? 7 : n < kSmallBlobMax ? 1 : 3;
+      EXPECT_EQ(DataZstdLevel(mode, n), level) << n;
+      EXPECT_EQ(loc[0].length, ZstdCompress(plain, level).size() + 32) << n << " level " << level;
+      EXPECT_NE(ZstdCompress(plain, 1).size(), ZstdCompress(plain, 3).size()) << n;  // tells
+    }
+  }
+}
+
 TEST_F(ArchiverTest, WithoutSnapshotOnlyTreesAndDataAreStored) {
   WriteFile(root_ / "src/a.txt", "alpha");
   BackupOptions o;

@@ -27,6 +27,10 @@ int ZstdLevel(Compression c) {
   return 3;
 }
 
+int DataZstdLevel(Compression c, size_t n) {
+  return c == Compression::kAuto && n < kSmallBlobMax ? 1 : ZstdLevel(c);
+}
+
 int TreeZstdLevel(Compression c) {
   return c == Compression::kBetter || c == Compression::kMax ? ZstdLevel(c) : kJsonLevel;
 }

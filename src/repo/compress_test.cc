@@ -50,6 +50,19 @@ TEST(ChooseAutoLevel, FollowsTheMeasuredRule) {
   EXPECT_EQ(threes, 3);
 }
 
+TEST(DataZstdLevel, AutoTakesLevelOneBelowTheSmallBlobSizeOtherModesTheirOwn) {
+  EXPECT_EQ(DataZstdLevel(Compression::kAuto, 1), 1);
+  EXPECT_EQ(DataZstdLevel(Compression::kAuto, kSmallBlobMax - 1), 1);
+  EXPECT_EQ(DataZstdLevel(Compression::kAuto, kSmallBlobMax), 3);
+  EXPECT_EQ(DataZstdLevel(Compression::kAuto, size_t{8} << 20), 3);
+  for (size_t n : {size_t{100}, kSmallBlobMax, size_t{1} << 20}) {
+    EXPECT_EQ(DataZstdLevel(Compression::kFastest, n), 1);
+    EXPECT_EQ(DataZstdLevel(Compression::kBetter, n), 7);
+    EXPECT_EQ(DataZstdLevel(Compression::kMax, n), 11);
+    EXPECT_EQ(DataZstdLevel(Compression::kOff, n), 0);
+  }
+}
+
 TEST(ChooseAutoLevel, LogLinesGetLevelOneAndCostNoMoreThanOnePercent) {
   const Bytes log = testing::LogLines(1 << 20, 7);
   ASSERT_EQ(ChooseAutoLevel(log), 1);

@@ -120,8 +120,8 @@ ByteView WriteSession::SealBlob(BlobType t, ByteView plain, bool skip_incompress
   ByteView body = plain;
   if (compress) {
     int level = t == BlobType::kTree ? TreeZstdLevel(mode)
-                : data_level > 0         ? data_level
-                                         : ZstdLevel(mode);
+                : data_level > 0     ? data_level
+                                     : DataZstdLevel(mode, plain.size());
     ScopedTimer timer(Stage::kCompress);
     const size_t n =
         ZstdCompressInto(plain, level, sealed, crypto::kIvSize, crypto::kTagSize);
