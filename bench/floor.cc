@@ -5,8 +5,9 @@
 // and floor/restic says how low haven/restic can go at all.
 //
 //   bench_floor hash-compress --threads N --out FILE SRC...
-//       every regular file under SRC: read, SHA-256, compressed with zstd level 3 as its own
-//       frame (a cold backup stores each file's bytes as blobs compressed one by one), the
+//       every regular file under SRC: read, SHA-256, compressed with zstd as its own frame
+//       at the level haven's "auto" gives it (1 under 4 KiB, else 3: docs/format.md §12; a
+//       cold backup stores each file's bytes as blobs compressed one by one), the
 //       frames appended to FILE (one per thread: FILE.<t>) and each FILE fsynced at the end.
 //   bench_floor create-write --threads N SRC DST
 //       DST gets SRC's directories (mkdir), then every regular file is created and written
@@ -164,14 +165,16 @@ struct FrameFile {
   FrameFile(const std::string& out, int t) : name(out + "." + std::to_string(t)) {
     fd = open(name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) Die("create " + name);
-    ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
   }
   ~FrameFile() {
     ZSTD_freeCCtx(cctx);
     if (fsync(fd) != 0) Die("fsync " + name);
     close(fd);
   }
+  int level = 0;
   void Add(Span data) {
+    const int want = data.size() < 4096 ? 1 : 3;
+    if (want != level) ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level = want);
     frame.resize(ZSTD_compressBound(data.size()));
     const size_t n = ZSTD_compress2(cctx, frame.data(), frame.size(), data.data(), data.size());
     if (ZSTD_isError(n)) Fail(std::string("zstd: ") + ZSTD_getErrorName(n));
