@@ -77,7 +77,7 @@ const ContentRule kContentRules[] = {
    R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret))>([^<\s]{12,200})</)re",
    true, 2, 3.2, true, false},
   {"url-credentials",
-   R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>]{6,128})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
+   R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>][^\s@"'<>]{5,127})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
    false, 1, 2.3, true, false, Verify::kUrlDecode},
   // Credentials in encodings and on command lines.
   {"base64-private-key", R"re(\b(LS0tLS1CRUdJTi[A-Za-z0-9+/]{50}))re", false, 1, 0, false, false, Verify::kBase64Pem},

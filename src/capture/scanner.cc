@@ -240,6 +240,44 @@ bool LooksFileNameOrAddress(std::string_view v) {
   return false;
 }
 
+// Letters whose case changes at every other letter or more often, as random letters' does
+// (ClWDfSuYOlYC: 8 changes in 12; words in CamelCase change about once in 3, ClientSecretValue
+// 5 in 17): digits and symbols are skipped.
+bool SwitchesCase(std::string_view v) {
+  size_t letters = 0, switches = 0;
+  int prev = 0;
+  for (char c : v) {
+    const int cls = (c >= 'A' && c <= 'Z') ? 1 : (c >= 'a' && c <= 'z') ? 2 : 0;
+    if (!cls) continue;
+    letters++;
+    if (prev && cls != prev) switches++;
+    prev = cls;
+  }
+  return letters >= 8 && switches * 2 >= letters;
+}
+
+// A base64 value holding '/' or starting with '+' or '/' (a key's bytes, not a path or a
+// reference): base64's alphabet only, and a piece between '/' of 12 or more characters that
+// mixes upper case, lower case and digits and whose letters read as random
+// (/X/Dngl7FqaKIoh7W4XnpF, +f5npOMjzXd32/Rv1OV9; not /usr/share/X11/xkb, ~/MyApplication2).
+// 3 % of random base64 values of 16 characters start with '+' or '/' and 22 % hold a '/'.
+bool LooksBase64Secret(std::string_view v) {
+  if (v.size() < 16 ||
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
+          std::string_view::npos)
+    return false;
+  for (size_t from = 0; from <= v.size();) {
+    const size_t to = std::min(v.find('/', from), v.size());
+    const std::string_view piece = v.substr(from, to - from);
+    const CharClasses c = ClassesOf(piece);
+    if (piece.size() >= 12 && c.upper && c.lower && c.digit &&
+        (LooksRandomLetters(piece, 3, 25) || SwitchesCase(piece)))
+      return true;
+    from = to + 1;
+  }
+  return false;
+}
+
 // Values of keyword rules that are not secrets: references, paths, identifiers, words.
 bool LooksPlaceholder(std::string_view v) {
   if (v.empty()) return true;
@@ -249,7 +287,13 @@ bool LooksPlaceholder(std::string_view v) {
   static constexpr std::string_view kStarts = "$/~%.&*#^+@!";
   if (kStarts.find(v[0]) != std::string_view::npos) {
     bool plain = true;
-    for (char c : v.substr(1, v.find('#', 1) - 1))  // up to a comment: $dir/cakey.pem# ...
+    // Up to a comment ($dir/cakey.pem# ...): a '#' at the end or before a symbol; inside
+    // letters it is part of a password (!uScrCth#GKw).
+    size_t hash = v.find('#', 1);
+    if (hash != std::string_view::npos && hash + 1 < v.size() &&
+        std::isalnum(static_cast<unsigned char>(v[hash + 1])))
+      hash = std::string_view::npos;
+    for (char c : v.substr(1, hash == std::string_view::npos ? hash : hash - 1))
       if (!std::isalnum(static_cast<unsigned char>(c)) &&
           std::string_view("_.-/:{}()~$%\\").find(c) == std::string_view::npos)
         plain = false;
@@ -258,8 +302,10 @@ bool LooksPlaceholder(std::string_view v) {
     // symbol first; not %AppData%, ~/Notes1, &defaultSettings1).
     const std::string_view rest = v.substr(1);
     const CharClasses rc = ClassesOf(rest);
-    if (plain && !(rc.upper && rc.lower && rc.digit && rest.find('/') == std::string_view::npos &&
-                   !LooksPlaceholder(rest)))
+    if (plain &&
+        !(rc.upper && rc.lower && rc.digit && rest.find('/') == std::string_view::npos &&
+          !LooksPlaceholder(rest)) &&
+        !LooksBase64Secret(v))
       return true;
   }
   // An Ethereum address (public); a sealed-secrets ciphertext (meant to be committed).
@@ -273,9 +319,16 @@ bool LooksPlaceholder(std::string_view v) {
   if (LooksHash(v)) return true;
   if (LooksFileNameOrAddress(v)) return true;
 
-  for (std::string_view s : {"${", "{{", "$(", "%(", "%s", "://", "xxxx", "XXXX", "****", "...",
-                             "----", "____"})
+  for (std::string_view s :
+       {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
+  // A printf format (%s@%s, user_%s), not a generated password that holds "%s" among other
+  // symbols and both cases and digits (@BiR6#xI%s7l29I!).
+  if (v.find("%s") != std::string_view::npos) {
+    const CharClasses c = ClassesOf(v);
+    if (!(c.upper && c.lower && c.digit && v.find_first_of("!#&*+=?@^~") != std::string_view::npos))
+      return true;
+  }
   {
     // An expression over a constant (SCRAMBLE_LENGTH*2+1, ERROR_BASE+185).
     size_t k = 0;
@@ -381,10 +434,12 @@ bool LooksPlaceholder(std::string_view v) {
     return false;
   // ... or 10 or more lower case letters whose pairs read as random, by a stricter measure
   // than mixed case (words run together, bobwillknow, meet at uncommon pairs): 4 or more
-  // uncommon pairs, 40 % of them (scan version 9: 2 % of 12 random letters and digits have
-  // no digit; random lower case letters average 50 % uncommon pairs).
+  // uncommon pairs, 34 % of them (40 % in scan version 9; 2 % of 12 random letters and
+  // digits have no digit; random lower case letters average 50 % uncommon pairs; 2,000 run-
+  // together words of a licence's 600 commonest under "password:": 217 found at 40 %, 218
+  // at 34 %, none of the corpus's files more).
   if (lower && !upper && v.size() >= 10 && v.find_first_of("_-.") == std::string_view::npos &&
-      LooksRandomLetters(v, 4, 40))
+      LooksRandomLetters(v, 4, 34))
     return false;
   if (!(upper && lower)) return true;
   return (upper_n < 3 || lower_n < 3 || switches * 4 < static_cast<int>(v.size())) &&
@@ -796,24 +851,28 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   if (!rule.generic) return rule.min_entropy;
   // A short value cannot reach much entropy: n characters hold at most log2(n) bits each
   // (3.58 for 12), and 9 % of random 12-character passwords of letters and digits fall
-  // under 3.2 (a repeated character or two). From 8 to 15 characters, when the value mixes
+  // under 3.2 (a repeated character or two). From 8 to 18 characters, when the value mixes
   // upper case, lower case and digits as a generated password does, a keyword rule asks for
-  // log2(n) - 0.75 at most: 2 in 1,000 of them fall under it (scan version 8); so does a
-  // value that reads as random letters, not words (LooksRandomLetters), of both cases with
-  // or without symbols (XzesHCwNzezC: 2.86 bits; Cbb!evG_fbDk) or of lower case alone by
-  // the stricter measure, and a value of lower case letters and digits (12 random ones fall
-  // under 3.2 one time in 4); scan version 9. Other values (type names such as
-  // ConstStringPtr, ARNs, docstring tokens, escapes such as \xa1\xa2) keep the threshold.
+  // log2(n) - 1 at most (scan version 10; log2(n) - 0.75 to 15 characters from version 8):
+  // under 1 in 10,000 random ones of 12 fall under it (13 in 10,000 under - 0.75); so does
+  // a value that reads as random letters, not words (LooksRandomLetters, or its case
+  // changing at every other letter, SwitchesCase), of both cases with or without symbols
+  // (XzesHCwNzezC: 2.86 bits; Cbb!evG_fbDk; ClWDfSuYOlYC) or of lower case alone by the
+  // stricter measure, and a value of lower case letters and digits (12 random ones fall
+  // under 3.2 one time in 4, 16 of them 16 times in 1,000 and under log2(16) - 1 twice).
+  // Other values (type names such as ConstStringPtr, ARNs, docstring tokens, escapes such as
+  // \xa1\xa2) keep the threshold.
   const CharClasses cls = ClassesOf(secret);
   const bool mixed =
-      (cls.lower && cls.upper && (cls.digit || LooksRandomLetters(secret))) ||
+      (cls.lower && cls.upper &&
+       (cls.digit || LooksRandomLetters(secret) || SwitchesCase(secret))) ||
       (cls.lower && cls.digit && !cls.upper && !cls.other && secret.size() >= 12 &&
        !WordsAndDigits(secret)) ||
-      (cls.lower && !cls.upper && !cls.digit && !cls.other && LooksRandomLetters(secret, 4, 40));
-  const double need = mixed && secret.size() >= 8 && secret.size() < 16
-                          ? std::min(rule.min_entropy,
-                                     std::log2(static_cast<double>(secret.size())) - 0.75)
-                          : rule.min_entropy;
+      (cls.lower && !cls.upper && !cls.digit && !cls.other && LooksRandomLetters(secret, 4, 34));
+  const double need =
+      mixed && secret.size() >= 8 && secret.size() < 19
+          ? std::min(rule.min_entropy, std::log2(static_cast<double>(secret.size())) - 1.0)
+          : rule.min_entropy;
   if (secret.size() < 12) return need;
   bool letter = false, digit = false;
   for (char c : secret) {
@@ -852,6 +911,22 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       if (m.secret_from >= 4 && content.substr(m.secret_from - 4, 4) == "://:" &&
           secret.find(':') != std::string_view::npos)
         return true;
+      // A '/' cannot stand in a URL's password unescaped, yet base64 passwords are pasted so
+      // (postgres://app:PqiPlU/Oeyeu4G2P@db): such a value is taken when it is base64's
+      // alphabet, of both cases, with digits or letters that read as random, and does not
+      // start with a port; otherwise the match is a host, a port and a path before an '@'
+      // (https://host:8080/users/@me).
+      if (const size_t slash = secret.find('/'); slash != std::string_view::npos) {
+        const CharClasses c = ClassesOf(secret);
+        const bool port = slash > 0 && secret.substr(0, slash).find_first_not_of("0123456789") ==
+                                           std::string_view::npos;
+        if (secret.size() < 12 || port || !c.upper || !c.lower ||
+            !(c.digit || LooksRandomLetters(secret, 3, 25) || SwitchesCase(secret)) ||
+            secret.find_first_not_of(
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
+                std::string_view::npos)
+          return true;
+      }
       decoded = DecodeHexEscapes(secret, "%");
       secret = decoded;
       break;

@@ -1220,6 +1220,46 @@ TEST(ScanRules, TwelveCharacterGeneratedValuesOfAnyAlphabet) {
   EXPECT_TRUE(RulesFound("ssl_key: certs/server.key\n").empty());
 }
 
+// Scan version 10: base64 values holding '/' or starting with '+' or '/', a '#' or "%s"
+// inside a generated password, letters whose case changes like random text's, and values of
+// 16-18 characters with a repeat or two. Each with the look-alikes that stay quiet.
+TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
+  for (const char* line :
+       {"DATABASE_URL=postgres://app:PqiPlU/Oeyeu4G2P@db.example.net:5432/app",
+        "DATABASE_URL=postgres://app:wApYM/LiYLFL8smELGOs@db.example.net:5432/app",
+        "DATABASE_URL=postgres://app:Y6RSZkwSZ7rZD0jH2FvB3I2EmUbV++/5@db.example.net/app",
+        "password = +f5npOMjzXd32/Rv1OV9", "      - POSTGRES_PASSWORD=/X/Dngl7FqaKIoh7W4XnpFUJTUCBaC8h",
+        "<config><password>+ivEGdWMrv9s9ogNScrj17rFJs4uzm/T</password></config>",
+        "  client_secret: '+Z84amek/XEsG6pOgeIe1I47'", "password = !uScrCth#GKw",
+        "<config><password>@BiR6#xI%s7l29I!</password></config>", "password=%sn4Y!rHdhEL",
+        "<config><password>ClWDfSuYOlYC</password></config>", "DB_PASSWORD=OaFgAFdRgYGa",
+        "DB_PASSWORD=0nrlil7olmff5rln", "password = vvlql3f9h9ohvwrl",
+        "spring.datasource.password=KiQKfPKiw0aK"})
+    EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
+  Gen g(1010);
+  int url_found = 0, slash_found = 0, lowdig_found = 0;
+  for (int i = 0; i < 200; ++i) {
+    std::string v = g.Of(kB64, 20);
+    v[8] = '/';  // a '/' inside, as 22 % of random base64 values of 16 hold one
+    url_found += !RulesFound("DATABASE_URL=postgres://app:" + v + "@db.example.net/app\n").empty();
+    slash_found += !RulesFound("password = /" + g.Of(kB64, 23) + "\n").empty();
+    lowdig_found += !RulesFound("DB_PASSWORD=" + g.Of(kLower + kDigits, 16 + i % 3) + "\n").empty();
+  }
+  EXPECT_GE(url_found, 188);     // 192 at this seed (none before scan version 10)
+  EXPECT_GE(slash_found, 188);   // 193
+  EXPECT_GE(lowdig_found, 197);  // 200
+  // Paths, a host:port/path before an '@', printf formats, comments after a path, CamelCase
+  // and CONSTANT names.
+  for (const char* line :
+       {"password = /usr/share/X11/xkb/symbols", "password_file: /opt/MyApplication2/bin/run",
+        "key: ~/Documents/Notes2023/Passwords1", "url = https://registry.example.org:443/Users/Admin@v2",
+        "see http://proxy.corp:3128/PacFiles/Default4@corp", "password = %s@%s:%s",
+        "DB_PASSWORD=user_%s_Pass", "private_key = $dir/private/cakey.pem# The private key",
+        "password: ClientSecretValue", "secret: GetElementById", "password: isUpToDateFlag",
+        "api_key = REPLACE_WITH_KEY_VALUE"})
+    EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+}
+
 // An allow-list glob matches a path's tail as fnmatch does, bracket expressions included
 // (the literal-run prefilter before fnmatch must not refuse what fnmatch accepts).
 TEST(ScanAllowTest, TailGlobsWithBracketExpressions) {
@@ -1429,6 +1469,11 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // note's prose (prose-password), a pw suffix (LDAP_BIND_PW=), NAME_KEY= / NAME_AUTH=
       // (named-key-assignment)
       {9, "78a5aa19dd55fb35b0376d65ee400a22a84a91cec983ce5dc8d76b6a90b42e68"},
+      // 10: URL passwords holding '/' (base64), base64 values starting with '+' or '/',
+      // '#' and "%s" inside generated passwords, letters whose case changes like random
+      // text's, 16-18 character values at log2(n) - 1, lower case letters at 34 % uncommon
+      // pairs
+      {10, "a343255afa7535073a0e2853a452d73549229813405b5535badc65bd6b134443"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
