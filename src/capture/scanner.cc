@@ -809,6 +809,10 @@ struct RawMatch {
   unsigned long long from, to;                // the whole match
   unsigned long long secret_from, secret_to;  // the secret inside it
   unsigned long long last;                    // the end of Hyperscan's run it came from
+  // Where the report's column and excerpt start when not at `from`: a second value of a
+  // command line whose match starts at the command (ExtractRun) shows the text after the
+  // first value, never the first value itself.
+  unsigned long long shown = 0;
 };
 
 // A keyword rule's key that names a public value or a paging cursor (publicKeyToken, a .NET
@@ -1256,19 +1260,34 @@ struct Scanner::Impl {
     return out;
   }
 
-  // The regex matches of `rule` in the text before the run's last end `last`.
+  // The regex matches of `rule` in the text before the run's last end `last`, from the end
+  // of the rule's previous run (`covered`) or, when the match starts before it (a second
+  // value of one command line: ssh-keygen -P old -N new; bank login: bob@x.org / pw), the
+  // match that ends at `last` and starts first on the line (FirstMatchEndingAt).
   void ExtractRun(std::string_view buf, unsigned rule, unsigned long long last,
                   unsigned long long covered, std::vector<RawMatch>& out) const {
     auto rules = ContentRules();
-    size_t ws;
+    size_t line_ws;
     if (rules[rule].binary) {
-      ws = last > kKeyBlockBack ? last - kKeyBlockBack : 0;
+      line_ws = last > kKeyBlockBack ? last - kKeyBlockBack : 0;
     } else {
       size_t nl = last > 0 ? buf.rfind('\n', last - 1) : std::string_view::npos;
-      ws = nl == std::string_view::npos ? 0 : nl;  // the newline itself: "not a word char"
-      if (last - ws > kLineBack) ws = last - kLineBack;
+      line_ws = nl == std::string_view::npos ? 0 : nl;  // the newline itself: "not a word char"
+      if (last - line_ws > kLineBack) line_ws = last - kLineBack;
     }
-    ws = std::max<size_t>(ws, covered);
+    const size_t ws = std::max<size_t>(line_ws, covered);
+    if (!ExtractFrom(buf, rule, ws, last, out) &&
+        !(ws > line_ws && FirstMatchEndingAt(buf, rule, line_ws, last, covered, out))) {
+      // The two engines disagree on this text: keep the match (never lose a finding),
+      // taking the line up to the end as its text.
+      size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
+      out.push_back(RawMatch{rule, from, last, from, last, last});
+    }
+  }
+
+  // ExtractRun's regex pass over buf[ws, last): appends its matches; false when none.
+  bool ExtractFrom(std::string_view buf, unsigned rule, size_t ws, unsigned long long last,
+                   std::vector<RawMatch>& out) const {
     // At a window's first byte the text before is not in memory: such a run is never the
     // window's own (the margin is far wider than any check looks back).
     auto flags = ws > 0 ? std::regex_constants::match_prev_avail
@@ -1276,29 +1295,52 @@ struct Scanner::Impl {
     const char* b = buf.data();
     bool found = false;
     for (std::cregex_iterator it(b + ws, b + last, Regex(rule), flags), e; it != e; ++it) {
-      const std::cmatch& m = *it;
-      if (m.length(0) == 0) continue;
-      RawMatch r;
-      r.rule = rule;
-      r.last = last;
-      r.from = static_cast<unsigned long long>(m[0].first - b);
-      r.to = static_cast<unsigned long long>(m[0].second - b);
-      int g = rules[rule].secret_group;
-      if (m[g].matched) {
-        r.secret_from = static_cast<unsigned long long>(m[g].first - b);
-        r.secret_to = static_cast<unsigned long long>(m[g].second - b);
-      } else {
-        r.secret_from = r.from, r.secret_to = r.to;
-      }
-      out.push_back(r);
+      if (it->length(0) == 0) continue;
+      out.push_back(MatchOf(buf, rule, *it, last));
       found = true;
     }
-    if (!found) {
-      // The two engines disagree on this text: keep the match (never lose a finding),
-      // taking the line up to the end as its text.
-      size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
-      out.push_back(RawMatch{rule, from, last, from, last, last});
+    return found;
+  }
+
+  // A match of `rule` that ends exactly at `last` and starts at the first position of
+  // buf[ws, last) that gives one, with its secret ending past `after` (the previous run's
+  // end: its text before `after` is shown as the previous match, not again). Only over the
+  // last kRetryBack bytes: one regex match per start position.
+  bool FirstMatchEndingAt(std::string_view buf, unsigned rule, size_t ws, unsigned long long last,
+                          unsigned long long after, std::vector<RawMatch>& out) const {
+    constexpr size_t kRetryBack = 512;
+    const char* b = buf.data();
+    for (size_t p = std::max<size_t>(ws, last > kRetryBack ? last - kRetryBack : 0); p < last;
+         ++p) {
+      auto flags =
+          p > 0 ? std::regex_constants::match_prev_avail : std::regex_constants::match_default;
+      std::cmatch m;
+      if (!std::regex_match(b + p, b + last, m, Regex(rule), flags)) continue;
+      RawMatch r = MatchOf(buf, rule, m, last);
+      if (r.secret_to <= after) return false;
+      if (r.from < after) r.shown = after;
+      out.push_back(r);
+      return true;
     }
+    return false;
+  }
+
+  static RawMatch MatchOf(std::string_view buf, unsigned rule, const std::cmatch& m,
+                          unsigned long long last) {
+    const char* b = buf.data();
+    RawMatch r;
+    r.rule = rule;
+    r.last = last;
+    r.from = static_cast<unsigned long long>(m[0].first - b);
+    r.to = static_cast<unsigned long long>(m[0].second - b);
+    const int g = ContentRules()[rule].secret_group;
+    if (m[g].matched) {
+      r.secret_from = static_cast<unsigned long long>(m[g].first - b);
+      r.secret_to = static_cast<unsigned long long>(m[g].second - b);
+    } else {
+      r.secret_from = r.from, r.secret_to = r.to;
+    }
+    return r;
   }
 };
 
@@ -1564,20 +1606,22 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
   size_t counted = 0;
   for (const RawMatch& m : kept) {
     const ContentRule& rule = rules[m.rule];
-    for (size_t i = counted; i < m.from; ++i)
+    size_t from = std::max(m.from, m.shown);  // (RawMatch::shown)
+    while (from < m.secret_from && (view[from] == ' ' || view[from] == '\t')) ++from;
+    for (size_t i = counted; i < from; ++i)
       if (view[i] == '\n') ++line, line_start = cur.buf_start + i + 1;
-    counted = std::max<size_t>(counted, m.from);
+    counted = std::max<size_t>(counted, from);
     // `haven:allow` on the line, within kLineLook bytes of the match.
     size_t look_to = std::min<size_t>(view.size(), m.to + kLineLook);
-    size_t line_end = view.substr(0, look_to).find('\n', m.from);
+    size_t line_end = view.substr(0, look_to).find('\n', from);
     if (line_end == std::string_view::npos) line_end = look_to;
-    uint64_t abs_from = cur.buf_start + m.from;
+    uint64_t abs_from = cur.buf_start + from;
     uint64_t look_from = std::max<uint64_t>({line_start, cur.buf_start,
                                              abs_from > kLineLook ? abs_from - kLineLook : 0});
     std::string_view line_text = view.substr(look_from - cur.buf_start, line_end - (look_from - cur.buf_start));
     if (line_text.find("haven:allow") != std::string_view::npos) continue;
 
-    std::string_view span = view.substr(m.from, m.to - m.from);
+    std::string_view span = view.substr(from, m.to - from);
     std::string_view secret = view.substr(m.secret_from, m.secret_to - m.secret_from);
     Finding f;
     f.path = cur.path;
@@ -1585,7 +1629,7 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
     f.column = abs_from - line_start + 1;
     f.rule = rule.id;
     f.fingerprint = Hex16(rule.id, secret);
-    std::string ex(span.substr(0, m.secret_from - m.from));
+    std::string ex(span.substr(0, m.secret_from - from));
     if (ex.size() > 60) ex = ex.substr(0, 28) + "..." + ex.substr(ex.size() - 28);
     AppendRedacted(ex, secret);
     for (char& c : ex)

@@ -1305,6 +1305,28 @@ TEST(ScanRules, PositionsRedactionAndOrder) {
   EXPECT_EQ(again[0].fingerprint, f[0].fingerprint);
 }
 
+// A second value of one rule on a line whose match starts before the first value ends
+// (ssh-keygen -P old -N new; a note's login with an address, then the password): its own
+// secret (the fingerprint of the value alone), a column and excerpt after the first value,
+// which the excerpt never shows.
+TEST(ScanRules, SecondValueOnALineIsItsOwnFinding) {
+  const std::string line = "ssh-keygen -p -f id -P oldPw9xKq2 -N newPw7qZr4m\n";
+  auto f = S().Scan("k.sh", line);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].column, 1u);
+  EXPECT_EQ(f[1].column, line.find("-N") + 1);
+  EXPECT_EQ(f[1].excerpt, "-N ne****");
+  EXPECT_EQ(f[1].excerpt.find("oldPw"), std::string::npos);
+  auto alone = S().Scan("k.sh", "ssh-keygen -N newPw7qZr4m\n");
+  ASSERT_EQ(alone.size(), 1u);
+  EXPECT_EQ(f[1].fingerprint, alone[0].fingerprint);
+  auto note = S().Scan("n.txt", "bank login: bob.smith@corp.com / Xk9fQ2mLp7Zr\n");
+  ASSERT_EQ(note.size(), 1u);
+  EXPECT_EQ(note[0].rule, "prose-password");
+  EXPECT_EQ(note[0].excerpt, "/ Xk9****");
+  EXPECT_EQ(note[0].fingerprint, S().Scan("n.txt", "bank login: bob / Xk9fQ2mLp7Zr\n").at(0).fingerprint);
+}
+
 TEST(ScanRules, AllowLists) {
   Finding f;
   f.path = "/home/u/.config/app/settings.ini";
@@ -1472,7 +1494,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // 10: URL passwords holding '/' (base64), base64 values starting with '+' or '/',
       // '#' and "%s" inside generated passwords, letters whose case changes like random
       // text's, 16-18 character values at log2(n) - 1, lower case letters at 34 % uncommon
-      // pairs
+      // pairs; a second value of a rule on one line extracted as its own match
       {10, "a343255afa7535073a0e2853a452d73549229813405b5535badc65bd6b134443"},
   };
   const Pin* pin = nullptr;
