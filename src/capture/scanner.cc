@@ -241,8 +241,9 @@ bool LooksFileNameOrAddress(std::string_view v) {
 }
 
 // Letters whose case changes at every other letter or more often, as random letters' does
-// (ClWDfSuYOlYC: 8 changes in 12; words in CamelCase change about once in 3, ClientSecretValue
-// 5 in 17): digits and symbols are skipped.
+// (ClWDfSuYOlYC: 8 changes in 12; ClientSecretValue 5 in 17). CamelCase of short words
+// changes as often (GetElementById, isUpToDateFlag): the callers reject those first by the
+// CamelCase test of LooksPlaceholder. Digits and symbols are skipped.
 bool SwitchesCase(std::string_view v) {
   size_t letters = 0, switches = 0;
   int prev = 0;
@@ -254,6 +255,40 @@ bool SwitchesCase(std::string_view v) {
     prev = cls;
   }
   return letters >= 8 && switches * 2 >= letters;
+}
+
+bool LooksPlaceholder(std::string_view v);
+
+// CamelCase words, short ones too (GetUserById2, GpioChip0IsUp): three quarters of the
+// letters in runs of a capital and lower case letters, and 30 % vowels (y counted).
+bool CamelWords(std::string_view v) {
+  size_t letters = 0, in_words = 0, vowels = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (!std::isalpha(c)) continue;
+    letters++;
+    if (std::string_view("aeiouyAEIOUY").find(static_cast<char>(c)) != std::string_view::npos)
+      vowels++;
+    if (std::isupper(c) && i + 1 < v.size() && std::islower(static_cast<unsigned char>(v[i + 1]))) {
+      size_t j = i + 1;
+      while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+      in_words += j - i;
+      letters += j - i - 1;
+      for (size_t k = i + 1; k < j; ++k)
+        if (std::string_view("aeiouy").find(v[k]) != std::string_view::npos) vowels++;
+      i = j - 1;
+    }
+  }
+  return letters > 0 && in_words * 4 >= letters * 3 && vowels * 10 >= letters * 3;
+}
+
+// A piece of a base64 value between '/' (its leading '+' and '=' dropped) that reads as
+// random: not a placeholder or CamelCase words, and its letters' pairs or case changes as
+// random text's.
+bool RandomPiece(std::string_view piece) {
+  while (!piece.empty() && (piece[0] == '+' || piece[0] == '=')) piece.remove_prefix(1);
+  return !piece.empty() && !LooksPlaceholder(piece) && !CamelWords(piece) &&
+         (LooksRandomLetters(piece, 3, 25) || SwitchesCase(piece));
 }
 
 // A base64 value holding '/' or starting with '+' or '/' (a key's bytes, not a path or a
@@ -270,9 +305,7 @@ bool LooksBase64Secret(std::string_view v) {
     const size_t to = std::min(v.find('/', from), v.size());
     const std::string_view piece = v.substr(from, to - from);
     const CharClasses c = ClassesOf(piece);
-    if (piece.size() >= 12 && c.upper && c.lower && c.digit &&
-        (LooksRandomLetters(piece, 3, 25) || SwitchesCase(piece)))
-      return true;
+    if (piece.size() >= 12 && c.upper && c.lower && c.digit && RandomPiece(piece)) return true;
     from = to + 1;
   }
   return false;
@@ -287,12 +320,21 @@ bool LooksPlaceholder(std::string_view v) {
   static constexpr std::string_view kStarts = "$/~%.&*#^+@!";
   if (kStarts.find(v[0]) != std::string_view::npos) {
     bool plain = true;
-    // Up to a comment ($dir/cakey.pem# ...): a '#' at the end or before a symbol; inside
-    // letters it is part of a password (!uScrCth#GKw).
+    // Up to a comment or an anchor ($dir/cakey.pem# ..., /docs/api#authentication,
+    // $DB_PASS#prod, server.key#L12): a '#' at the end or before a symbol, after a path or a
+    // name with a '.', or before a lower-case word or a line number; a '#' between letters
+    // of both cases is part of a password (!uScrCth#GKw, @BiR6#xI%s7l29I!).
     size_t hash = v.find('#', 1);
     if (hash != std::string_view::npos && hash + 1 < v.size() &&
-        std::isalnum(static_cast<unsigned char>(v[hash + 1])))
-      hash = std::string_view::npos;
+        std::isalnum(static_cast<unsigned char>(v[hash + 1]))) {
+      const std::string_view before = v.substr(0, hash), after = v.substr(hash + 1);
+      const bool anchor = before.find_first_of("/.") != std::string_view::npos ||
+                          after.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") ==
+                              std::string_view::npos ||
+                          (after.size() > 1 && after[0] == 'L' &&
+                           after.find_first_not_of("0123456789", 1) == std::string_view::npos);
+      if (!anchor) hash = std::string_view::npos;
+    }
     for (char c : v.substr(1, hash == std::string_view::npos ? hash : hash - 1))
       if (!std::isalnum(static_cast<unsigned char>(c)) &&
           std::string_view("_.-/:{}()~$%\\").find(c) == std::string_view::npos)
@@ -322,12 +364,23 @@ bool LooksPlaceholder(std::string_view v) {
   for (std::string_view s :
        {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
-  // A printf format (%s@%s, user_%s), not a generated password that holds "%s" among other
-  // symbols and both cases and digits (@BiR6#xI%s7l29I!).
-  if (v.find("%s") != std::string_view::npos) {
+  // A printf format (%s@%s, user_%s, Signature=%s&Timestamp=%d), not a generated password
+  // that holds one "%s" among letters of both cases, digits and other symbols
+  // (@BiR6#xI%s7l29I!): a format has it twice, or beside a separator, or with another
+  // conversion.
+  if (const size_t f = v.find("%s"); f != std::string_view::npos) {
     const CharClasses c = ClassesOf(v);
-    if (!(c.upper && c.lower && c.digit && v.find_first_of("!#&*+=?@^~") != std::string_view::npos))
-      return true;
+    static constexpr std::string_view kSeparators = "=&:@/_.-,;|";
+    bool format = !(c.upper && c.lower && c.digit &&
+                    v.find_first_of("!#&*+=?@^~") != std::string_view::npos) ||
+                  v.find("%s", f + 2) != std::string_view::npos ||
+                  (f > 0 && kSeparators.find(v[f - 1]) != std::string_view::npos) ||
+                  (f + 2 < v.size() && kSeparators.find(v[f + 2]) != std::string_view::npos);
+    for (size_t k = v.find('%'); !format && k != std::string_view::npos; k = v.find('%', k + 1))
+      if (k != f && k + 1 < v.size() &&
+          std::string_view("diuxXfcp%").find(v[k + 1]) != std::string_view::npos)
+        format = true;
+    if (format) return true;
   }
   {
     // An expression over a constant (SCRAMBLE_LENGTH*2+1, ERROR_BASE+185).
@@ -924,8 +977,16 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
         const CharClasses c = ClassesOf(secret);
         const bool port = slash > 0 && secret.substr(0, slash).find_first_not_of("0123456789") ==
                                            std::string_view::npos;
-        if (secret.size() < 12 || port || !c.upper || !c.lower ||
-            !(c.digit || LooksRandomLetters(secret, 3, 25) || SwitchesCase(secret)) ||
+        bool random = false;  // a piece of 8 or more between '/' reads as random
+        for (size_t from = 0; from <= secret.size() && !random;) {
+          const size_t to = std::min(secret.find('/', from), secret.size());
+          const std::string_view piece = secret.substr(from, to - from);
+          const CharClasses pc = ClassesOf(piece);
+          random = piece.size() >= 8 && pc.upper && pc.lower &&
+                   (pc.digit ? !LooksPlaceholder(piece) && !CamelWords(piece) : RandomPiece(piece));
+          from = to + 1;
+        }
+        if (secret.size() < 12 || port || !c.upper || !c.lower || !random ||
             secret.find_first_not_of(
                 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
                 std::string_view::npos)
@@ -1129,13 +1190,23 @@ struct Scanner::Impl {
   mutable std::vector<std::regex> regex;
   std::unique_ptr<std::once_flag[]> regex_once;
   const std::regex& Regex(unsigned rule) const {
-    std::call_once(regex_once[rule], [&] {
-      const ContentRule& r = ContentRules()[rule];
-      auto flags = std::regex::ECMAScript | std::regex::optimize;
-      if (r.caseless) flags |= std::regex::icase;
-      regex[rule] = std::regex(r.pattern, flags);
-    });
+    std::call_once(regex_once[rule], [&] { regex[rule] = Compiled(rule, ""); });
     return regex[rule];
+  }
+  // The rule's expression anchored at the end of the searched text, "(?:...)$": one search
+  // finds the match that ends there and starts first (FirstMatchEndingAt).
+  mutable std::vector<std::regex> anchored;
+  std::unique_ptr<std::once_flag[]> anchored_once;
+  const std::regex& Anchored(unsigned rule) const {
+    std::call_once(anchored_once[rule], [&] { anchored[rule] = Compiled(rule, "$"); });
+    return anchored[rule];
+  }
+  static std::regex Compiled(unsigned rule, const char* tail) {
+    const ContentRule& r = ContentRules()[rule];
+    auto flags = std::regex::ECMAScript | std::regex::optimize;
+    if (r.caseless) flags |= std::regex::icase;
+    return *tail ? std::regex("(?:" + std::string(r.pattern) + ")" + tail, flags)
+                 : std::regex(r.pattern, flags);
   }
   Mutex mu;
   std::vector<hs_scratch_t*> free_scratch GUARDED_BY(mu);
@@ -1248,10 +1319,11 @@ struct Scanner::Impl {
     std::vector<RawMatch> out;
     unsigned long long covered = 0;  // of the current rule
     unsigned cur_rule = ~0u;
+    size_t retries = kMaxRetries;
     for (const Run& r : runs) {
       if (r.rule != cur_rule) cur_rule = r.rule, covered = 0;
       if (r.last <= covered) continue;
-      ExtractRun(buf, r.rule, r.last, covered, out);
+      ExtractRun(buf, r.rule, r.last, covered, retries, out);
       covered = r.last;
     }
     std::sort(out.begin(), out.end(), [](const RawMatch& a, const RawMatch& b) {
@@ -1260,12 +1332,17 @@ struct Scanner::Impl {
     return out;
   }
 
+  // FirstMatchEndingAt's searches in one buffer: a crafted line of thousands of second
+  // values (ssh-keygen -N a -N b ...) costs at most this many, then falls back.
+  static constexpr size_t kMaxRetries = 256;
+
   // The regex matches of `rule` in the text before the run's last end `last`, from the end
   // of the rule's previous run (`covered`) or, when the match starts before it (a second
   // value of one command line: ssh-keygen -P old -N new; bank login: bob@x.org / pw), the
-  // match that ends at `last` and starts first on the line (FirstMatchEndingAt).
+  // match that ends at `last` and starts first on the line (FirstMatchEndingAt, while
+  // `retries` last).
   void ExtractRun(std::string_view buf, unsigned rule, unsigned long long last,
-                  unsigned long long covered, std::vector<RawMatch>& out) const {
+                  unsigned long long covered, size_t& retries, std::vector<RawMatch>& out) const {
     auto rules = ContentRules();
     size_t line_ws;
     if (rules[rule].binary) {
@@ -1276,13 +1353,15 @@ struct Scanner::Impl {
       if (last - line_ws > kLineBack) line_ws = last - kLineBack;
     }
     const size_t ws = std::max<size_t>(line_ws, covered);
-    if (!ExtractFrom(buf, rule, ws, last, out) &&
-        !(ws > line_ws && FirstMatchEndingAt(buf, rule, line_ws, last, covered, out))) {
-      // The two engines disagree on this text: keep the match (never lose a finding),
-      // taking the line up to the end as its text.
-      size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
-      out.push_back(RawMatch{rule, from, last, from, last, last});
+    if (ExtractFrom(buf, rule, ws, last, out)) return;
+    if (ws > line_ws && retries > 0) {
+      --retries;
+      if (FirstMatchEndingAt(buf, rule, line_ws, last, covered, out)) return;
     }
+    // The two engines disagree on this text: keep the match (never lose a finding),
+    // taking the line up to the end as its text.
+    size_t from = std::max<size_t>(ws, last > 64 ? last - 64 : 0);
+    out.push_back(RawMatch{rule, from, last, from, last, last});
   }
 
   // ExtractRun's regex pass over buf[ws, last): appends its matches; false when none.
@@ -1302,27 +1381,25 @@ struct Scanner::Impl {
     return found;
   }
 
-  // A match of `rule` that ends exactly at `last` and starts at the first position of
-  // buf[ws, last) that gives one, with its secret ending past `after` (the previous run's
-  // end: its text before `after` is shown as the previous match, not again). Only over the
-  // last kRetryBack bytes: one regex match per start position.
+  // The match of `rule` that ends exactly at `last` and starts first in buf[ws, last) (one
+  // search with the rule's end-anchored expression, over the last kRetryBack bytes), when
+  // its secret ends past `after`, the previous run's end. Its report starts at `after`
+  // (RawMatch::shown), or at its secret if that starts sooner: the text before `after` is
+  // the previous match's and is not shown again.
   bool FirstMatchEndingAt(std::string_view buf, unsigned rule, size_t ws, unsigned long long last,
                           unsigned long long after, std::vector<RawMatch>& out) const {
     constexpr size_t kRetryBack = 512;
+    ws = std::max<size_t>(ws, last > kRetryBack ? last - kRetryBack : 0);
+    auto flags =
+        ws > 0 ? std::regex_constants::match_prev_avail : std::regex_constants::match_default;
     const char* b = buf.data();
-    for (size_t p = std::max<size_t>(ws, last > kRetryBack ? last - kRetryBack : 0); p < last;
-         ++p) {
-      auto flags =
-          p > 0 ? std::regex_constants::match_prev_avail : std::regex_constants::match_default;
-      std::cmatch m;
-      if (!std::regex_match(b + p, b + last, m, Regex(rule), flags)) continue;
-      RawMatch r = MatchOf(buf, rule, m, last);
-      if (r.secret_to <= after) return false;
-      if (r.from < after) r.shown = after;
-      out.push_back(r);
-      return true;
-    }
-    return false;
+    std::cmatch m;
+    if (!std::regex_search(b + ws, b + last, m, Anchored(rule), flags)) return false;
+    RawMatch r = MatchOf(buf, rule, m, last);
+    if (r.secret_to <= after) return false;
+    if (r.from < after) r.shown = std::min(after, r.secret_from);
+    out.push_back(r);
+    return true;
   }
 
   static RawMatch MatchOf(std::string_view buf, unsigned rule, const std::cmatch& m,
@@ -1439,6 +1516,8 @@ Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>())
     Fail(ErrorCode::kFatal, "hyperscan: cannot allocate scratch");
   impl_->regex.resize(ContentRules().size());
   impl_->regex_once = std::make_unique<std::once_flag[]>(ContentRules().size());
+  impl_->anchored.resize(ContentRules().size());
+  impl_->anchored_once = std::make_unique<std::once_flag[]>(ContentRules().size());
 }
 
 Scanner::~Scanner() = default;
@@ -1599,15 +1678,22 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
     generic_to = m.secret_to;
     return false;
   });
+  // Where each report starts: the match, or after a previous value (RawMatch::shown), past
+  // blanks; never inside the secret. Reports are made in that order (lines are counted up
+  // to each start).
+  for (RawMatch& m : kept) {
+    size_t from = std::min(std::max(m.from, m.shown), m.secret_from);
+    while (from < m.secret_from && (view[from] == ' ' || view[from] == '\t')) ++from;
+    m.shown = from;
+  }
   std::sort(kept.begin(), kept.end(), [](const RawMatch& a, const RawMatch& b) {
-    return a.from != b.from ? a.from < b.from : a.rule < b.rule;
+    return a.shown != b.shown ? a.shown < b.shown : a.rule < b.rule;
   });
   uint64_t line = cur.lines_before + 1, line_start = cur.line_start;
   size_t counted = 0;
   for (const RawMatch& m : kept) {
     const ContentRule& rule = rules[m.rule];
-    size_t from = std::max(m.from, m.shown);  // (RawMatch::shown)
-    while (from < m.secret_from && (view[from] == ' ' || view[from] == '\t')) ++from;
+    const size_t from = m.shown;
     for (size_t i = counted; i < from; ++i)
       if (view[i] == '\n') ++line, line_start = cur.buf_start + i + 1;
     counted = std::max<size_t>(counted, from);
