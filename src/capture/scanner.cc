@@ -311,45 +311,70 @@ bool LooksBase64Secret(std::string_view v) {
   return false;
 }
 
-// Values of keyword rules that are not secrets: references, paths, identifiers, words.
-bool LooksPlaceholder(std::string_view v) {
-  if (v.empty()) return true;
+// LooksPlaceholder's test of a value whose first character marks it (v not empty).
+bool MarkedReference(std::string_view v) {
   // A reference, path, anchor or tag ($VAR, ${X}, %APPDATA%, ~/x, /run/x, ./x, &a, *a, @file,
   // !secret x, #fff): its first character marks it and the rest is plain. A value whose rest
   // holds other symbols is a password that happens to start with one (!zaF-LcB3%).
   static constexpr std::string_view kStarts = "$/~%.&*#^+@!";
-  if (kStarts.find(v[0]) != std::string_view::npos) {
-    bool plain = true;
-    // Up to a comment or an anchor ($dir/cakey.pem# ..., /docs/api#authentication,
-    // $DB_PASS#prod, server.key#L12): a '#' at the end or before a symbol, after a path or a
-    // name with a '.', or before a lower-case word or a line number; a '#' between letters
-    // of both cases is part of a password (!uScrCth#GKw, @BiR6#xI%s7l29I!).
-    size_t hash = v.find('#', 1);
-    if (hash != std::string_view::npos && hash + 1 < v.size() &&
-        std::isalnum(static_cast<unsigned char>(v[hash + 1]))) {
-      const std::string_view before = v.substr(0, hash), after = v.substr(hash + 1);
-      const bool anchor = before.find_first_of("/.") != std::string_view::npos ||
-                          after.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") ==
-                              std::string_view::npos ||
-                          (after.size() > 1 && after[0] == 'L' &&
-                           after.find_first_not_of("0123456789", 1) == std::string_view::npos);
-      if (!anchor) hash = std::string_view::npos;
-    }
-    for (char c : v.substr(1, hash == std::string_view::npos ? hash : hash - 1))
-      if (!std::isalnum(static_cast<unsigned char>(c)) &&
-          std::string_view("_.-/:{}()~$%\\").find(c) == std::string_view::npos)
-        plain = false;
-    // ... unless the rest mixes upper case, lower case and digits, holds no '/' and is no
-    // placeholder itself (!kZtvxv7JqQShYY837aR, $X5kraj7QCWu: a generated password with a
-    // symbol first; not %AppData%, ~/Notes1, &defaultSettings1).
-    const std::string_view rest = v.substr(1);
-    const CharClasses rc = ClassesOf(rest);
-    if (plain &&
-        !(rc.upper && rc.lower && rc.digit && rest.find('/') == std::string_view::npos &&
-          !LooksPlaceholder(rest)) &&
-        !LooksBase64Secret(v))
-      return true;
+  if (kStarts.find(v[0]) == std::string_view::npos) return false;
+  bool plain = true;
+  // Up to a comment or an anchor ($dir/cakey.pem# ..., /docs/api#authentication,
+  // $DB_PASS#prod, server.key#L12): a '#' at the end or before a symbol, after a path or a
+  // name with a '.', or before a lower-case word or a line number; a '#' between letters
+  // of both cases is part of a password (!uScrCth#GKw, @BiR6#xI%s7l29I!).
+  size_t hash = v.find('#', 1);
+  if (hash != std::string_view::npos && hash + 1 < v.size() &&
+      std::isalnum(static_cast<unsigned char>(v[hash + 1]))) {
+    const std::string_view before = v.substr(0, hash), after = v.substr(hash + 1);
+    const bool anchor = before.find_first_of("/.") != std::string_view::npos ||
+                        after.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") ==
+                            std::string_view::npos ||
+                        (after.size() > 1 && after[0] == 'L' &&
+                         after.find_first_not_of("0123456789", 1) == std::string_view::npos);
+    if (!anchor) hash = std::string_view::npos;
   }
+  for (char c : v.substr(1, hash == std::string_view::npos ? hash : hash - 1))
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("_.-/:{}()~$%\\").find(c) == std::string_view::npos)
+      plain = false;
+  // ... unless the rest mixes upper case, lower case and digits, holds no '/' and is no
+  // placeholder itself (!kZtvxv7JqQShYY837aR, $X5kraj7QCWu: a generated password with a
+  // symbol first; not %AppData%, ~/Notes1, &defaultSettings1).
+  const std::string_view rest = v.substr(1);
+  const CharClasses rc = ClassesOf(rest);
+  return plain &&
+         !(rc.upper && rc.lower && rc.digit && rest.find('/') == std::string_view::npos &&
+           !LooksPlaceholder(rest)) &&
+         !LooksBase64Secret(v);
+}
+
+// LooksPlaceholder's test of a value holding "%s".
+bool PrintfFormat(std::string_view v) {
+  // A printf format (%s@%s, user_%s, Signature=%s&Timestamp=%d), not a generated password
+  // that holds one "%s" among letters of both cases, digits and other symbols
+  // (@BiR6#xI%s7l29I!): a format has it twice, or beside a separator, or with another
+  // conversion.
+  const size_t f = v.find("%s");
+  if (f == std::string_view::npos) return false;
+  const CharClasses c = ClassesOf(v);
+  static constexpr std::string_view kSeparators = "=&:@/_.-,;|";
+  bool format = !(c.upper && c.lower && c.digit &&
+                  v.find_first_of("!#&*+=?@^~") != std::string_view::npos) ||
+                v.find("%s", f + 2) != std::string_view::npos ||
+                (f > 0 && kSeparators.find(v[f - 1]) != std::string_view::npos) ||
+                (f + 2 < v.size() && kSeparators.find(v[f + 2]) != std::string_view::npos);
+  for (size_t k = v.find('%'); !format && k != std::string_view::npos; k = v.find('%', k + 1))
+    if (k != f && k + 1 < v.size() &&
+        std::string_view("diuxXfcp%").find(v[k + 1]) != std::string_view::npos)
+      format = true;
+  return format;
+}
+
+// Values of keyword rules that are not secrets: references, paths, identifiers, words.
+bool LooksPlaceholder(std::string_view v) {
+  if (v.empty()) return true;
+  if (MarkedReference(v)) return true;
   // An Ethereum address (public); a sealed-secrets ciphertext (meant to be committed).
   if (v.size() == 42 && v.starts_with("0x") &&
       v.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
@@ -364,24 +389,7 @@ bool LooksPlaceholder(std::string_view v) {
   for (std::string_view s :
        {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
-  // A printf format (%s@%s, user_%s, Signature=%s&Timestamp=%d), not a generated password
-  // that holds one "%s" among letters of both cases, digits and other symbols
-  // (@BiR6#xI%s7l29I!): a format has it twice, or beside a separator, or with another
-  // conversion.
-  if (const size_t f = v.find("%s"); f != std::string_view::npos) {
-    const CharClasses c = ClassesOf(v);
-    static constexpr std::string_view kSeparators = "=&:@/_.-,;|";
-    bool format = !(c.upper && c.lower && c.digit &&
-                    v.find_first_of("!#&*+=?@^~") != std::string_view::npos) ||
-                  v.find("%s", f + 2) != std::string_view::npos ||
-                  (f > 0 && kSeparators.find(v[f - 1]) != std::string_view::npos) ||
-                  (f + 2 < v.size() && kSeparators.find(v[f + 2]) != std::string_view::npos);
-    for (size_t k = v.find('%'); !format && k != std::string_view::npos; k = v.find('%', k + 1))
-      if (k != f && k + 1 < v.size() &&
-          std::string_view("diuxXfcp%").find(v[k + 1]) != std::string_view::npos)
-        format = true;
-    if (format) return true;
-  }
+  if (PrintfFormat(v)) return true;
   {
     // An expression over a constant (SCRAMBLE_LENGTH*2+1, ERROR_BASE+185).
     size_t k = 0;
