@@ -49,6 +49,13 @@ const ContentRule kContentRules[] = {
    true, false, Verify::kBasicAuth},
   {"pypi-token", R"re(\b(pypi-AgE[A-Za-z0-9_\-]{50,400}))re", false, 1, 3.0, false, false},
   {"azure-storage-key", R"re(AccountKey\s{0,2}=\s{0,2}([A-Za-z0-9+/]{86}==))re", true, 1, 3.5, false, false},
+  // Scan version 10. Service Bus, Event Hubs and IoT Hub connection strings
+  // (SharedAccessKey=, base64 of 32 bytes); a shared access signature's sig= in a URL with
+  // the SAS version sv= before it (storage SAS URLs).
+  {"azure-shared-access-key", R"re(SharedAccessKey\s{0,2}=\s{0,2}([A-Za-z0-9+/]{42,43}=))re", false, 1, 3.5, false, false},
+  {"azure-sas-signature",
+   R"re([?&]sv=[0-9]{4}-[0-9]{2}-[0-9]{2}&[^\s"'<>]{0,400}?&sig=([A-Za-z0-9%+/]{40,100}(?:%3[Dd]|=){0,2}))re",
+   false, 1, 3.5, false, false},
   {"azure-storage-key-assignment",
    R"re((?:azure|storage)[A-Za-z0-9_\-]{0,30}key)re" HV_ASSIGN R"re(([A-Za-z0-9+/]{86}==))re", true, 1, 3.5, false, false},
   {"private-key",
@@ -74,7 +81,7 @@ const ContentRule kContentRules[] = {
    R"re(\bmachine\s{1,8}[^\s]{1,253}\s{1,8}login\s{1,8}[^\s]{1,128}\s{1,8}password\s{1,8}([^\s]{6,200}))re",
    false, 1, 2.3, true, false},
   {"secret-xml-element",
-   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret))>([^<\s]{12,200})</)re",
+   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret|(?:encryption|signing|master|private|hmac|jwt)_?key))>([^<\s]{12,200})</)re",
    true, 2, 3.2, true, false},
   {"url-credentials",
    R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>][^\s@"'<>]{5,127})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
@@ -165,7 +172,7 @@ const ContentRule kContentRules[] = {
    false, 2, 0, false, false},
   // .NET's appSettings and NuGet.Config: <add key="SmtpPassword" value="..." />.
   {"xml-add-key-value",
-   R"re(<add\s{1,4}key=["'][A-Za-z0-9_.:\-]{0,40}(?:password|passwd|pwd|secret|token|apikey|api_key|accesskey|access_key)[A-Za-z0-9_.:\-]{0,20}["']\s{1,4}value=["']([^"'<>\s]{8,400})["'])re",
+   R"re(<add\s{1,4}key=["'][A-Za-z0-9_.:\-]{0,40}(?:password|passwd|pwd|secret|token|apikey|api_key|accesskey|access_key|(?:encryption|signing|master|private|hmac|jwt)_?key)[A-Za-z0-9_.:\-]{0,20}["']\s{1,4}value=["']([^"'<>\s]{8,400})["'])re",
    true, 1, 3.0, true, false},
   // A .pgpass line in any file: host:port:database:user:password, on PostgreSQL's usual
   // ports or any (*): a literal for the one-pass scan (a line start alone cost the scan of
@@ -214,7 +221,7 @@ const ContentRule kContentRules[] = {
   {"grafana-token",
    R"re(\b(glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2}))re",
    false, 1, 3.0, false, false},
-  {"newrelic-key", R"re(\b(NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|NRJS-[a-f0-9]{19})\b)re", false, 1, 3.0, false, false},
+  {"newrelic-key", R"re(\b(NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_\-]{32}|NRJS-[a-f0-9]{19}|[a-fA-F0-9]{36}NRAL)\b)re", false, 1, 3.0, false, false},
   {"pulumi-token", R"re(\b(pul-[a-f0-9]{40})\b)re", false, 1, 3.0, false, false},
   {"atlassian-token", R"re(\b((?:ATATT3|ATCTT3)[A-Za-z0-9_\-=]{150,220}|ATBB[A-Za-z0-9_=.\-]{32,40}))re", false, 1, 3.0, false, false},
   {"discord-bot-token", R"re(\b([MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38})\b)re", false, 1, 3.5, false, false},
@@ -294,7 +301,7 @@ const ContentRule kContentRules[] = {
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["']pass["'])["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
@@ -376,6 +383,11 @@ const ContentRule kContentRules[] = {
   {"named-key-assignment",
    R"re((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]{0,20}_){1,4}(?:KEY|AUTH)["']?(?:[ \t]{0,4}=[ \t]{0,4}["']?|:[ \t]{1,4}["']?)([A-Za-z0-9_\-+/~]{20,200}={0,2}))re",
    false, 1, 4.0, true, false, Verify::kNamedKey},
+  // Scan version 10. A Wi-Fi passphrase: wpa_supplicant's psk="..." (or 64 hex digits),
+  // NetworkManager's keyfile psk=, hostapd's wpa_passphrase=, ifupdown's wpa-psk.
+  {"wifi-psk",
+   R"re((?:^|\n)[ \t]{0,8}(?:psk=|wpa_passphrase=|wpa-psk[ \t]{1,4})"?([^"\s]{8,64}))re",
+   false, 1, 2.5, true, false},
   // Scan version 9. A password named in a note's prose: a password word (password, passwd,
   // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
   // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network
@@ -384,7 +396,7 @@ const ContentRule kContentRules[] = {
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
   // X", "wifi home: X", "The password for the NAS is "X"."
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:))[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:))[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -436,14 +448,14 @@ const PathRule kPathRules[] = {
     // Scan version 8. OpenVPN's auth-user-pass file (a user line, a password line) in an
     // openvpn folder (or its client/ and server/ folders) under a name that says what it
     // holds; a short text (PathRule::short_text: not a plugin's .so, not a script).
-    {"openvpn-auth-file", "openvpn/*[Aa]uth*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*[Pp]ass*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*[Cc]red*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*[Ll]ogin*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*/*[Aa]uth*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*/*[Pp]ass*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*/*[Cc]red*", "*.ovpn", "\n", false, true},
-    {"openvpn-auth-file", "openvpn/*/*[Ll]ogin*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*[Aa]uth*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*[Pp]ass*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*[Cc]red*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*[Ll]ogin*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*/*[Aa]uth*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*/*[Pp]ass*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*/*[Cc]red*", "*.ovpn", "\n", false, true},
+    {"openvpn-auth-file", "*vpn/*/*[Ll]ogin*", "*.ovpn", "\n", false, true},
     // autorestic's configuration: each backend's key: is its restic repository password.
     {"autorestic-key", ".autorestic.y*ml", "", "key:"},
     // A file that is one password or token and nothing else, under a name that says so

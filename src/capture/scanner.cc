@@ -379,6 +379,7 @@ bool LooksPlaceholder(std::string_view v) {
   if (v.size() == 42 && v.starts_with("0x") &&
       v.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
     return true;
+  if (v.starts_with("pk.eyJ")) return true;  // a Mapbox public token (sk.: secret)
   if (v.size() >= 200 && v.starts_with("Ag") &&
       v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
           std::string_view::npos)
@@ -845,7 +846,8 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
                              "guest", "user", "root", "pass"})
     if (ContainsCaseless(v, w)) return false;
-  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - 0.5;
+  // (All four classes, as a chosen Pepper@7799 is: a repeat or two more, log2(n) - 1.)
+  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - (cls.Count() == 4 ? 1.0 : 0.5);
 }
 
 void AppendRedacted(std::string& out, std::string_view secret) {
@@ -954,6 +956,36 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   return std::min(need, low);
 }
 
+// A password of words and a number (pickle_monkey.20, willow-tiger-90, Coffee-Monkey25): two
+// or more words of 4 or more letters (lower case, the first letter of either case, a vowel
+// among them) and a final run of 2 or more digits, 10 or more characters, joined by nothing
+// but - _ . (settings such as aes-256-cbc, scram-sha-256, python-3.11 hold one such word at
+// most; random text's letter runs mix cases: lmfYzSl_HpgDG570).
+bool WordsPassword(std::string_view v) {
+  if (v.size() < 10) return false;
+  size_t words = 0, digits = 0, i = 0;
+  while (i < v.size()) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (std::isalpha(c)) {
+      if (digits) return false;  // the number ends the value
+      size_t j = i + 1;
+      while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+      if (j < v.size() && std::isupper(static_cast<unsigned char>(v[j]))) return false;
+      const std::string_view word = v.substr(i, j - i);
+      if (word.size() >= 4 && word.find_first_of("aeiouyAEIOUY") != std::string_view::npos) ++words;
+      i = j;
+    } else if (std::isdigit(c)) {
+      ++digits, ++i;
+    } else if (std::string_view("-_.").find(static_cast<char>(c)) != std::string_view::npos &&
+               !digits) {
+      ++i;
+    } else {
+      return false;
+    }
+  }
+  return words >= 2 && digits >= 2;
+}
+
 // The checks after a rule's expression matched: its decoding, the published examples, its
 // entropy threshold, template filler and (keyword rules) placeholder values. A decoding
 // rule may widen the secret to what it decoded (m.secret_to).
@@ -1026,8 +1058,12 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
             "LOOKUP",  "HOTKEY",      "SHORTCUT", "IDEMPOTENCY", "ROUTING", "GROUP",     "OBJECT",
             "BUCKET",  "PREFIX",      "COLUMN",   "FIELD",       "MAP"})
         if (key.find(w) != std::string_view::npos) return true;
+      // Upper case, lower case and digits; or (scan version 10) 32 or more hex digits of
+      // one case (JWT_SIGNING_KEY=a345c7be..., a key made by openssl rand -hex 32).
       const CharClasses c = ClassesOf(secret);
-      if (!c.upper || !c.lower || !c.digit) return true;
+      const bool hex = secret.size() >= 32 && c.digit && c.lower != c.upper &&
+                       secret.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+      if (!hex && (!c.upper || !c.lower || !c.digit)) return true;
       break;
     }
     case Verify::kStrongValue:
@@ -1053,6 +1089,16 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;
+  // Words and a number are a chosen password where the value is one by its place (a
+  // password or secret key, a URL's password, htpasswd's, curl -u's, a Wi-Fi passphrase, a
+  // note's password), and a name elsewhere (api_key: release-candidate-12).
+  const std::string_view id = rule.id;
+  const bool password_place = ContainsCaseless(key, "pass") || ContainsCaseless(key, "pwd") ||
+                              ContainsCaseless(key, "psk") || ContainsCaseless(key, "secret") ||
+                              id == "url-credentials" || id == "htpasswd-password" ||
+                              id == "cli-user-credentials" || id == "wifi-psk" ||
+                              id == "prose-password";
+  if (WordsPassword(secret)) return !password_place;
   return LooksPlaceholder(secret);
 }
 

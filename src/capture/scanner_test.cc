@@ -486,6 +486,17 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"named-key-assignment", "  \"VAULT_UNSEAL_KEY\": \"aB7" + g.Of(kAlnum, 29) + "\",\n",
                "  \"VAULT_UNSEAL_KEY\": \"" + g.Of(kLower, 24) + "." + g.Of(kLower, 8) + "\",\n"});
   c.push_back({"named-key-assignment", "REDIS_AUTH: aB7" + g.Of(kAlnum, 29) + "\n", "result_key: ContactFlowSummaryList42Items\n"});
+  // Scan version 10: Azure shared access keys and SAS signatures, Wi-Fi passphrases.
+  c.push_back({"azure-shared-access-key",
+               "\"Conn\": \"Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=" +
+                   g.Of(kB64, 43) + "=\"\n",
+               "SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=" + g.Of(kB64, 20) + "=\n"});
+  c.push_back({"azure-sas-signature",
+               "https://acct.blob.core.windows.net/dumps?sv=2022-11-02&ss=b&srt=sco&sp=rl&se=2026-01-01T00:00:00Z&spr=https&sig=" +
+                   g.Of(kAlnum, 43) + "%3D\n",
+               "https://example.org/download?id=7&sig=" + g.Of(kAlnum, 43) + "%3D\n"});
+  c.push_back({"wifi-psk", "network={\n  ssid=\"Home\"\n  psk=\"" + g.Of(kAlnum, 12) + "7\"\n}\n",
+               "network={\n  ssid=\"Home\"\n  psk=\"your_wifi_passphrase\"\n}\n"});
   return c;
 }
 
@@ -1077,7 +1088,10 @@ TEST(ScanRules, PathRules) {
     EXPECT_TRUE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", p), "openvpn-auth-file")) << p;
   EXPECT_FALSE(Has(RulesFound("client\nauth-user-pass auth.txt\n", "/home/u/.config/openvpn/auth.ovpn"),
                    "openvpn-auth-file"));
-  EXPECT_FALSE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/.config/vpn/auth.txt"), "openvpn-auth-file"));
+  // Any folder named *vpn (scan version 10: ~/vpn/auth.txt, as auth-user-pass names it), not
+  // another folder's auth file.
+  EXPECT_TRUE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/vpn/auth.txt"), "openvpn-auth-file"));
+  EXPECT_FALSE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/.config/app/auth.txt"), "openvpn-auth-file"));
   // Not a plugin or a script of that name: a short text only.
   EXPECT_FALSE(Has(RulesFound(std::string("\x7f" "ELF\x02\x01\x01\0\0\0\n\0\x03\0>\0", 16) + std::string(600, '\0'),
                               "/usr/lib/x86_64-linux-gnu/openvpn/plugins/openvpn-plugin-auth-pam.so"),
@@ -1265,6 +1279,39 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
         "secret: $HOME/.ssh/id_ed25519#main", "password: $DB_PASS#prod", "secret: GetElementById",
         "password: isUpToDateFlag"})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+}
+
+// Scan version 10, from a probe with files of home directories made by a generator written
+// without reading the rules: chosen passwords of words and a number where the value is a
+// password by its place (and a name elsewhere), 4-class short passwords with a repeat,
+// provider shapes (New Relic's license key, a hex signing key, .NET's EncryptionKey), a
+// note's pre-shared key and "(currently X)", a bare "pwd" JSON key; Mapbox's public pk.
+// tokens are no secret.
+TEST(ScanRules, ChosenPasswordsAndProbeShapes) {
+  for (const char* line :
+       {"mysql_root_password: \"pickle_monkey.20\"",
+        "index-url = https://ops:river_saturn-68@artifactory.globex.com/api/pypi/simple",
+        "define( 'DB_PASSWORD', 'dragon-coffee_69' );",
+        "htpasswd -b -c /etc/nginx/.htpasswd bob coffee-monkey-25", "psk=willow-tiger-90",
+        "- [ ] rotate staging root password (currently `dragon-thunder.14`)",
+        "GEO_SECRET_KEY=falcon.winter.79", "license_key = 64f01caf33aab1042126922e921f0d4b5ebeNRAL",
+        "JWT_SIGNING_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
+        "<add key=\"EncryptionKey\" value=\"Dragon1980?\" />",
+        "<EncryptionKey>UKXGC*EKUXgsMko,.v6!6N~OLU.IG@VyFz%^,R-lfx&amp;kwJ?.v</EncryptionKey>",
+        "      POSTGRES_PASSWORD: Pepper@7799", "        \"pwd\": \"*V^7D+^ZR9BiLN7cEa?XY9_kom@@c%&:.3gzd\"",
+        "* VPN pre-shared key: wRmoGDzuGkzZSyWsw"})
+    EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
+  for (const char* line :
+       {"password_encryption: scram-sha-256", "ssl_ciphers: aes-256-cbc", "token: python-3.11",
+        "api_key: release-candidate-12", "export SERVICE_TOKEN=docker-compose-v2",
+        "mapboxgl.accessToken = 'pk.eyJ1IjoibGVuYSIsImEiOiI5Y2I1NXhpMjQwZTY3NmVqeHQ5MWFoc3cyIn0.4-A1zxxpXYnkyHPzYuTYhk';",
+        "  psk=\"your_wifi_passphrase\"", "psk=$WIFI_PSK", "psk-flags=1",
+        "CACHE_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
+        "JWT_PUBLIC_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
+        "secret_name: backend-service-01"})
+    EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+  // Random text is not taken for words: a token of mixed-case runs and digits stays found.
+  EXPECT_FALSE(RulesFound("export SERVICE_TOKEN=lmfYzSl_HpgDG570\n").empty());
 }
 
 // An allow-list glob matches a path's tail as fnmatch does, bracket expressions included
@@ -1521,8 +1568,11 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // 10: URL passwords holding '/' (base64), base64 values starting with '+' or '/',
       // '#' and "%s" inside generated passwords, letters whose case changes like random
       // text's, 16-18 character values at log2(n) - 1, lower case letters at 34 % uncommon
-      // pairs; a second value of a rule on one line extracted as its own match
-      {10, "a343255afa7535073a0e2853a452d73549229813405b5535badc65bd6b134443"},
+      // pairs; a second value of a rule on one line extracted as its own match; Azure
+      // shared access keys and SAS signatures, Wi-Fi passphrases, New Relic license keys,
+      // more key names (EncryptionKey, "pwd"), auth files in any *vpn folder, passwords of
+      // words and a number in a password's place
+      {10, "725f474c0f340faaac05814e1cc6ba983673ce4b9916a8ffe9c8b171c80e6ad8"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
