@@ -471,6 +471,13 @@ const PathRule kPathRules[] = {
     {"password-file", "*[Tt]oken*", "", "", true},
     {"password-file", "*[Aa]pi[._-][Kk]ey*", "", "", true},
     {"password-file", "*[Aa]pikey*", "", "", true},
+    // Scan version 10. A small table of accounts and their passwords in a note's file (no
+    // extension, .txt, .md, .csv, .tsv, .org, .log) named for passwords, accounts or
+    // credentials (PathRule::password_table): a note kept in Documents or on the Desktop, or
+    // a password manager's or AWS's CSV export (not logins*: a log of logins).
+    {"password-table-file", "*[Pp]assw*", "", "", false, false, false, true},
+    {"password-table-file", "*[Aa]ccounts*", "", "", false, false, false, true},
+    {"password-table-file", "*[Cc]redentials*", "", "", false, false, false, true},
     // Scan version 9. A raw private key, 64 or 128 hex digits alone in a file
     // (PathRule::raw_key) named for a key, a wallet or a seed in any case, or in geth's
     // folder (~/.ethereum/geth/nodekey, eth_private_key.txt, WALLET.hex); not a public key's
@@ -531,7 +538,8 @@ std::string RuleTableDigest() {
     all += std::string("P\0", 2) + r.id + '\0' + r.glob + '\0' + r.unless_glob + '\0' +
            r.content_need + (r.whole_file_secret ? std::string("\0W", 2) : std::string()) +
            (r.short_text ? std::string("\0S", 2) : std::string()) +
-           (r.raw_key ? std::string("\0R", 2) : std::string()) + '\n';
+           (r.raw_key ? std::string("\0R", 2) : std::string()) +
+           (r.password_table ? std::string("\0T", 2) : std::string()) + '\n';
   for (const char* e : kExampleSecrets) all += std::string("E\0", 2) + e + '\n';
   for (const char* e : kEncryptedMarkers) all += std::string("M\0", 2) + e + '\n';
   return Sha256(AsBytes(all)).Hex();

@@ -69,6 +69,10 @@ struct PathRule {
   // The file must be a raw private key: one line of 64 or 128 hex digits (0x before them
   // allowed) that vary as random ones do (an Ethereum account's key, a node key, a seed).
   bool raw_key = false;
+  // The file must be a small table of accounts (passwords.txt: "gmail  bob@x.org  Pw4!..."):
+  // a text of at most 8 KiB with a row whose password column (the one a header names
+  // "password", else the last) holds a chosen password.
+  bool password_table = false;
 };
 
 std::span<const ContentRule> ContentRules();

@@ -781,6 +781,92 @@ bool RawHexKey(std::string_view name, std::string_view head) {
   return Entropy(head) >= 3.0 && !LooksFiller(head) && !IsExample(head);
 }
 
+bool WordsPassword(std::string_view v);
+
+// A table's cell that holds a chosen password (PasswordTable): 8 to 64 printable
+// characters without blanks (quotes around them dropped), not an address, a URL or a path,
+// 3 classes of characters or words and a number, within a bit of log2 of its length, not
+// filler, an example, a hash or a placeholder.
+bool PasswordCell(std::string_view v) {
+  while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == '"' || v.back() == '\'')) v.remove_suffix(1);
+  if (v.size() < 8 || v.size() > 64) return false;
+  for (unsigned char c : v)
+    if (c <= 0x20 || c >= 0x7f) return false;
+  if (v.find('/') != std::string_view::npos) return false;  // a path or a URL
+  if (const size_t eq = v.find('=');                        // key=value (ip=10.0.0.17)
+      eq != std::string_view::npos && eq > 0 &&
+      v.substr(0, eq).find_first_not_of("abcdefghijklmnopqrstuvwxyz_") == std::string_view::npos)
+    return false;
+  if (const size_t at = v.find('@');
+      at != std::string_view::npos && v.find('.', at) != std::string_view::npos)
+    return false;  // an address
+  const bool words = WordsPassword(v);
+  if (ClassesOf(v).Count() < 3 && !words) return false;
+  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - 1.0 && !LooksFiller(v) &&
+         !IsExample(v) && !LooksHash(v) && (words || !LooksPlaceholder(v));
+}
+
+// A line's fields: split at tabs, '|', ',' or ';' when it holds one, else at blanks; each
+// trimmed, empty ones dropped.
+std::vector<std::string_view> TableFields(std::string_view line) {
+  const bool marked = line.find_first_of("\t|,;") != std::string_view::npos;
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i <= line.size()) {
+    size_t j = marked ? line.find_first_of("\t|,;", i) : line.find_first_of(" \t", i);
+    if (j == std::string_view::npos) j = line.size();
+    std::string_view f = line.substr(i, j - i);
+    while (!f.empty() && (f.front() == ' ' || f.front() == '\r')) f.remove_prefix(1);
+    while (!f.empty() && (f.back() == ' ' || f.back() == '\r')) f.remove_suffix(1);
+    if (!f.empty()) out.push_back(f);
+    i = j + 1;
+  }
+  return out;
+}
+
+// A note's or a table's file name: no extension, or .txt, .md, .csv, .tsv, .org, .log (not
+// a source file, a completion script or a configuration format, which have rules of their
+// own).
+bool NoteName(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string_view::npos || dot == 0) return true;
+  std::string ext(name.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view e : {"txt", "md", "csv", "tsv", "org", "log"})
+    if (ext == e) return true;
+  return false;
+}
+
+// PathRule::password_table: `head` is a whole text of at most 8 KiB holding a row of two or
+// more fields whose password column (the one a header row names password, else the last)
+// is a PasswordCell (passwords.txt: "gmail  bob@x.org  Sat33Walrus?"; a browser's CSV
+// export: name,url,username,password).
+bool PasswordTable(std::string_view head) {
+  if (head.size() > 8192) return false;
+  long column = -1;
+  for (size_t i = 0; i < head.size();) {
+    size_t nl = head.find('\n', i);
+    if (nl == std::string_view::npos) nl = head.size();
+    const std::string_view line = head.substr(i, nl - i);
+    i = nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string_view> fields = TableFields(line);
+    if (fields.size() < 2) continue;
+    bool header = false;
+    for (size_t k = 0; k < fields.size(); ++k)
+      for (std::string_view h : {"password", "passwd", "pass", "\"password\""})
+        if (fields[k].size() == h.size() && ContainsCaseless(fields[k], h))
+          column = static_cast<long>(k), header = true;
+    if (header) continue;
+    const std::string_view cell = column >= 0 && static_cast<size_t>(column) < fields.size()
+                                      ? fields[static_cast<size_t>(column)]
+                                      : fields.back();
+    if (PasswordCell(cell)) return true;
+  }
+  return false;
+}
+
 // A value named in prose (Verify::kStrongValue): 10 or more characters mixing 3 of lower
 // case, upper case, digits and symbols (a sentence's final '.' or ':' left out: `v` is
 // trimmed, the caller moves the match's end), or both cases reading as random letters, not
@@ -1847,11 +1933,15 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
         !binary && head.size() <= 512 && std::count(head.begin(), head.end(), '\n') <= 4;
     std::erase_if(path_rules,
                   [&](const PathRuleState& st) { return st.rule->short_text && !short_text; });
-    std::optional<bool> whole, raw;
+    std::optional<bool> whole, raw, table;
     for (PathRuleState& st : path_rules) {
       if (st.rule->raw_key) {
         if (!raw) raw = !binary && !TemplateName(base) && RawHexKey(base, head);
         st.need_found = *raw;
+      }
+      if (st.rule->password_table) {
+        if (!table) table = !binary && !TemplateName(base) && NoteName(base) && PasswordTable(head);
+        st.need_found = *table;
       }
       if (!st.rule->whole_file_secret) continue;
       if (!whole) whole = !binary && !TemplateName(base) && WholeFileSecret(head);
@@ -1861,7 +1951,8 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     // it (a file named *key*, *secret* or *token* of any size is otherwise read through
     // SHA-256 for a fingerprint never used).
     std::erase_if(path_rules, [](const PathRuleState& st) {
-      return (st.rule->whole_file_secret || st.rule->raw_key) && !st.need_found;
+      return (st.rule->whole_file_secret || st.rule->raw_key || st.rule->password_table) &&
+             !st.need_found;
     });
   }
   WindowCursor cur;
@@ -1891,7 +1982,7 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     for (PathRuleState& st : path_rules) {
       st.hash->Update(AsBytes(own));
       if (!st.need_found && !st.rule->whole_file_secret && !st.rule->raw_key &&
-          view.find(st.rule->content_need) != std::string_view::npos)
+          !st.rule->password_table && view.find(st.rule->content_need) != std::string_view::npos)
         st.need_found = true;
     }
     if (!encrypted)

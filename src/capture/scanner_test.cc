@@ -1088,6 +1088,25 @@ TEST(ScanRules, PathRules) {
     EXPECT_TRUE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", p), "openvpn-auth-file")) << p;
   EXPECT_FALSE(Has(RulesFound("client\nauth-user-pass auth.txt\n", "/home/u/.config/openvpn/auth.ovpn"),
                    "openvpn-auth-file"));
+  // A note's table of accounts (scan version 10): a row's password column, named by a header
+  // or the last; not prose about passwords, roles, a log's key=value fields, a pointer to a
+  // password manager, or a source file of that name.
+  const std::string table = "# accounts\ngmail  alice.bxgfral@acme.dev  Sat33Walrus?\nbank   alice  see below\n";
+  EXPECT_TRUE(Has(RulesFound(table, "/home/u/Desktop/passwords.txt"), "password-table-file"));
+  EXPECT_TRUE(Has(RulesFound("User name,Password,Access key ID\nbob,Xk9#mQ2vLp7!,AKIA0000\n",
+                             "/home/u/Downloads/credentials.csv"),
+                  "password-table-file"));
+  EXPECT_TRUE(Has(RulesFound("name\turl\tusername\tpassword\tnote\nmail\thttps://m.x\tbob\tharBorwinTer1372\t\n",
+                             "/home/u/accounts.tsv"),
+                  "password-table-file"));
+  EXPECT_TRUE(Has(RulesFound("wifi   home   willow-tiger-90\n", "/home/u/Documents/passwords"), "password-table-file"));
+  for (const auto& [text, p] : std::vector<std::pair<std::string, std::string>>{
+           {"# Passwords\nAll passwords live in Bitwarden.\nAsk IT for access.\n", "/home/u/passwords.md"},
+           {"name,email,role\nBob,bob@x.org,Administrator2\nAnn,ann@x.org,ReadOnlyUser\n", "/home/u/accounts.csv"},
+           {"2024-03-01 10:22:09 login fail user=ann ip=10.0.0.17\n", "/home/u/accounts-log.txt"},
+           {"service  user  password\ngithub   bob   (in 1password)\nbank bob see-keepass\n", "/home/u/passwords.txt"},
+           {table, "/home/u/src/passwords.py"}, {table, "/home/u/passwords.txt.example"}})
+    EXPECT_FALSE(Has(RulesFound(text, p), "password-table-file")) << p;
   // Any folder named *vpn (scan version 10: ~/vpn/auth.txt, as auth-user-pass names it), not
   // another folder's auth file.
   EXPECT_TRUE(Has(RulesFound("alice\nVb7Nm2Kq9Lw4Xr8T\n", "/home/u/vpn/auth.txt"), "openvpn-auth-file"));
@@ -1571,8 +1590,8 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // pairs; a second value of a rule on one line extracted as its own match; Azure
       // shared access keys and SAS signatures, Wi-Fi passphrases, New Relic license keys,
       // more key names (EncryptionKey, "pwd"), auth files in any *vpn folder, passwords of
-      // words and a number in a password's place
-      {10, "725f474c0f340faaac05814e1cc6ba983673ce4b9916a8ffe9c8b171c80e6ad8"},
+      // words and a number in a password's place, tables of accounts in notes
+      {10, "cb19a7bd7316761ecfafa15a0da544f7cbca6ff2302794614641652d55372877"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
