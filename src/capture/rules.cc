@@ -135,7 +135,7 @@ const ContentRule kContentRules[] = {
    R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
    false, 1, 2.3, true, false},
   {"password-line",
-   R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:]{8,200}))re",
+   R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:][^\s"']{7,199}))re",
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // "user X ... password "Y"" on one line (.fetchmailrc's poll entries, similar rc files).
   {"user-password-line",
@@ -147,7 +147,7 @@ const ContentRule kContentRules[] = {
   // (Verify::kShortPassword): a short value passes only when it mixes classes like a password
   // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
   {"short-password-assignment",
-   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)["']?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
+   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)["']?(?:[ \t]{0,4}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
    true, 1, 0, true, false, Verify::kShortPassword},
   // WordPress's keys and salts in wp-config.php: 64 characters from an alphabet that holds
   // the quotes, brackets and separators the keyword rules stop at.
@@ -213,10 +213,14 @@ const ContentRule kContentRules[] = {
   // a-z 0-9 !@#$%^&*(-_=+), after "django-insecure-" for a generated development key. Its
   // own rule: the value may start with one of the characters that mark a reference in the
   // generic keyword rules ($, %, *, ...) and may hold a parenthesis, which ends their values.
-  // The value may also be a call's default: os.environ.get("SECRET_KEY", "...").
+  // The value may also be a call's default: os.environ.get("SECRET_KEY", "..."), or (scan
+  // version 10, the second form) unquoted to the line's end, as in a .env file.
   {"django-secret-key",
    R"re(SECRET_KEY["']?\s{0,4}[:=][^\r\n]{0,80}["'](?:django-insecure-)?([a-z0-9!@#$%^&*(\-_=+)]{50})["'])re",
    false, 1, 4.0, false, false},
+  {"django-secret-key",
+   R"re(\bSECRET_KEY[ \t]{0,4}=[ \t]{0,4}((?:django-insecure-)?[a-z0-9!@#$%^&*(\-_=+)]{50}))re",
+   false, 1, 4.0, false, false, Verify::kLineEnd},
   {"postman-api-key", R"re(\b(PMAK-[A-Fa-f0-9]{24}-[A-Fa-f0-9]{34})\b)re", false, 1, 3.0, false, false},
   {"grafana-token",
    R"re(\b(glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{70,400}={0,2}))re",
@@ -301,7 +305,7 @@ const ContentRule kContentRules[] = {
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
@@ -313,8 +317,32 @@ const ContentRule kContentRules[] = {
   {"secret-argument",
    R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
+  // Scan version 10. A shell variable named PASS (PASS="..."; sshpass -p "$PASS" after it).
+  {"shell-pass-variable",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:export|local|readonly|declare)[ \t]{1,4})?PASS=["']?([^\s"'`;$][^\s"'`;]{7,199}))re",
+   false, 1, 3.0, true, false},
+  // Scan version 10. An Apple app-specific password (four groups of four lower case letters)
+  // under its name (fastlane's FASTLANE_APPLE_APPLICATION_SPECIFIC_PASSWORD).
+  {"apple-app-specific-password",
+   R"re((?:APPLICATION|APP)[_\-]SPECIFIC[_\-]PASSWORD["']?[ \t]{0,4}[=:][ \t]{0,4}["']?([a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{4})\b)re",
+   true, 1, 2.5, false, false},
+  // Scan version 10. The password an expect script sends after a password prompt (expect
+  // "*assword:" then send "...\r" on a following line: spans lines, so a key-block rule).
+  {"expect-send-password",
+   R"re(\bexpect[ \t]{1,4}(?:-[a-z]{1,4}[ \t]{1,4})?["'{][^\r\n]{0,40}(?:ass(?:word|phrase)|PIN)[^\r\n]{0,40}\r?\n(?:[^\r\n]{0,200}\r?\n){0,2}[ \t]{0,8}send[ \t]{1,4}(?:--[ \t]{1,4})?"([^"\s\\$\[]{6,128})\\r")re",
+   false, 1, 2.5, true, true},
+  // Scan version 10. Terraform state: a random_password (or random_string) resource's
+  // generated "result", a few lines after its type.
+  {"terraform-state-random-password",
+   R"re("type":[ \t]{0,4}"random_password"[\s\S]{0,3000}?"result":[ \t]{0,4}"((?:[^"\\\r\n]|\\.){6,200})")re",
+   false, 1, 2.5, false, true},
+  // Scan version 10. A quoted value under a secret's key that holds ',' or ';', which end
+  // the other form's values: to its closing quote (password: "Mustang,sunshine50!").
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^"'\s\\,;]{1,100}[,;][^"'\s\\]{1,100})["'])re",
+   true, 1, 3.2, true, false},
+  {"secret-assignment",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}\\?["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // A secret set by a shell's or an rc file's "set NAME VALUE" rather than NAME=VALUE: fish's
   // set -gx OPENAI_API_KEY ..., csh's setenv DB_PASSWORD ..., lftp's set ftp:password ...
@@ -478,6 +506,10 @@ const PathRule kPathRules[] = {
     {"password-table-file", "*[Pp]assw*", "", "", false, false, false, true},
     {"password-table-file", "*[Aa]ccounts*", "", "", false, false, false, true},
     {"password-table-file", "*[Cc]redentials*", "", "", false, false, false, true},
+    // ... and any CSV or TSV file whose header names a password column (KeePass's, a
+    // browser's, Bitwarden's export under any name).
+    {"password-table-file", "*.csv", "", "", false, false, false, true},
+    {"password-table-file", "*.tsv", "", "", false, false, false, true},
     // Scan version 9. A raw private key, 64 or 128 hex digits alone in a file
     // (PathRule::raw_key) named for a key, a wallet or a seed in any case, or in geth's
     // folder (~/.ethereum/geth/nodekey, eth_private_key.txt, WALLET.hex); not a public key's

@@ -391,6 +391,11 @@ bool LooksPlaceholder(std::string_view v) {
        {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
   if (PrintfFormat(v)) return true;
+  // A list of words (read,write,admin; en;de;fr): lower case letters, '_' and '-' between
+  // ',' or ';'.
+  if (v.find_first_of(",;") != std::string_view::npos &&
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos)
+    return true;
   {
     // An expression over a constant (SCRAMBLE_LENGTH*2+1, ERROR_BASE+185).
     size_t k = 0;
@@ -838,16 +843,15 @@ bool NoteName(std::string_view name) {
   return false;
 }
 
-// PathRule::password_table: `head` is a whole text of at most 8 KiB holding a row of two or
-// more fields whose password column (the one a header row names password, else the last)
-// is a PasswordCell (passwords.txt: "gmail  bob@x.org  Sat33Walrus?"; a browser's CSV
-// export: name,url,username,password).
-bool PasswordTable(std::string_view head) {
-  if (head.size() > 8192) return false;
+// PathRule::password_table: the complete lines of `head` (a file's first 12 KiB) hold a row
+// of two or more fields whose password column (the one a header row names password, else
+// the last; with `need_header`, only a named one) is a PasswordCell (passwords.txt: "gmail
+// bob@x.org  Sat33Walrus?"; a browser's or KeePass's CSV export: name,url,username,password).
+bool PasswordTable(std::string_view head, bool need_header) {
   long column = -1;
   for (size_t i = 0; i < head.size();) {
     size_t nl = head.find('\n', i);
-    if (nl == std::string_view::npos) nl = head.size();
+    if (nl == std::string_view::npos) break;  // (a line the head cut short)
     const std::string_view line = head.substr(i, nl - i);
     i = nl + 1;
     if (line.empty() || line[0] == '#') continue;
@@ -859,6 +863,7 @@ bool PasswordTable(std::string_view head) {
         if (fields[k].size() == h.size() && ContainsCaseless(fields[k], h))
           column = static_cast<long>(k), header = true;
     if (header) continue;
+    if (need_header && column < 0) return false;
     const std::string_view cell = column >= 0 && static_cast<size_t>(column) < fields.size()
                                       ? fields[static_cast<size_t>(column)]
                                       : fields.back();
@@ -1940,7 +1945,12 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
         st.need_found = *raw;
       }
       if (st.rule->password_table) {
-        if (!table) table = !binary && !TemplateName(base) && NoteName(base) && PasswordTable(head);
+        if (!table) {
+          // A file named for passwords may use the last column; any other CSV needs a header.
+          const bool named = ContainsCaseless(base, "passw") || ContainsCaseless(base, "account") ||
+                             ContainsCaseless(base, "credential");
+          table = !binary && !TemplateName(base) && NoteName(base) && PasswordTable(head, !named);
+        }
         st.need_found = *table;
       }
       if (!st.rule->whole_file_secret) continue;

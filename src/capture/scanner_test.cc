@@ -497,6 +497,23 @@ std::vector<Case> Version8Cases(Gen& g) {
                "https://example.org/download?id=7&sig=" + g.Of(kAlnum, 43) + "%3D\n"});
   c.push_back({"wifi-psk", "network={\n  ssid=\"Home\"\n  psk=\"" + g.Of(kAlnum, 12) + "7\"\n}\n",
                "network={\n  ssid=\"Home\"\n  psk=\"your_wifi_passphrase\"\n}\n"});
+  // Scan version 10, from the second probe: a shell variable named PASS, Apple's
+  // app-specific passwords, an expect script's answer to a password prompt, Terraform
+  // state's random_password result.
+  c.push_back({"shell-pass-variable", "#!/bin/sh\nPASS=\"dr7jmPY" + g.Of(kAlnum, 10) + "\"\nsshpass -p \"$PASS\" ssh h\n",
+               "#!/bin/sh\nPASS=\"$(cat ~/.pw)\"\n"});
+  c.push_back({"apple-app-specific-password",
+               "FASTLANE_APPLE_APPLICATION_SPECIFIC_PASSWORD=" + g.Of(kLower, 4) + "-" + g.Of(kLower, 4) + "-" +
+                   g.Of(kLower, 4) + "-" + g.Of(kLower, 4) + "\n",
+               "FASTLANE_APPLE_APPLICATION_SPECIFIC_PASSWORD=xxxx-xxxx-xxxx-xxxx\n"});
+  c.push_back({"expect-send-password",
+               "spawn ssh admin@switch\nexpect \"*assword:\"\nsend \"9F-Op" + g.Of(kAlnum, 9) + "\\r\"\nexpect \"#\"\n",
+               "spawn ssh admin@switch\nexpect \"*assword:\"\nsend \"$env(SWITCH_PW)\\r\"\n"});
+  c.push_back({"terraform-state-random-password",
+               "{\n  \"type\": \"random_password\",\n  \"name\": \"db\",\n  \"instances\": [{\n    \"attributes\": {\n"
+               "      \"length\": 20,\n      \"result\": \"Ikt4t=2m}" + g.Of(kAlnum, 12) + "\",\n",
+               "{\n  \"type\": \"random_pet\",\n  \"instances\": [{\n    \"attributes\": {\n      \"id\": \"x\",\n"
+               "      \"result\": \"" + g.Of(kAlnum, 16) + "\",\n"});
   return c;
 }
 
@@ -1318,7 +1335,11 @@ TEST(ScanRules, ChosenPasswordsAndProbeShapes) {
         "<add key=\"EncryptionKey\" value=\"Dragon1980?\" />",
         "<EncryptionKey>UKXGC*EKUXgsMko,.v6!6N~OLU.IG@VyFz%^,R-lfx&amp;kwJ?.v</EncryptionKey>",
         "      POSTGRES_PASSWORD: Pepper@7799", "        \"pwd\": \"*V^7D+^ZR9BiLN7cEa?XY9_kom@@c%&:.3gzd\"",
-        "* VPN pre-shared key: wRmoGDzuGkzZSyWsw"})
+        "* VPN pre-shared key: wRmoGDzuGkzZSyWsw", "REGISTRY_PASSWORD ?= 7~rAsX9Q0bZOFcHQyRN4nWA~QLnuG",
+        "  password: \"Mustang,sunshine50!\"", "  POSTGRES_PASSWORD: '7An;IX50v=6idU'",
+        "SECRET_KEY=36&eq=(rr-%0dcrfky0jqbv#!q-5p-&y0=r%bl-2jslh)4+3z%",
+        "    \"os.environ[\\\"OPENAI_API_KEY\\\"] = \\\"GUsHem3mEAOH0fVd6CeEy6ZlfOpB930rGrufc4De\\\"\\n\",",
+        "password Of:WI@vD,2emER6ntu5QLNhxrIYvu_ONUNzfQ3F6L3E5rITIe:a6A,%@V."})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"password_encryption: scram-sha-256", "ssl_ciphers: aes-256-cbc", "token: python-3.11",
@@ -1327,8 +1348,16 @@ TEST(ScanRules, ChosenPasswordsAndProbeShapes) {
         "  psk=\"your_wifi_passphrase\"", "psk=$WIFI_PSK", "psk-flags=1",
         "CACHE_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
         "JWT_PUBLIC_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
-        "secret_name: backend-service-01"})
+        "secret_name: backend-service-01", "scopes_secret: \"read,write,delete,admin\"",
+        "password required pam_unix.so nullok", "  token: \"{cursor}\""})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+  // A CSV export under any name, by its header's password column; not a CSV without one.
+  const std::string keepass = "\"Group\",\"Title\",\"Username\",\"Password\",\"URL\"\n"
+                              "\"Root/Internet\",\"Forum\",\"dana_s\",\"yKVGgyaEtcNbmZv7aB4YL2zsIs8Qi\",\"https://f.x\"\n";
+  EXPECT_TRUE(Has(RulesFound(keepass, "/home/u/Documents/keepass-export.csv"), "password-table-file"));
+  EXPECT_FALSE(Has(RulesFound("id,name,token_count\n1,alpha,Xk9mQ2vLp7Zr\n", "/home/u/data/export.csv"),
+                   "password-table-file"));
+  EXPECT_FALSE(Has(RulesFound("user,password\nbob,********\n", "/home/u/data/export.csv"), "password-table-file"));
   // Random text is not taken for words: a token of mixed-case runs and digits stays found.
   EXPECT_FALSE(RulesFound("export SERVICE_TOKEN=lmfYzSl_HpgDG570\n").empty());
 }
@@ -1590,8 +1619,10 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // pairs; a second value of a rule on one line extracted as its own match; Azure
       // shared access keys and SAS signatures, Wi-Fi passphrases, New Relic license keys,
       // more key names (EncryptionKey, "pwd"), auth files in any *vpn folder, passwords of
-      // words and a number in a password's place, tables of accounts in notes
-      {10, "cb19a7bd7316761ecfafa15a0da544f7cbca6ff2302794614641652d55372877"},
+      // words and a number in a password's place, tables of accounts in notes and CSV
+      // exports, PASS=, ?=, quoted values with ',' or ';', Apple app-specific passwords,
+      // expect scripts' answers, Terraform state's random_password, Django keys unquoted
+      {10, "bdc2f2c3bdfa0ea4ef5d45e95ea03b7a9518aa3196acad5ae7e672166007a5bd"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
