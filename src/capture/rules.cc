@@ -13,9 +13,9 @@ namespace {
 // clientsecret), shared by secret-argument, secret-assignment and shell-set-secret.
 #define HV_SECRET_WORDS                                                                       \
   R"re((?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|)re"                  \
-  R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api_?key|apikey|)re"   \
-  R"re(access_?key|private_?key|auth_?key|secret_?key|(?:master|encryption|hmac|aes|shared|)re" \
-  R"re(app)_?key|credentials?))re"
+  R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api[_.\-]?key|apikey|)re" \
+  R"re(access[_.\-]?key|private[_.\-]?key|auth[_.\-]?key|secret[_.\-]?key|)re"                \
+  R"re((?:master|encryption|hmac|aes|shared|app)[_.\-]?key|credentials?))re"
 // Assignment of a value: `key = v`, `key: v`, `key := v`, `key => v`, `"key": "v"`.
 #define HV_ASSIGN R"re(["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']?)re"
 
