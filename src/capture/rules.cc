@@ -105,7 +105,7 @@ const ContentRule kContentRules[] = {
   // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
   // az login -p, redis-cli -a, ldapsearch and friends -w.
   {"cli-password-option",
-   R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n;&|]{0,200}\s-p\s{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n;&|]{0,200}\s-p\s{1,4}|redis-cli\b[^\r\n;&|]{0,200}\s-a\s{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n;&|]{0,200}\s-w\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
+   R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n;&|]{0,200}[ \t]-p[ \t]{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n;&|]{0,200}[ \t]-p[ \t]{1,4}|redis-cli\b[^\r\n;&|]{0,200}[ \t]-a[ \t]{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n;&|]{0,200}[ \t]-w[ \t]{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
    false, 1, 2.5, true, false},
   // Scan version 9: more commands' password arguments (the option and the value apart unless
   // the tool wants them joined): mongo/mongosh/ncftp/cqlsh/az login -p X, sqlcmd/bcp/
@@ -300,7 +300,7 @@ const ContentRule kContentRules[] = {
   // The same keywords in camelCase names (clientSecret, storePassword, accessToken), case
   // sensitive: a lower-case start, then the keyword with a capital.
   {"camel-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["'`]|:[ \t]{1,4}["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
@@ -317,6 +317,25 @@ const ContentRule kContentRules[] = {
   {"secret-argument",
    R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
    true, 1, 3.2, true, false},
+  // Scan version 10, from a third probe. A Kubernetes container's env entry whose name
+  // names a secret and whose value: follows on the next line (- name: ADMIN_PASSWORD /
+  // value: "..."); spans lines, so a key-block rule. Not valueFrom: (a secretKeyRef).
+  {"k8s-env-secret-value",
+   R"re(\bname:[ \t]{0,4}["']?[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Za-z0-9_]{0,20}["']?[ \t]{0,4}\r?\n[ \t]{0,40}value:[ \t]{0,4}["']?([^\s"'$][^\s"']{7,199}))re",
+   false, 1, 3.0, true, true},
+  // Scan version 10. A password element's CDATA (<password><![CDATA[...]]></password>).
+  {"secret-xml-cdata",
+   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret))>[ \t]{0,4}<!\[CDATA\[([^\]\r\n]{8,200})\]\]>)re",
+   true, 2, 3.0, true, false},
+  // Scan version 10. A Kubernetes image pull secret: .dockerconfigjson (or .dockercfg)
+  // holding base64 of a Docker config's JSON ({"auths":...}, registry credentials).
+  {"k8s-dockerconfigjson",
+   R"re(\.docker(?:configjson|cfg)["']?[ \t]{0,4}:[ \t]{0,4}["']?(eyJ[A-Za-z0-9+/]{40,8000}={0,2}))re",
+   false, 1, 3.0, false, false},
+  // Scan version 10. PowerShell: ConvertTo-SecureString "..." -AsPlainText.
+  {"powershell-plaintext-password",
+   R"re(ConvertTo-SecureString[ \t]{1,4}(?:-String[ \t]{1,4})?["']([^"'\r\n$]{6,128})["'][^\r\n]{0,40}-AsPlainText)re",
+   true, 1, 2.5, true, false},
   // Scan version 10. A shell variable named PASS (PASS="..."; sshpass -p "$PASS" after it).
   {"shell-pass-variable",
    R"re((?:^|\n)[ \t]{0,8}(?:(?:export|local|readonly|declare)[ \t]{1,4})?PASS=["']?([^\s"'`;$][^\s"'`;]{7,199}))re",

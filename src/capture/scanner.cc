@@ -391,6 +391,12 @@ bool LooksPlaceholder(std::string_view v) {
        {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
     if (v.find(s) != std::string_view::npos) return true;
   if (PrintfFormat(v)) return true;
+  // A path of lower case words (prod/api/key, secret/data/app: a secret's name in a store),
+  // not random letters with a '/' (2yvwg/3owbfk, base64 of one case).
+  if (v.find('/') != std::string_view::npos &&
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_./-") == std::string_view::npos &&
+      !LooksRandomLetters(v, 3, 30))
+    return true;
   // A list of words (read,write,admin; en;de;fr): lower case letters, '_' and '-' between
   // ',' or ';'.
   if (v.find_first_of(",;") != std::string_view::npos &&
@@ -889,7 +895,15 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
   if (v.find('/') != std::string_view::npos &&
       v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789/._-") == std::string_view::npos)
     return false;
-  for (size_t i = end; i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
+  // (A remark in parentheses may follow: "pw is X (rotate after)".)
+  size_t i = end;
+  while (i < content.size() && (content[i] == ' ' || content[i] == '\t')) ++i;
+  if (i < content.size() && content[i] == '(') {
+    const size_t close = content.find(')', i);
+    const size_t eol = content.find('\n', i);
+    if (close != std::string_view::npos && close < eol && close - i <= 80) i = close + 1;
+  }
+  for (; i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
     if (std::string_view(" \t.,:!?)\"'`").find(content[i]) == std::string_view::npos) return false;
   const CharClasses c = ClassesOf(v);
   if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
@@ -1169,6 +1183,17 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   }
   if (IsExample(secret)) return true;
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
+  // A Firebase web app's configuration (apiKey beside authDomain, projectId, appId ...):
+  // its API key is public by design (it names the project to Google; the project's rules
+  // guard the data), unlike a Google API key on its own.
+  if (std::string_view(rule.id) == "google-api-key") {
+    const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
+    const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
+    if (around.find("authDomain") != std::string_view::npos ||
+        around.find(".firebaseapp.com") != std::string_view::npos ||
+        around.find("messagingSenderId") != std::string_view::npos)
+      return true;
+  }
   if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret)) return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;

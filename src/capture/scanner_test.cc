@@ -509,6 +509,19 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"expect-send-password",
                "spawn ssh admin@switch\nexpect \"*assword:\"\nsend \"9F-Op" + g.Of(kAlnum, 9) + "\\r\"\nexpect \"#\"\n",
                "spawn ssh admin@switch\nexpect \"*assword:\"\nsend \"$env(SWITCH_PW)\\r\"\n"});
+  // Scan version 10, from the third probe: Kubernetes env values on the line after their
+  // name, CDATA passwords, image pull secrets, PowerShell's -AsPlainText.
+  c.push_back({"k8s-env-secret-value",
+               "        env:\n        - name: ADMIN_PASSWORD\n          value: \"0w6w" + g.Of(kAlnum, 14) + "\"\n",
+               "        env:\n        - name: ADMIN_PASSWORD\n          valueFrom:\n            secretKeyRef:\n"});
+  c.push_back({"secret-xml-cdata", "<password><![CDATA[o!1mF&" + g.Of(kAlnum, 14) + "]]></password>\n",
+               "<password><![CDATA[${DB_PASSWORD}]]></password>\n"});
+  c.push_back({"k8s-dockerconfigjson",
+               "data:\n  .dockerconfigjson: eyJhdXRocyI6" + g.Of(kB64, 120) + "\n",
+               "data:\n  .dockerconfigjson: <base64 of your docker config>\n"});
+  c.push_back({"powershell-plaintext-password",
+               "$secure = ConvertTo-SecureString \"VItzn1" + g.Of(kAlnum, 11) + "\" -AsPlainText -Force\n",
+               "$secure = ConvertTo-SecureString $env:NAS_PASSWORD -AsPlainText -Force\n"});
   c.push_back({"terraform-state-random-password",
                "{\n  \"type\": \"random_password\",\n  \"name\": \"db\",\n  \"instances\": [{\n    \"attributes\": {\n"
                "      \"length\": 20,\n      \"result\": \"Ikt4t=2m}" + g.Of(kAlnum, 12) + "\",\n",
@@ -1339,7 +1352,9 @@ TEST(ScanRules, ChosenPasswordsAndProbeShapes) {
         "  password: \"Mustang,sunshine50!\"", "  POSTGRES_PASSWORD: '7An;IX50v=6idU'",
         "SECRET_KEY=36&eq=(rr-%0dcrfky0jqbv#!q-5p-&y0=r%bl-2jslh)4+3z%",
         "    \"os.environ[\\\"OPENAI_API_KEY\\\"] = \\\"GUsHem3mEAOH0fVd6CeEy6ZlfOpB930rGrufc4De\\\"\\n\",",
-        "password Of:WI@vD,2emER6ntu5QLNhxrIYvu_ONUNzfQ3F6L3E5rITIe:a6A,%@V."})
+        "password Of:WI@vD,2emER6ntu5QLNhxrIYvu_ONUNzfQ3F6L3E5rITIe:a6A,%@V.",
+        "\"text\": \"prod db pw is Saffron_falcon3065! (rotate after)\"",
+        "\tapiToken = `3a9bb0fec6b44cf48dd7c57ff9cea30f`"})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"password_encryption: scram-sha-256", "ssl_ciphers: aes-256-cbc", "token: python-3.11",
@@ -1349,7 +1364,10 @@ TEST(ScanRules, ChosenPasswordsAndProbeShapes) {
         "CACHE_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
         "JWT_PUBLIC_KEY=a345c7be3cbe6c5d0fcc0f59603b8167ce2bb2706b2b6ae40ff8762a6617b8d",
         "secret_name: backend-service-01", "scopes_secret: \"read,write,delete,admin\"",
-        "password required pam_unix.so nullok", "  token: \"{cursor}\""})
+        "password required pam_unix.so nullok", "  token: \"{cursor}\"",
+        "mysql -u root -p\npython3 -m venv .venv", "secret_id = \"prod/api/key\"",
+        "const firebaseConfig = {\n  apiKey: \"AIzaSyD3k9Qm2vLp7ZrTw8Xn4Bc6Vd1Fg5Hj0Ks\",\n"
+        "  authDomain: \"shop-42.firebaseapp.com\",\n  projectId: \"shop-42\","})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
   // A CSV export under any name, by its header's password column; not a CSV without one.
   const std::string keepass = "\"Group\",\"Title\",\"Username\",\"Password\",\"URL\"\n"
@@ -1621,8 +1639,10 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // more key names (EncryptionKey, "pwd"), auth files in any *vpn folder, passwords of
       // words and a number in a password's place, tables of accounts in notes and CSV
       // exports, PASS=, ?=, quoted values with ',' or ';', Apple app-specific passwords,
-      // expect scripts' answers, Terraform state's random_password, Django keys unquoted
-      {10, "317ff5c8e4688f28095ead2a4d1ca6c7677e055305c7120c24f91393bb8e51c2"},
+      // expect scripts' answers, Terraform state's random_password, Django keys unquoted,
+      // Kubernetes env values and pull secrets, CDATA, PowerShell -AsPlainText; Firebase
+      // web configs' keys public
+      {10, "fe82a146d8730788790a196b39e68e4ab8d7361f65b58a5f4413bfbc14719799"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
