@@ -35,7 +35,7 @@ const ContentRule kContentRules[] = {
    R"re((https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Z0-9]{6,14}/[A-Z0-9]{6,14}/[A-Za-z0-9]{16,40}))re",
    false, 1, 0, false, false},
   {"stripe-live-key", R"re(\b((?:sk|rk)_live_[A-Za-z0-9]{20,247}))re", false, 1, 3.0, false, false},
-  {"google-api-key", R"re(\b(AIza[0-9A-Za-z_\-]{35}))re", false, 1, 3.0, false, false},
+  {"google-api-key", R"re(\b(AIza[0-9A-Za-z_\-]{35}))re", false, 1, 3.0, false, false, Verify::kNotWebConfig},
   {"openai-key",
    R"re(\b(sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{16,200}T3BlbkFJ[A-Za-z0-9_\-]{16,200}))re",
    false, 1, 3.0, false, false},
@@ -85,7 +85,7 @@ const ContentRule kContentRules[] = {
    true, 2, 3.2, true, false},
   {"url-credentials",
    R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>][^\s@"'<>]{5,127})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
-   false, 1, 2.3, true, false, Verify::kUrlDecode},
+   false, 1, 2.3, true, false, Verify::kUrlDecode, true},
   // Credentials in encodings and on command lines.
   {"base64-private-key", R"re(\b(LS0tLS1CRUdJTi[A-Za-z0-9+/]{50}))re", false, 1, 0, false, false, Verify::kBase64Pem},
   {"authorization-bearer",
@@ -101,7 +101,7 @@ const ContentRule kContentRules[] = {
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
   {"cli-user-credentials",
    R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-U|--proxy-user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,64}:([^\s"']{6,128}))re",
-   false, 1, 2.5, true, false},
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
   // az login -p, redis-cli -a, ldapsearch and friends -w.
   {"cli-password-option",
@@ -157,7 +157,7 @@ const ContentRule kContentRules[] = {
   // htpasswd -b takes the password as its last argument: -b FILE USER PASS, -nb USER PASS.
   {"htpasswd-password",
    R"re(\bhtpasswd(?:\s{1,4}-[A-Za-z]{1,6}){0,3}\s{1,4}-[A-Za-z]{0,6}b[A-Za-z]{0,6}(?:\s{1,4}-[A-Za-z]{1,6}){0,3}(?:\s{1,4}-C\s{1,4}[0-9]{1,3})?(?:\s{1,4}["']?[^\s"'\-][^\s"']{0,200}["']?){1,2}\s{1,4}["']?([^\s"'$`\-][^\s"'`]{5,127}))re",
-   false, 1, 2.5, true, false},
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // A literal piped into a command that reads a password from its input: sudo -S,
   // --password-stdin, gpg --passphrase-fd 0, passwd --stdin, chpasswd.
   {"piped-password",
@@ -434,7 +434,7 @@ const ContentRule kContentRules[] = {
   // NetworkManager's keyfile psk=, hostapd's wpa_passphrase=, ifupdown's wpa-psk.
   {"wifi-psk",
    R"re((?:^|\n)[ \t]{0,8}(?:psk=|wpa_passphrase=|wpa-psk[ \t]{1,4})"?([^"\s]{8,64}))re",
-   false, 1, 2.5, true, false},
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // Scan version 9. A password named in a note's prose: a password word (password, passwd,
   // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
   // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network
@@ -444,7 +444,7 @@ const ContentRule kContentRules[] = {
   // X", "wifi home: X", "The password for the NAS is "X"."
   {"prose-password",
    R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:))[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
-   true, 1, 3.0, true, false, Verify::kStrongValue},
+   true, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
   {"bip32-extended-private-key",
@@ -581,8 +581,9 @@ std::string RuleTableDigest() {
   std::string all = "haven-scan-rules\n" + std::to_string(kScanVersion) + "\n";
   char num[64];
   for (const ContentRule& r : kContentRules) {
-    std::snprintf(num, sizeof(num), "%d %d %.3f %d %d %d", r.caseless ? 1 : 0, r.secret_group,
-                  r.min_entropy, r.generic ? 1 : 0, r.binary ? 1 : 0, static_cast<int>(r.verify));
+    std::snprintf(num, sizeof(num), "%d %d %.3f %d %d %d%s", r.caseless ? 1 : 0, r.secret_group,
+                  r.min_entropy, r.generic ? 1 : 0, r.binary ? 1 : 0, static_cast<int>(r.verify),
+                  r.password_value ? " p" : "");
     all += std::string("C\0", 2) + r.id + '\0' + r.pattern + '\0' + num + '\n';
   }
   for (const PathRule& r : kPathRules)

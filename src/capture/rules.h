@@ -38,6 +38,10 @@ enum class Verify {
   // SITE, SORT, PRIMARY, CACHE, GPG, SSH, ...) and the value mixes upper case, lower case and
   // digits without a '.'.
   kNamedKey,
+  // A Google API key outside a Firebase web app's configuration (authDomain,
+  // *.firebaseapp.com or messagingSenderId within 600 characters): that key is public by
+  // design (it names the project to Google; the project's rules guard the data).
+  kNotWebConfig,
 };
 
 struct ContentRule {
@@ -51,6 +55,10 @@ struct ContentRule {
   bool generic;        // keyword rules: placeholder values (paths, variables...) do not count
   bool binary;         // also applied to binary files (key blocks only)
   Verify verify = Verify::kNone;
+  // The value is a password by its place (a URL's password, htpasswd's, curl -u's, a Wi-Fi
+  // passphrase, a note's password): words and a number count there as they do under a
+  // password key (pickle_monkey.20); elsewhere they are a name.
+  bool password_value = false;
 };
 
 struct PathRule {

@@ -263,23 +263,35 @@ bool LooksPlaceholder(std::string_view v);
 // letters in runs of a capital and lower case letters, and 30 % vowels (y counted).
 bool CamelWords(std::string_view v) {
   size_t letters = 0, in_words = 0, vowels = 0;
+  bool word = false;  // in a run that a capital started
   for (size_t i = 0; i < v.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(v[i]);
-    if (!std::isalpha(c)) continue;
-    letters++;
-    if (std::string_view("aeiouyAEIOUY").find(static_cast<char>(c)) != std::string_view::npos)
-      vowels++;
-    if (std::isupper(c) && i + 1 < v.size() && std::islower(static_cast<unsigned char>(v[i + 1]))) {
-      size_t j = i + 1;
-      while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
-      in_words += j - i;
-      letters += j - i - 1;
-      for (size_t k = i + 1; k < j; ++k)
-        if (std::string_view("aeiouy").find(v[k]) != std::string_view::npos) vowels++;
-      i = j - 1;
+    if (!std::isalpha(c)) {
+      word = false;
+      continue;
     }
+    ++letters;
+    if (std::string_view("aeiouyAEIOUY").find(static_cast<char>(c)) != std::string_view::npos)
+      ++vowels;
+    if (std::isupper(c))
+      word = i + 1 < v.size() && std::islower(static_cast<unsigned char>(v[i + 1]));
+    in_words += word;
   }
   return letters > 0 && in_words * 4 >= letters * 3 && vowels * 10 >= letters * 3;
+}
+
+constexpr std::string_view kBase64Chars =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=";
+
+// Whether `pred` holds for a piece of v between '/' (the first and last pieces included).
+template <typename Pred>
+bool AnyPiece(std::string_view v, Pred pred) {
+  for (size_t from = 0; from <= v.size();) {
+    const size_t to = std::min(v.find('/', from), v.size());
+    if (pred(v.substr(from, to - from))) return true;
+    from = to + 1;
+  }
+  return false;
 }
 
 // A piece of a base64 value between '/' (its leading '+' and '=' dropped) that reads as
@@ -297,18 +309,11 @@ bool RandomPiece(std::string_view piece) {
 // (/X/Dngl7FqaKIoh7W4XnpF, +f5npOMjzXd32/Rv1OV9; not /usr/share/X11/xkb, ~/MyApplication2).
 // 3 % of random base64 values of 16 characters start with '+' or '/' and 22 % hold a '/'.
 bool LooksBase64Secret(std::string_view v) {
-  if (v.size() < 16 ||
-      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
-          std::string_view::npos)
-    return false;
-  for (size_t from = 0; from <= v.size();) {
-    const size_t to = std::min(v.find('/', from), v.size());
-    const std::string_view piece = v.substr(from, to - from);
-    const CharClasses c = ClassesOf(piece);
-    if (piece.size() >= 12 && c.upper && c.lower && c.digit && RandomPiece(piece)) return true;
-    from = to + 1;
-  }
-  return false;
+  return v.size() >= 16 && v.find_first_not_of(kBase64Chars) == std::string_view::npos &&
+         AnyPiece(v, [](std::string_view piece) {
+           const CharClasses c = ClassesOf(piece);
+           return piece.size() >= 12 && c.upper && c.lower && c.digit && RandomPiece(piece);
+         });
 }
 
 // LooksPlaceholder's test of a value whose first character marks it (v not empty).
@@ -381,8 +386,7 @@ bool LooksPlaceholder(std::string_view v) {
     return true;
   if (v.starts_with("pk.eyJ")) return true;  // a Mapbox public token (sk.: secret)
   if (v.size() >= 200 && v.starts_with("Ag") &&
-      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
-          std::string_view::npos)
+      v.find_first_not_of(kBase64Chars) == std::string_view::npos)
     return true;
   if (LooksHash(v)) return true;
   if (LooksFileNameOrAddress(v)) return true;
@@ -1122,19 +1126,14 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
         const CharClasses c = ClassesOf(secret);
         const bool port = slash > 0 && secret.substr(0, slash).find_first_not_of("0123456789") ==
                                            std::string_view::npos;
-        bool random = false;  // a piece of 8 or more between '/' reads as random
-        for (size_t from = 0; from <= secret.size() && !random;) {
-          const size_t to = std::min(secret.find('/', from), secret.size());
-          const std::string_view piece = secret.substr(from, to - from);
+        // (a piece of 8 or more between '/' that reads as random)
+        const bool random = AnyPiece(secret, [](std::string_view piece) {
           const CharClasses pc = ClassesOf(piece);
-          random = piece.size() >= 8 && pc.upper && pc.lower &&
-                   (pc.digit ? !LooksPlaceholder(piece) && !CamelWords(piece) : RandomPiece(piece));
-          from = to + 1;
-        }
+          return piece.size() >= 8 && pc.upper && pc.lower &&
+                 (pc.digit ? !LooksPlaceholder(piece) && !CamelWords(piece) : RandomPiece(piece));
+        });
         if (secret.size() < 12 || port || !c.upper || !c.lower || !random ||
-            secret.find_first_not_of(
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") !=
-                std::string_view::npos)
+            secret.find_first_not_of(kBase64Chars) != std::string_view::npos)
           return true;
       }
       decoded = DecodeHexEscapes(secret, "%");
@@ -1178,22 +1177,18 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kShortPassword:
       if (!ShortPasswordLike(content, m.from, m.secret_to, secret)) return true;
       break;
+    case Verify::kNotWebConfig: {
+      const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
+      const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
+      for (std::string_view w : {"authDomain", ".firebaseapp.com", "messagingSenderId"})
+        if (around.find(w) != std::string_view::npos) return true;
+      break;
+    }
     case Verify::kNone:
       break;
   }
   if (IsExample(secret)) return true;
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
-  // A Firebase web app's configuration (apiKey beside authDomain, projectId, appId ...):
-  // its API key is public by design (it names the project to Google; the project's rules
-  // guard the data), unlike a Google API key on its own.
-  if (std::string_view(rule.id) == "google-api-key") {
-    const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
-    const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
-    if (around.find("authDomain") != std::string_view::npos ||
-        around.find(".firebaseapp.com") != std::string_view::npos ||
-        around.find("messagingSenderId") != std::string_view::npos)
-      return true;
-  }
   if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret)) return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
@@ -1206,15 +1201,11 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
     return true;
   // Words and a number are a chosen password where the value is one by its place (a
-  // password or secret key, a URL's password, htpasswd's, curl -u's, a Wi-Fi passphrase, a
-  // note's password), and a name elsewhere (api_key: release-candidate-12).
-  const std::string_view id = rule.id;
-  const bool password_place = ContainsCaseless(key, "pass") || ContainsCaseless(key, "pwd") ||
-                              ContainsCaseless(key, "psk") || ContainsCaseless(key, "secret") ||
-                              id == "url-credentials" || id == "htpasswd-password" ||
-                              id == "cli-user-credentials" || id == "wifi-psk" ||
-                              id == "prose-password";
-  if (WordsPassword(secret)) return !password_place;
+  // password or secret key, ContentRule::password_value), and a name elsewhere (api_key:
+  // release-candidate-12).
+  if (WordsPassword(secret))
+    return !(rule.password_value || ContainsCaseless(key, "pass") || ContainsCaseless(key, "pwd") ||
+             ContainsCaseless(key, "psk") || ContainsCaseless(key, "secret"));
   return LooksPlaceholder(secret);
 }
 
