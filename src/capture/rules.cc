@@ -14,7 +14,7 @@ namespace {
 #define HV_SECRET_WORDS                                                                       \
   R"re((?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|)re"                  \
   R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api[_.\-]?key|apikey|)re" \
-  R"re(access[_.\-]?key|private[_.\-]?key|auth[_.\-]?key|secret[_.\-]?key|)re"                \
+  R"re(access[_.\-]?key|private[_.\- ]?key|auth[_.\-]?key|secret[_.\-]?key|)re"         \
   R"re((?:master|encryption|hmac|aes|shared|app)[_.\-]?key|credentials?))re"
 // Assignment of a value: `key = v`, `key: v`, `key := v`, `key => v`, `"key": "v"`.
 #define HV_ASSIGN R"re(["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']?)re"
@@ -65,7 +65,7 @@ const ContentRule kContentRules[] = {
    R"re((-----BEGIN PGP PRIVATE KEY BLOCK-----\s{1,16}(?:[A-Za-z\-]{2,40}:[^\r\n]{0,200}\s{1,16}){0,6}([A-Za-z0-9+/=]{40})))re",
    false, 2, 0, false, true},
   {"age-secret-key", R"re(\b(AGE-SECRET-KEY-1[02-9AC-HJ-NP-Z]{58})\b)re", false, 1, 0, false, false},
-  {"jwt", R"re(\b(eyJ[A-Za-z0-9_\-]{10,2000}\.eyJ[A-Za-z0-9_\-]{10,4000}\.[A-Za-z0-9_\-]{16,1000}))re", false, 1, 3.0, false, false},
+  {"jwt", R"re(\b(eyJ[A-Za-z0-9_\-]{10,2000}\.ey[IJ][A-Za-z0-9_\-]{10,4000}\.[A-Za-z0-9_\-]{16,1000}))re", false, 1, 3.0, false, false},
   {"sendgrid-key", R"re(\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b)re", false, 1, 3.0, false, false},
   {"huggingface-token", R"re(\b(hf_[A-Za-z]{34})\b)re", false, 1, 3.0, false, false},
   {"vault-token", R"re(\b(hv[sb]\.[A-Za-z0-9_\-]{24,300}))re", false, 1, 3.5, false, false},
@@ -100,13 +100,13 @@ const ContentRule kContentRules[] = {
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
   {"cli-user-credentials",
-   R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-U|--proxy-user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,64}:([^\s"']{6,128}))re",
+   R"re(\b(?:curl|https?|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user|-U|--proxy-user|-a|--auth)(?:\s{1,4}|=)["']?[^\s:"'$]{1,128}:([^\s"']{6,128}))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
   // A tool's short password option: mysql -pX, sshpass -p, docker/podman/helm login -p,
   // az login -p, redis-cli -a, ldapsearch and friends -w.
   {"cli-password-option",
    R"re(\b(?:(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^\r\n;&|]{0,200}[ \t]-p[ \t]{0,2}|(?:docker|podman|buildah|skopeo|helm|oras)\s{1,4}(?:registry\s{1,4})?login\b[^\r\n;&|]{0,200}[ \t]-p[ \t]{1,4}|redis-cli\b[^\r\n;&|]{0,200}[ \t]-a[ \t]{1,4}|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)\b[^\r\n;&|]{0,200}[ \t]-w[ \t]{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
-   false, 1, 2.5, true, false},
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // Scan version 9: more commands' password arguments (the option and the value apart unless
   // the tool wants them joined): mongo/mongosh/ncftp/cqlsh/az login -p X, sqlcmd/bcp/
   // ipmitool/mosquitto_pub -P X, zip/unzip -P X, 7z/rar -pX (rar -hpX), openssl enc -k X, ssh-keygen
@@ -132,7 +132,7 @@ const ContentRule kContentRules[] = {
    R"re(\baws(?:\s{1,4}--[a-z\-]{1,20}(?:=|\s{1,4})[^\s;&|]{1,64}){0,3}\s{1,4}configure\s{1,4}set\s{1,4}(?:[A-Za-z0-9_\-]{1,40}\.){0,2}(?:aws_secret_access_key|aws_session_token)\s{1,4}["']?([A-Za-z0-9/+=]{40,2000}))re",
    false, 1, 3.5, false, false},
   {"password-variable",
-   R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
+   R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE|RESTIC_PASSWORD|RUSTIC_PASSWORD|HAVEN_PASSWORD|KOPIA_PASSWORD|RCLONE_CONFIG_PASS)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
    false, 1, 2.3, true, false},
   {"password-line",
    R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:][^\s"']{7,199}))re",
@@ -161,8 +161,8 @@ const ContentRule kContentRules[] = {
   // A literal piped into a command that reads a password from its input: sudo -S,
   // --password-stdin, gpg --passphrase-fd 0, passwd --stdin, chpasswd.
   {"piped-password",
-   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?["']?([^\s"'$`|;&<>\-][^\s"'$`|;&<>]{5,127})["']?\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|passwd\s{1,4}--stdin|chpasswd\b))re",
-   false, 1, 2.5, true, false},
+   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?["']?([^\s"'$`|;&<>\-][^\s"'$`|;&<>]{5,127})["']?\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|passwd\s{1,4}--stdin|chpasswd\b|sshfs(?:\s{1,4}[^\s|;&]{1,100}){0,6}?\s{1,4}-o\s{0,4}(?:[^\s|;&,]{1,60},){0,6}password_stdin))re",
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // FileZilla's site manager and recent servers: <Pass>x</Pass>, <Pass encoding="base64">x</Pass>.
   {"filezilla-password", R"re(<Pass(?:\s{1,4}encoding="base64")?>([^<\s]{6,400})</Pass>)re", false, 1, 2.3,
    false, false},
@@ -300,7 +300,7 @@ const ContentRule kContentRules[] = {
   // The same keywords in camelCase names (clientSecret, storePassword, accessToken), case
   // sensitive: a lower-case start, then the keyword with a capital.
   {"camel-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["'`]|:[ \t]{1,4}["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|Api[Kk]ey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["'`]|:[ \t]{1,4}["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
@@ -315,7 +315,7 @@ const ContentRule kContentRules[] = {
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,200})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,2000})["'])re",
    true, 1, 3.2, true, false},
   // Scan version 10, from a third probe. A Kubernetes container's env entry whose name
   // names a secret and whose value: follows on the next line (- name: ADMIN_PASSWORD /
@@ -361,7 +361,7 @@ const ContentRule kContentRules[] = {
    R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^"'\s\\,;]{1,100}[,;][^"'\s\\]{1,100})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}\\?["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}\\?["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["'`]|:[ \t]{1,4}\\?["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // A secret set by a shell's or an rc file's "set NAME VALUE" rather than NAME=VALUE: fish's
   // set -gx OPENAI_API_KEY ..., csh's setenv DB_PASSWORD ..., lftp's set ftp:password ...
@@ -428,7 +428,7 @@ const ContentRule kContentRules[] = {
   // at 4.0 bits, upper case, lower case and digits, no '.'); not a public or structural
   // key's name (Verify::kNamedKey).
   {"named-key-assignment",
-   R"re((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]{0,20}_){1,4}(?:KEY|AUTH)["']?(?:[ \t]{0,4}=[ \t]{0,4}["']?|:[ \t]{1,4}["']?)([A-Za-z0-9_\-+/~]{20,200}={0,2}))re",
+   R"re((?:^|[^A-Za-z0-9_])(?:[A-Z][A-Z0-9]{0,20}_){1,4}(?:[A-Z]{2,12})?(?:KEY|AUTH)["']?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|:[ \t]{1,4}["'`]?)([A-Za-z0-9_\-+/~]{20,200}={0,2}))re",
    false, 1, 4.0, true, false, Verify::kNamedKey},
   // Scan version 10. A Wi-Fi passphrase: wpa_supplicant's psk="..." (or 64 hex digits),
   // NetworkManager's keyfile psk=, hostapd's wpa_passphrase=, ifupdown's wpa-psk.
@@ -443,7 +443,7 @@ const ContentRule kContentRules[] = {
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
   // X", "wifi home: X", "The password for the NAS is "X"."
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:))[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -456,6 +456,158 @@ const ContentRule kContentRules[] = {
   {"borg-key",
    R"re((BORG_KEY [0-9a-f]{64}\r?\n[A-Za-z0-9+/=]{40}|BORG PAPER KEY v1\r?\nid: [0-9]{1,4} / [0-9a-f]{6} [0-9a-f]{6} [0-9a-f]{6} / [0-9a-f]{6} [0-9a-f]{6} - [0-9a-f]{2}\r?\n {0,2}1: [0-9a-f]{6} [0-9a-f]{6} [0-9a-f]{6} ))re",
    false, 1, 0, false, true},
+  // Scan version 11, from a fourth and a fifth outsider probe (provider formats; the
+  // application files of a power user's home).
+  // A Bitcoin private key in wallet import format (base58check: a compressed key's K or L
+  // and 51 characters, an uncompressed one's 5 and 50), its checksum verified.
+  {"bitcoin-wif-key", R"re(\b([KL][1-9A-HJ-NP-Za-km-z]{51}|5[HJK][1-9A-HJ-NP-Za-km-z]{49})\b)re", false, 1, 0,
+   false, false, Verify::kBase58Check},
+  // A raw private key (64 hex digits, an Ethereum account's) after a key that names it.
+  {"hex-private-key-assignment",
+   R"re(\bpriv(?:ate)?[ _\-]?key[ \t]{0,4}(?:\([^)\r\n]{0,20}\))?["'`]?[ \t]{0,4}[:=][ \t]{0,4}["'`]?(?:0x)?([0-9a-fA-F]{64})\b)re",
+   true, 1, 3.0, false, false},
+  // A WireGuard or X25519 private key (base64 of 32 bytes) under privkey (a note's).
+  {"privkey-base64", R"re(\bprivkey[ \t]{0,4}[:=][ \t]{0,4}["'`]?([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re", true, 1,
+   3.5, false, false},
+  // DeepL's API keys for its free plan: a UUID and ":fx".
+  {"deepl-api-key", R"re(\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:fx)\b)re", false, 1, 0,
+   false, false},
+  // Firebase Cloud Messaging's legacy server key.
+  {"fcm-server-key", R"re(\b(AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{120,160}))re", false, 1, 3.5, false, false},
+  // X/Twitter's app bearer token: 22 A's, then URL-encoded base64.
+  // (A key-block rule only so that its run of A's is not taken for filler.)
+  {"twitter-bearer-token", R"re(\b(A{20,24}[A-Za-z0-9%]{80,140}))re", false, 1, 3.5, false, true},
+  // A Salesforce session or access token: the org id (00D...), '!', then the session part.
+  {"salesforce-access-token", R"re(\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{80,200}))re", false, 1, 3.5, false, false},
+  // ElevenLabs' API keys: sk_ and 48 hex digits.
+  {"elevenlabs-api-key", R"re(\b(sk_[0-9a-f]{48})\b)re", false, 1, 3.0, false, false},
+  // RapidAPI's application keys (msh and jsn inside).
+  {"rapidapi-key", R"re(\b([A-Za-z0-9]{8,12}msh[A-Za-z0-9]{12,18}p[A-Za-z0-9]{4,9}jsn[A-Za-z0-9]{10,14})\b)re", false, 1, 3.0,
+   false, false},
+  // Asana's personal access tokens (1/ or 2/, numeric ids, ':' and 32 hex digits) after a
+  // name that says Asana on its line.
+  {"asana-token",
+   R"re((?:asana|ASANA|Asana)[^\r\n]{0,60}?\b([0-9]/[0-9]{10,20}(?:/[0-9]{10,20})?:[0-9a-f]{32})\b)re", false, 1, 3.0,
+   false, false},
+  // CircleCI's personal API tokens.
+  {"circleci-token", R"re(\b(CCIPAT_[A-Za-z0-9]{20,24}_[0-9a-f]{40})\b)re", false, 1, 3.0, false, false},
+  // Loggly's customer token in its input URL.
+  {"loggly-token-url",
+   R"re(\.loggly\.com/(?:inputs|bulk)/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}))re", false, 1,
+   3.0, false, false},
+  // An Azure Function's key in its URL (?code=).
+  {"azure-function-key-url",
+   R"re(\.azurewebsites\.net/api/[^\s"'?]{0,200}\?(?:[^\s"'#]{0,200}&)?code=([A-Za-z0-9_\-]{30,100}={0,2}))re", false,
+   1, 3.5, false, false},
+  // Splunk's HTTP Event Collector token in its header.
+  {"splunk-hec-token",
+   R"re(\bSplunk[ \t]{1,4}([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b)re", false,
+   1, 3.0, false, false},
+  // Honeycomb's key in its header (X-Honeycomb-Team).
+  {"honeycomb-key", R"re(X-Honeycomb-Team["']?[ \t]{0,4}[:=][ \t]{0,4}["']?([A-Za-z0-9_]{22,64}))re", true, 1, 3.0,
+   false, false},
+  // Elastic's API key header: ApiKey and base64 of id:key.
+  {"elastic-api-key-header", R"re(Authorization["']?[ \t]{0,4}[:=,][ \t]{0,4}["']?ApiKey[ \t]{1,4}([A-Za-z0-9+/]{20,400}={0,2}))re",
+   true, 1, 3.0, false, false, Verify::kBasicAuth},
+  // Kaggle's kaggle.json: {"username": ..., "key": 32 hex digits}.
+  {"kaggle-key", R"re("username"[ \t]{0,4}:[ \t]{0,4}"[^"\r\n]{1,64}"[ \t]{0,4},[ \t]{0,4}"key"[ \t]{0,4}:[ \t]{0,4}"([0-9a-f]{32})")re",
+   false, 1, 3.0, false, false},
+  // An HTTP Basic credential in a quoted header value (HAR files, JSON configs), verified
+  // to decode to user:password.
+  {"quoted-basic-auth", R"re(["']Basic[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})["'])re", false, 1, 0, true, false,
+   Verify::kBasicAuth},
+  // A Microsoft account's refresh token (OneDrive, Outlook clients): M.C or M.R, a number,
+  // the data centre, then the token.
+  {"microsoft-refresh-token", R"re(\b(M\.[CR][0-9]{1,3}_[A-Z]{2,4}\.[A-Za-z0-9!*$_\-.]{100,2000}))re", false, 1, 4.0,
+   false, false},
+  // A session cookie in a Netscape cookie jar (curl's, yt-dlp's, a browser export): domain,
+  // flag, path, secure, expiry, a session-like name, its value.
+  {"cookie-jar-session",
+   R"re((?:^|\n)(?:#HttpOnly_)?\.?[A-Za-z0-9.\-]{1,253}\t(?:TRUE|FALSE)\t[^\t\r\n]{1,200}\t(?:TRUE|FALSE)\t[0-9]{1,12}\t[A-Za-z0-9_.\-]{0,40}(?:sess|sid|auth|token|login|jwt|remember)[A-Za-z0-9_.\-]{0,40}\t([^\s]{16,4096}))re",
+   true, 1, 3.0, false, false},
+  // The mongo shell's db.auth("user", "password").
+  {"mongo-shell-auth",
+   R"re(\bdb\.auth\([ \t]{0,4}["'][^"'\r\n]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']([^"'\r\n]{6,128})["'])re", false, 1,
+   2.3, true, false, Verify::kOddValue, true},
+  // Bundler's credentials for a gem source: BUNDLE_<HOST, dots as __> = "user:password".
+  {"bundler-credentials",
+   R"re(\bBUNDLE_[A-Z0-9_]{1,100}__[A-Z0-9]{2,30}["']?[ \t]{0,4}[:=][ \t]{0,4}["']?([A-Za-z0-9_.@%+\-]{1,128}:[^\s"':/][^\s"']{3,127}))re",
+   false, 1, 2.3, true, false, Verify::kNone, true},
+  // IRC: NickServ's identify command (irssi's autosendcmd, weechat's command), ZNC's
+  // nickserv module with its password.
+  {"nickserv-identify",
+   R"re(\b(?:nickserv|ns)[ \t]{1,4}identify[ \t]{1,4}(?:[^\s;"'<>$]{1,64}[ \t]{1,4})?([^\s;"'<>$]{6,128}))re", true,
+   1, 2.3, true, false, Verify::kNone, true},
+  {"znc-nickserv-module", R"re(LoadModule[ \t]{0,4}=[ \t]{0,4}nickserv[ \t]{1,4}([^\s]{6,128}))re", true, 1, 2.3,
+   true, false, Verify::kOddValueLineEnd, true},
+  // strongSwan's ipsec.secrets: [ids] : PSK "..." (EAP, XAUTH, NTLM likewise).
+  {"ipsec-secret",
+   R"re((?:^|\s):[ \t]{0,4}(?:PSK|EAP|XAUTH|NTLM)[ \t]{1,4}"([^"\r\n]{4,200})")re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // Redis's server password (requirepass, masterauth) and AUTH typed into redis-cli.
+  {"redis-password",
+   R"re((?:^|\n)[ \t]{0,8}(?:requirepass|masterauth)[ \t]{1,8}["']?([^\s"']{6,200}))re", false, 1, 2.3, true, false,
+   Verify::kOddValueLineEnd, true},
+  {"redis-auth-command", R"re((?:^|\n)AUTH[ \t]{1,4}(?:[^\s]{1,64}[ \t]{1,4})?([^\s]{6,128}))re", false, 1, 2.3,
+   true, false, Verify::kOddValueLineEnd, true},
+  // mpd's password "secret@read,add,control,admin".
+  {"mpd-password",
+   R"re((?:^|\n)[ \t]{0,8}password[ \t]{1,40}"([^"@\s]{6,128})@(?:read|add|control|admin))re", false, 1, 2.3, true,
+   false, Verify::kOddValue, true},
+  // aria2's RPC secret; himalaya's raw password; httpie's session auth (user:password).
+  {"aria2-rpc-secret", R"re((?:^|\n)[ \t]{0,4}rpc-secret[ \t]{0,4}=[ \t]{0,4}([^\s]{6,200}))re", false, 1, 2.3, true,
+   false, Verify::kOddValueLineEnd, true},
+  {"himalaya-raw-password",
+   R"re(\b(?:auth|passwd|password)\.raw[ \t]{0,4}=[ \t]{0,4}["']([^"'\r\n]{6,200})["'])re", false, 1, 2.3, true,
+   false, Verify::kOddValue, true},
+  {"httpie-session-auth",
+   R"re(["']raw_auth["'][ \t]{0,4}:[ \t]{0,4}["'][^"'\s:]{1,64}:([^"'\r\n]{4,200})["'])re", false, 1, 2.3, true,
+   false, Verify::kOddValue, true},
+  // A mount's options (fstab, autofs, mount -o): password= or pass= after a ',' or -o.
+  // (Not anchored on user=, which a log holds on every other line.)
+  {"mount-option-password", R"re((?:,|-o[ \t]{1,4})pass(?:word)?=([^\s,]{6,128}))re", false, 1, 2.3,
+   true, false, Verify::kOddValue, true},
+  // Recovery words on a line of their own (12 to 25 lower-case words, a BIP39, Electrum or
+  // Monero seed) within three lines after a line naming a seed, a recovery phrase, a
+  // mnemonic or a wallet. (A key block: the match spans lines.)
+  {"wallet-seed-words",
+   R"re((?:^|\n)[^\n]{0,40}\b(?:seed|mnemonic|recovery|phrase|wallet)\b[^\n]{0,40}\n(?:[^\n]{0,80}\n){0,2}((?:[a-z]{3,12} ){11,24}[a-z]{3,12})[ \t]{0,4}(?:\r?\n|$))re",
+   true, 1, 0, false, true},
+  // A note's "secret key: ...", "app key: ...", "access token: ..." (words apart).
+  {"note-key-value",
+   R"re(\b(?:access|secret|app|api|private|auth|client|application)[ ](?:key|secret|token)[ \t]{0,4}[:=][ \t]{0,4}["'`]?([A-Za-z0-9+/_\-]{20,200}={0,2}))re",
+   true, 1, 3.5, true, false},
+  // Kaggle's API key (32 hex digits) under its name.
+  {"kaggle-key", R"re(kaggle[_\-]?key["']?[ \t]{0,4}(?:=>|[:=,])[ \t]{0,4}["']?([0-9a-f]{32})\b)re", true, 1, 3.0,
+   false, false},
+  // Azure DevOps' personal access tokens (52 characters of lower-case base32) under a name
+  // that says PAT, Azure or DevOps, or in a dev.azure.com request.
+  {"azure-devops-pat",
+   R"re((?:PAT|_pat|devops|DEVOPS|DevOps|azure|AZURE|Azure)[A-Za-z0-9_]{0,30}["']?[ \t]{0,4}(?:=|:)[ \t]{0,4}["']?([a-z2-7]{52})\b)re",
+   false, 1, 3.5, false, false},
+  {"azure-devops-pat",
+   R"re(-u[ \t]{1,4}["']?[^\s:"']{0,64}:([a-z2-7]{52})["']?[ \t][^\r\n]{0,200}dev\.azure\.com)re", false, 1, 3.5, false,
+   false},
+  // LaunchDarkly's SDK, mobile and API keys on a line that names LaunchDarkly.
+  {"launchdarkly-key",
+   R"re((?:launchdarkly|LAUNCHDARKLY|LaunchDarkly)[^\r\n]{0,60}?\b((?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b)re",
+   false, 1, 3.0, false, false},
+  {"launchdarkly-key",
+   R"re(\b((?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b[^\r\n]{0,200}launchdarkly)re",
+   false, 1, 3.0, false, false},
+  // A quoted value under a password's or a secret's key holding characters the other
+  // keyword rules stop at (< > ( ) { } [ ] ; , $ % \): "P<Csw(JfMcOp", ".ma[/Z1COFHp.dD.";
+  // a template's forms (${...}, {{...}}, $(...), %(name)s, <name>) are not (Verify::kOddValue).
+  {"quoted-password-symbols",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
+   true, 1, 0, true, false, Verify::kOddValue},
+  {"quoted-password-symbols",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
+   true, 1, 0, true, false, Verify::kOddValue},
+  // The same unquoted at a line's end in a configuration file (key = value, key value).
+  {"line-password-symbols",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}|(?:password|passwd|passphrase|pass|pwd|psk|secret|requirepass|masterauth)[ \t]{1,8})([^\s"'*&<:=^][^\s"']{0,199}[<>(){}\[\];,$%\\][^\s"']{0,199}))re",
+   true, 1, 0, true, false, Verify::kOddValueLineEnd},
 };
 // clang-format on
 
@@ -464,7 +616,8 @@ const ContentRule kContentRules[] = {
 
 const PathRule kPathRules[] = {
     {"ssh-private-key-file", ".ssh/id_*", "*.pub", ""},
-    {"aws-credentials-file", ".aws/credentials", "", ""},
+    // (a file of credential_process entries alone holds none: scan version 11)
+    {"aws-credentials-file", ".aws/credentials", "", "aws_"},
     {"netrc-file", ".netrc", "", ""},
     {"pgpass-file", ".pgpass", "", ""},
     {"git-credentials-file", ".git-credentials", "", ""},
@@ -539,6 +692,19 @@ const PathRule kPathRules[] = {
     {"raw-private-key-file", "*[Ss][Ee][Ee][Dd]*", "*[Pp][Uu][Bb]*", "", false, false, true},
     {"raw-private-key-file", ".ethereum/*", "*[Pp][Uu][Bb]*", "", false, false, true},
     {"raw-private-key-file", ".ethereum/*/*", "*[Pp][Uu][Bb]*", "", false, false, true},
+    // Scan version 11. DBeaver's saved credentials (encrypted under a key every copy of
+    // DBeaver holds, so as good as plain text); atuin's sync session and encryption key;
+    // deluge's daemon accounts (user:password:level).
+    {"dbeaver-credentials", ".dbeaver/credentials-config.json", "", ""},
+    {"atuin-session", "atuin/session", "", "", true},
+    {"atuin-key", "atuin/key", "", "", true},
+    {"deluge-auth", "deluge/auth", "", ":"},
+    // pppd's CHAP secrets with an entry (Debian's own file holds comments alone; a quoted
+    // secret marks an entry). A path rule: as a content rule its columns cost every line of
+    // every file a look.
+    {"ppp-chap-secrets", "ppp/chap-secrets", "", "\""},
+    // The Snyk CLI's token (configstore/snyk.json's "api").
+    {"snyk-config", "configstore/snyk.json", "", "\"api\""},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples
@@ -555,6 +721,10 @@ const char* const kExampleSecrets[] = {
     "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
     "h480djs93hd8",                      // RFC 6749 7.1's MAC token id, quoted by oauthlib
     "JAsJvRcgR-_veXNfy_sGmQ",            // the password `rclone config` generates in rclone's manual
+    // AWS IAM's documented example passwords (the CLI's and botocore's examples)
+    "]35d/{pB9Fo9wJ",
+    "3s0K_;xh4~8XXI",
+    "h]6EszR}vJ*m",
     // BIP32's published test vectors' master keys (1, 2, 3; 5's invalid ones), in every
     // wallet library's tests
     "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6",

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 10;
+inline constexpr int kScanVersion = 11;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -42,6 +42,17 @@ enum class Verify {
   // *.firebaseapp.com or messagingSenderId within 600 characters): that key is public by
   // design (it names the project to Google; the project's rules guard the data).
   kNotWebConfig,
+  // A Bitcoin WIF key: base58 that decodes to 0x80, 32 key bytes (and 0x01 when
+  // compressed), and the first four bytes of the double SHA-256 of those.
+  kBase58Check,
+  // A value drawn from all printable characters (a quoted password holding < > ( ) { } [ ]
+  // ; , $ % \): not a template's form (${...}, {{...}}, $(...), %(name)s, <name>, an
+  // environment reference), and random as a password is: 8 to 11 characters of 3 classes
+  // (lower case, upper case, digits, symbols) with few repeats, or 12 or more at 3.0 bits.
+  // Words and a number or a passphrase of words also count (password_value rules).
+  kOddValue,
+  // The same, and only a closing quote and blanks may follow on its line (kLineEnd).
+  kOddValueLineEnd,
 };
 
 struct ContentRule {

@@ -723,6 +723,9 @@ bool InBase64Body(std::string_view content, size_t from) {
   return full_line(prev == std::string_view::npos ? 0 : prev + 1, start);
 }
 
+bool PassphraseWords(std::string_view v);
+bool HumanPassword(std::string_view v);
+
 // Base64 of "user:password" whose password is not a placeholder.
 bool RealBasicAuth(std::string_view secret) {
   std::string plain = DecodeBase64(secret);
@@ -731,7 +734,8 @@ bool RealBasicAuth(std::string_view secret) {
   for (unsigned char c : plain)
     if (c < 0x20 || c >= 0x7f) return false;
   std::string_view pw = std::string_view(plain).substr(colon + 1);
-  return pw.size() >= 6 && Entropy(pw) >= 2.3 && !LooksPlaceholder(pw) && !LooksFiller(pw);
+  return pw.size() >= 6 && !LooksFiller(pw) &&
+         (PassphraseWords(pw) || (Entropy(pw) >= 2.3 && !LooksPlaceholder(pw)));
 }
 
 // 8-4-4-4-12 hex digits.
@@ -948,6 +952,7 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   }
   // (Or upper and lower case letters that read as random letters: pQmZrtKwbX.)
   const CharClasses cls = ClassesOf(v);
+  if (HumanPassword(v)) return true;
   if (cls.Count() < 3 &&
       !(cls.upper && cls.lower && !cls.digit && !cls.other && LooksRandomLetters(v)))
     return false;
@@ -1095,6 +1100,196 @@ bool WordsPassword(std::string_view v) {
   return words >= 2 && digits >= 2;
 }
 
+// Scan version 11. A passphrase of words (turtle.dragon.lightning.violin, koala-rainbow-mango,
+// OrangePianoSummer): three or more words of 3 to 12 letters with a vowel each, lower case
+// or capitalised, joined by one of - . _ or a blank throughout, or run together with a
+// capital at each word; 12 or more characters; no word of a setting's or a reference's name
+// (pass, secret, token, key, env, config, value, field, default, example, user, admin...),
+// so db.user.password and DefaultPasswordField stay names.
+bool PassphraseWords(std::string_view v) {
+  if (v.size() < 12 || v.size() > 64) return false;
+  const size_t first_sep = v.find_first_of("-._ ");
+  const char sep = first_sep == std::string_view::npos ? '\0' : v[first_sep];
+  size_t words = 0, i = 0;
+  while (i < v.size()) {
+    size_t j = i;
+    if (std::isupper(static_cast<unsigned char>(v[j]))) ++j;
+    while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+    const std::string_view word = v.substr(i, j - i);
+    if (word.size() < 3 || word.size() > 12 ||
+        word.find_first_of("aeiouyAEIOUY") == std::string_view::npos)
+      return false;
+    std::string lower(word);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (std::string_view stem :
+         {"pass", "secret", "token", "key", "cred", "auth", "conf", "setting", "param", "option",
+          "default", "example", "sample", "dummy", "change", "placeholder", "encrypt", "hash"})
+      if (lower.starts_with(stem)) return false;
+    for (std::string_view w :
+         {"env",     "value",   "values",   "field",    "input",   "form",    "vault", "your",
+          "here",    "none",    "null",     "true",     "false",   "string",  "test",  "demo",
+          "admin",   "root",    "user",     "prod",     "dev",     "staging", "local", "host",
+          "server",  "name",    "file",     "path",     "data",    "self",    "this",  "get",
+          "set",     "var",     "arg",      "args",     "secure",  "salt",    "type",  "mode",
+          "enable",  "disable", "required", "optional", "api",     "app",     "svc",   "service",
+          "account", "login",   "session",  "client",   "cluster", "new",     "old",   "current",
+          "the",     "and",     "for",      "not"})
+      if (lower == w) return false;
+    ++words;
+    if (j == v.size()) break;
+    if (sep != '\0' && v[j] == sep) {
+      ++j;
+      if (j == v.size()) return false;
+    } else if (sep != '\0' || !std::isupper(static_cast<unsigned char>(v[j]))) {
+      return false;
+    }
+    i = j;
+  }
+  return words >= 3;
+}
+
+// A chosen password of a word and a number (galaxy6185, Bear5204, lion1990., Planet2018!):
+// a word of 4 to 12 letters with a vowel (lower case or capitalised), 2 to 6 digits, at most
+// two symbols at the end; not a default's word (test, admin, demo, welcome, password...).
+bool HumanPassword(std::string_view v) {
+  if (v.size() < 6 || v.size() > 20) return false;
+  size_t i = 0;
+  if (std::isupper(static_cast<unsigned char>(v[0]))) ++i;
+  while (i < v.size() && std::islower(static_cast<unsigned char>(v[i]))) ++i;
+  const std::string_view word = v.substr(0, i);
+  if (word.size() < 4 || word.size() > 12 ||
+      word.find_first_of("aeiouyAEIOUY") == std::string_view::npos)
+    return false;
+  size_t d = i;
+  while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
+  if (d - i < 2 || d - i > 6 || v.size() - d > 2) return false;
+  for (size_t k = d; k < v.size(); ++k)
+    if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
+  for (std::string_view w :
+       {"test",   "admin",  "demo",     "welcome", "qwerty",  "letmein", "default",
+        "guest",  "user",   "root",     "pass",    "secret",  "example", "sample",
+        "change", "python", "ubuntu",   "debian",  "version", "release", "build",
+        "node",   "java",   "postgres", "mysql",   "redis",   "server",  "client"})
+    if (ContainsCaseless(word, w)) return false;
+  return true;
+}
+
+// A generated password of three groups of six letters and digits joined by '-' (Safari's
+// and iCloud Keychain's strong passwords: gu8gzx-56kx5w-h84z5v), digits and letters in it.
+bool GroupedGeneratedPassword(std::string_view v) {
+  if (v.size() != 20 || v[6] != '-' || v[13] != '-') return false;
+  size_t digits = 0, letters = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i == 6 || i == 13) continue;
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (std::isdigit(c))
+      ++digits;
+    else if (std::isalpha(c))
+      ++letters;
+    else
+      return false;
+  }
+  return digits >= 2 && letters >= 6;
+}
+
+// Bitcoin's base58check for a WIF private key: 0x80, 32 bytes, 0x01 for a compressed key,
+// then the first four bytes of SHA-256(SHA-256(the rest)).
+bool Base58CheckWif(std::string_view v) {
+  static constexpr std::string_view kAlphabet =
+      "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  std::vector<uint8_t> bytes;  // big-endian
+  for (char c : v) {
+    const size_t d = kAlphabet.find(c);
+    if (d == std::string_view::npos) return false;
+    uint32_t carry = static_cast<uint32_t>(d);
+    for (auto it = bytes.rbegin(); it != bytes.rend(); ++it) {
+      carry += static_cast<uint32_t>(*it) * 58;
+      *it = static_cast<uint8_t>(carry & 0xff);
+      carry >>= 8;
+    }
+    while (carry) {
+      bytes.insert(bytes.begin(), static_cast<uint8_t>(carry & 0xff));
+      carry >>= 8;
+    }
+  }
+  if (bytes.size() != 37 && bytes.size() != 38) return false;
+  if (bytes[0] != 0x80 || (bytes.size() == 38 && bytes[33] != 0x01)) return false;
+  const size_t body = bytes.size() - 4;
+  const RawId once = Sha256(ByteView(bytes.data(), body));
+  const RawId twice = Sha256(ByteView(once.bytes.data(), once.bytes.size()));
+  return std::equal(twice.bytes.begin(), twice.bytes.begin() + 4, bytes.begin() + body);
+}
+
+// Verify::kOddValue: a value of any printable characters that is no template's form and
+// reads as a chosen or generated password.
+bool OddValue(std::string_view v, bool password_place) {
+  if (v.size() < 6) return false;
+  for (std::string_view t :
+       {"${", "$(", "{{", "{%", "%(", "#{", "<%", "}}", "://", "::", "->", "</"})
+    if (v.find(t) != std::string_view::npos) return false;
+  if (v.starts_with("ENC[") || LooksHash(v)) return false;    // SOPS's ciphertext, a hash
+  if (v.front() == '+' || v.back() == '+') return false;      // a string concatenated in code
+  if (PrintfFormat(v) || HasPercentMapping(v)) return false;  // Signature=%s&Timestamp=%d
+  // A list of words (read,write,delete,admin).
+  if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos)
+    return false;
+  // Code: a name called, indexed or a member taken (str(uuid4()), keypair[:32], Final[bool]).
+  if (const size_t name =
+          v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
+      name > 0 && name != std::string_view::npos && (v[name] == '(' || v[name] == '[') &&
+      (std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_'))
+    return false;
+  // A name passed on (is_password=is_password, key_password=key_password;).
+  if (const size_t name =
+          v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
+      name != std::string_view::npos && name + 1 >= v.size() - 1 &&
+      v.find_first_not_of(",;)", name) == std::string_view::npos)
+    return false;
+  // A hash in braces ({SSHA}..., transmission's {40 hex digits and a salt}).
+  if (v[0] == '{' &&
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=.}",
+                          1) == std::string_view::npos)
+    return false;
+  if (v.starts_with("/") || v.starts_with("~/") || v.starts_with("./") || v.starts_with("../"))
+    return false;
+  if (v[0] == '$' && v.size() > 1 &&
+      (std::isalpha(static_cast<unsigned char>(v[1])) || v[1] == '_'))
+    return false;  // $PASS, $env:PASS
+  // A name in brackets (<password>, [PASSWORD], {secret}, %PASS%, (none)).
+  const std::string_view open = "<[{(%", close = ">]})%";
+  if (const size_t o = open.find(v.front());
+      o != std::string_view::npos && v.back() == close[o] &&
+      v.substr(1, v.size() - 2)
+              .find_first_not_of(
+                  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ .-:") ==
+          std::string_view::npos)
+    return false;
+  if (LooksFiller(v, /*markers=*/false)) return false;
+  if (password_place &&
+      (WordsPassword(v) || PassphraseWords(v) || GroupedGeneratedPassword(v) || HumanPassword(v)))
+    return true;
+  const CharClasses c = ClassesOf(v);
+  const int classes = c.lower + c.upper + c.digit + c.other;
+  // In a password's own place (db.auth's second argument, AUTH's) 8 or more characters of
+  // two classes are one (krqowfxm42, galaxy6185).
+  if (password_place && v.size() >= 8 && classes >= 2) return true;
+  if (v.size() < 12) {
+    std::array<uint8_t, 256> seen{};
+    size_t distinct = 0;
+    for (unsigned char ch : v) distinct += seen[ch]++ == 0;
+    return classes >= 3 && distinct * 10 >= v.size() * 7;
+  }
+  return classes >= 2 && Entropy(v) >= 3.0;
+}
+
+// The value of a Bitnami SealedSecret's encryptedData (ciphertext made to be committed).
+bool InSealedSecret(std::string_view content, size_t from) {
+  const size_t lo = from > 8192 ? from - 8192 : 0;
+  const std::string_view before = content.substr(lo, from - lo);
+  return before.find("SealedSecret") != std::string_view::npos &&
+         before.find("encryptedData:") != std::string_view::npos;
+}
+
 // The checks after a rule's expression matched: its decoding, the published examples, its
 // entropy threshold, template filler and (keyword rules) placeholder values. A decoding
 // rule may widen the secret to what it decoded (m.secret_to).
@@ -1184,6 +1379,25 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
         if (around.find(w) != std::string_view::npos) return true;
       break;
     }
+    case Verify::kBase58Check:
+      if (!Base58CheckWif(secret)) return true;
+      break;
+    case Verify::kOddValue:
+    case Verify::kOddValueLineEnd: {
+      if (rule.verify == Verify::kOddValueLineEnd) {
+        size_t i = m.secret_to;
+        if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
+        while (i < content.size() &&
+               (content[i] == ' ' || content[i] == '\t' || content[i] == '\r'))
+          ++i;
+        if (i < content.size() && content[i] != '\n') return true;
+        // a statement or a list's item (Pascal's X:=Y; C's X = Y,)
+        if (secret.ends_with(";") || secret.ends_with(",")) return true;
+      }
+      const std::string_view key = KeyBefore(content, m.from, m.secret_from);
+      if (KeyNamesNoSecret(key) || InSealedSecret(content, m.secret_from)) return true;
+      return IsExample(secret) || !OddValue(secret, rule.password_value);
+    }
     case Verify::kNone:
       break;
   }
@@ -1195,7 +1409,7 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // The key is the word right before the value (a command's match also spans its
   // arguments: `docker login public.ecr.aws -p X` names no public value).
   const std::string_view key = KeyBefore(content, m.from, m.secret_from);
-  if (KeyNamesNoSecret(key)) return true;
+  if (KeyNamesNoSecret(key) || InSealedSecret(content, m.secret_from)) return true;
   if (ContainsCaseless(key, "token") && InBadgeUrl(content, m.secret_from)) return true;
   // A keyword rule's value that is called (`token = base64.b64encode(...)`) is code.
   if (rule.verify == Verify::kNone && m.secret_to < content.size() && content[m.secret_to] == '(')
@@ -1203,9 +1417,15 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // Words and a number are a chosen password where the value is one by its place (a
   // password or secret key, ContentRule::password_value), and a name elsewhere (api_key:
   // release-candidate-12).
-  if (WordsPassword(secret))
-    return !(rule.password_value || ContainsCaseless(key, "pass") || ContainsCaseless(key, "pwd") ||
-             ContainsCaseless(key, "psk") || ContainsCaseless(key, "secret"));
+  if (GroupedGeneratedPassword(secret)) return false;
+  const bool password_place = rule.password_value || ContainsCaseless(key, "pass") ||
+                              ContainsCaseless(key, "pwd") || ContainsCaseless(key, "psk");
+  if (WordsPassword(secret)) return !(password_place || ContainsCaseless(key, "secret"));
+  // A word and a number is taken where a password is named; elsewhere it is judged below.
+  if (password_place && HumanPassword(secret)) return false;
+  // A passphrase of words only where the place says password (not under secret: Kubernetes
+  // names a secret's object so).
+  if (PassphraseWords(secret)) return !password_place;
   return LooksPlaceholder(secret);
 }
 

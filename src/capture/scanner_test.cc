@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "capture/rules.h"
+#include "core/id.h"
 
 namespace haven::capture {
 namespace {
@@ -63,6 +64,39 @@ std::string PemBlock(Gen& g, const std::string& label) {
   for (int i = 0; i < 5; ++i) s += g.Of(kB64, 64) + "\n";
   s += "-----END " + label + "-----\n";
   return s;
+}
+
+// A Bitcoin WIF private key (compressed): base58check of 0x80, 32 key bytes and 0x01.
+std::string WifKey(Gen& g, bool good_checksum) {
+  std::vector<uint8_t> b = {0x80};
+  const std::string hex = g.Of(kHexLower, 64);
+  for (size_t i = 0; i < 64; i += 2) b.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  b.push_back(0x01);
+  const RawId once = Sha256(ByteView(b.data(), b.size()));
+  const RawId twice = Sha256(ByteView(once.bytes.data(), once.bytes.size()));
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(twice.bytes[i] ^ (good_checksum ? 0 : 1)));
+  static const char* kB58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+  std::vector<uint8_t> digits;  // base 58, little-endian
+  for (uint8_t byte : b) {
+    uint32_t carry = byte;
+    for (auto& d : digits) {
+      carry += static_cast<uint32_t>(d) << 8;
+      d = static_cast<uint8_t>(carry % 58);
+      carry /= 58;
+    }
+    while (carry) {
+      digits.push_back(static_cast<uint8_t>(carry % 58));
+      carry /= 58;
+    }
+  }
+  std::string out;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) out.push_back(kB58[*it]);
+  return out;
+}
+
+std::string UuidOf(Gen& g) {
+  return g.Of(kHexLower, 8) + "-" + g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 4) + "-" +
+         g.Of(kHexLower, 4) + "-" + g.Of(kHexLower, 12);
 }
 
 std::string B64Url(const std::string& in) {
@@ -522,6 +556,76 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"powershell-plaintext-password",
                "$secure = ConvertTo-SecureString \"VItzn1" + g.Of(kAlnum, 11) + "\" -AsPlainText -Force\n",
                "$secure = ConvertTo-SecureString $env:NAS_PASSWORD -AsPlainText -Force\n"});
+  // Scan version 11, from the fourth and fifth probes.
+  c.push_back({"bitcoin-wif-key", "privkey (WIF): " + WifKey(g, true) + "\n", "privkey (WIF): " + WifKey(g, false) + "\n"});
+  c.push_back({"hex-private-key-assignment", "private key: " + g.Of(kHexLower, 64) + "\n",
+               "private key: " + g.Of(kHexLower, 40) + "\n"});
+  c.push_back({"privkey-base64", "privkey: " + g.Of(kB64, 42) + "A=\n", "privkey: <base64 of 32 bytes>\n"});
+  c.push_back({"deepl-api-key", "deepl = \"" + UuidOf(g) + ":fx\"\n", "deepl = \"" + UuidOf(g) + "\"\n"});
+  c.push_back({"fcm-server-key", "key=AAAA" + g.Of(kUrlSafe, 7) + ":APA91b" + g.Of(kUrlSafe, 134) + "\n",
+               "key=AAAA" + g.Of(kUrlSafe, 7) + ":APA91b" + g.Of(kUrlSafe, 20) + "\n"});
+  c.push_back({"salesforce-access-token", "Bearer 00D" + g.Of(kAlnum, 12) + "!AQ" + g.Of(kAlnum + "._", 100) + "\n",
+               "Bearer 00D" + g.Of(kAlnum, 12) + "!AQ" + g.Of(kAlnum, 20) + "\n"});
+  c.push_back({"elevenlabs-api-key", "XI_API=sk_" + g.Of(kHexLower, 48) + "\n", "XI_API=sk_" + g.Of(kHexLower, 30) + "\n"});
+  c.push_back({"rapidapi-key", "X-RapidAPI-Key: " + g.Of(kLower + kDigits, 10) + "msh" + g.Of(kLower + kDigits, 15) + "p" +
+                   g.Of(kLower + kDigits, 6) + "jsn" + g.Of(kLower + kDigits, 12) + "\n",
+               "X-RapidAPI-Host: " + g.Of(kLower, 12) + ".p.rapidapi.com\n"});
+  c.push_back({"asana-token", "ASANA_PAT=2/" + g.Of(kDigits, 16) + "/" + g.Of(kDigits, 16) + ":" + g.Of(kHexLower, 32) + "\n",
+               "ASANA=2/" + g.Of(kDigits, 16) + "/" + g.Of(kDigits, 16) + "\n"});
+  c.push_back({"circleci-token", "CIRCLE=CCIPAT_" + g.Of(kAlnum, 22) + "_" + g.Of(kHexLower, 40) + "\n",
+               "CIRCLE=CCIPAT_" + g.Of(kAlnum, 10) + "\n"});
+  c.push_back({"loggly-token-url", "curl https://logs-01.loggly.com/inputs/" + UuidOf(g) + "/tag/http/\n",
+               "curl https://logs-01.loggly.com/inputs/TOKEN/tag/http/\n"});
+  c.push_back({"azure-function-key-url",
+               "https://app.azurewebsites.net/api/ingest?code=" + g.Of(kUrlSafe, 52) + "==\n",
+               "https://app.azurewebsites.net/api/ingest?code=<function key>\n"});
+  c.push_back({"splunk-hec-token", "-H \"Authorization: Splunk " + UuidOf(g) + "\"\n",
+               "-H \"Authorization: Splunk $HEC_TOKEN\"\n"});
+  c.push_back({"honeycomb-key", "-H \"X-Honeycomb-Team: " + g.Of(kAlnum, 22) + "\"\n",
+               "-H \"X-Honeycomb-Team: $HONEYCOMB_KEY\"\n"});
+  c.push_back({"elastic-api-key-header", "Authorization: ApiKey " + B64Std(g.Of(kAlnum, 20) + ":" + g.Of(kUrlSafe, 22)) + "\n",
+               "Authorization: ApiKey ${ES_API_KEY}\n"});
+  c.push_back({"kaggle-key", "{\"username\": \"bob\", \"key\": \"" + g.Of(kHexLower, 32) + "\"}\n",
+               "{\"username\": \"bob\", \"key\": \"" + g.Of(kHexLower, 12) + "\"}\n"});
+  c.push_back({"kaggle-key", "kaggle_key = \"" + g.Of(kHexLower, 32) + "\"\n", "kaggle_key = \"<your key>\"\n"});
+  c.push_back({"quoted-basic-auth", "\"value\": \"Basic " + B64Std("bob:" + g.Of(kAlnum, 14)) + "\"\n",
+               "\"value\": \"Basic " + B64Std("bob:changeme") + "\"\n"});
+  c.push_back({"microsoft-refresh-token", "M.C512_BAY." + g.Of(kUrlSafe + "!*$", 180) + "\n", "M.C512_BAY.token\n"});
+  c.push_back({"cookie-jar-session",
+               "#HttpOnly_.h.test\tTRUE\t/\tTRUE\t1750434976\tsessionid\t" + g.Of(kAlnum, 32) + "\n",
+               ".h.test\tTRUE\t/\tFALSE\t1750434976\ttheme\t" + g.Of(kAlnum, 32) + "\n"});
+  c.push_back({"mongo-shell-auth", "db.auth(\"app\", \"R}=i@F:.L;" + g.Of(kAlnum, 10) + "\");\n",
+               "db.auth(\"app\", passwordPrompt());\n"});
+  c.push_back({"bundler-credentials", "BUNDLE_GEMS__CONTRIBSYS__COM: \"" + g.Of(kHexLower, 8) + ":" + g.Of(kHexLower, 8) + "\"\n",
+               "BUNDLE_MIRROR__HTTPS://RUBYGEMS__ORG/: \"https://mirror.h.test\"\n"});
+  c.push_back({"nickserv-identify", "autosendcmd = \"/msg nickserv identify Planet" + g.Of(kDigits, 4) + "x ;wait 2000\";\n",
+               "autosendcmd = \"/msg nickserv identify <password>\";\n"});
+  c.push_back({"znc-nickserv-module", "LoadModule = nickserv " + g.Of(kAlnum, 14) + "\n", "LoadModule = nickserv\n"});
+  c.push_back({"ipsec-secret", "10.0.0.1 %any : PSK \"Xv" + g.Of(kAlnum, 12) + "-/;\"\n", "10.0.0.1 %any : RSA server.pem\n"});
+  c.push_back({"redis-password", "requirepass ^B+R)" + g.Of(kAlnum, 14) + "\n", "# requirepass foobared\n"});
+  c.push_back({"redis-auth-command", "AUTH d" + g.Of(kAlnum, 12) + "\n", "AUTH\n"});
+  c.push_back({"mpd-password", "password           \"" + g.Of(kAlnum, 14) + "@read,add,control,admin\"\n",
+               "password           \"password@read,add,control,admin\"\n"});
+  c.push_back({"aria2-rpc-secret", "rpc-secret=J}JmO{" + g.Of(kAlnum, 14) + "\n", "rpc-secret=$ARIA2_SECRET\n"});
+  c.push_back({"himalaya-raw-password", "backend.auth.raw = \"Cj" + g.Of(kAlnum, 16) + "\"\n",
+               "backend.auth.cmd = \"pass show mail\"\n"});
+  c.push_back({"httpie-session-auth", "\"raw_auth\": \"bob:qdoQ).HXR=+" + g.Of(kAlnum, 8) + "\"\n", "\"raw_auth\": null\n"});
+  c.push_back({"mount-option-password",
+               "//nas/media /mnt/media cifs username=bob,password=or@H;" + g.Of(kAlnum, 14) + ",uid=1000 0 0\n",
+               "//nas/media /mnt/media cifs credentials=/root/.smbcred,uid=1000 0 0\n"});
+  c.push_back({"wallet-seed-words",
+               "electrum wallet seed (segwit):\nisland furnace bottom shaft jar guess identify use cream cram then flush\n",
+               "electrum wallet seed (segwit):\nsee the paper copy in the safe at home\n"});
+  c.push_back({"note-key-value", "sumo access key: " + g.Of(kAlnum, 64) + "\n", "sumo access key: see the vault\n"});
+  c.push_back({"azure-devops-pat", "AZURE_DEVOPS_EXT_PAT=" + g.Of(kLower + "234567", 52) + "\n",
+               "AZURE_DEVOPS_EXT_PAT=" + g.Of(kLower + "234567", 30) + "\n"});
+  c.push_back({"launchdarkly-key", "LAUNCHDARKLY_SDK_KEY=\"sdk-" + UuidOf(g) + "\"\n", "pkg = \"sdk-" + UuidOf(g) + "\"\n"});
+  c.push_back({"quoted-password-symbols", "export RESTIC_PW=x\npassword = \"P<Csw(JfMcOp" + g.Of(kAlnum, 4) + "\"\n",
+               "password = \"${DB_PASSWORD}\"\n"});
+  c.push_back({"line-password-symbols", "[client]\npassword=cGxt:0-;G" + g.Of(kAlnum, 10) + "\n",
+               "  FConn.Password:=AValue;\n"});
+  c.push_back({"twitter-bearer-token", "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + g.Of(kAlnum, 20) + "%2F" + g.Of(kAlnum, 70) + "\n",
+               "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + "\n"});
   c.push_back({"terraform-state-random-password",
                "{\n  \"type\": \"random_password\",\n  \"name\": \"db\",\n  \"instances\": [{\n    \"attributes\": {\n"
                "      \"length\": 20,\n      \"result\": \"Ikt4t=2m}" + g.Of(kAlnum, 12) + "\",\n",
@@ -1081,8 +1185,30 @@ TEST(ScanRules, TextWithAStrayNulIsScannedAsText) {
 TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.ssh/id_ed25519"), "ssh-private-key-file"));
   EXPECT_FALSE(Has(RulesFound("", "/home/u/.ssh/id_ed25519.pub"), "ssh-private-key-file"));
-  EXPECT_TRUE(Has(RulesFound("", "/home/u/.aws/credentials"), "aws-credentials-file"));
+  EXPECT_TRUE(Has(RulesFound("[default]\naws_access_key_id = A\n", "/home/u/.aws/credentials"),
+                  "aws-credentials-file"));
+  // (credential_process entries alone hold no key: scan version 11)
+  EXPECT_FALSE(Has(RulesFound("[default]\ncredential_process = /usr/bin/aws-vault exec d --json\n",
+                              "/home/u/.aws/credentials"),
+                   "aws-credentials-file"));
   EXPECT_TRUE(Has(RulesFound("machine x login y", "/home/u/.netrc"), "netrc-file"));
+  // Scan version 11: DBeaver's saved credentials, atuin's session, deluge's accounts, the
+  // Snyk CLI's token, pppd's CHAP secrets (an entry; Debian's file of comments is not).
+  EXPECT_TRUE(Has(RulesFound("\x8a\x01\xfe", "/home/u/.local/share/DBeaverData/workspace6/General/"
+                                             ".dbeaver/credentials-config.json"),
+                  "dbeaver-credentials"));
+  EXPECT_TRUE(Has(RulesFound("J4DTr5nTFJwIb3owe7gLFQ6Ok2zO97kZ\n", "/home/u/.local/share/atuin/session"),
+                  "atuin-session"));
+  EXPECT_FALSE(Has(RulesFound("", "/home/u/.local/share/atuin/session"), "atuin-session"));
+  EXPECT_TRUE(Has(RulesFound("bob:9m61fc-o6pou3:10\n", "/home/u/.config/deluge/auth"), "deluge-auth"));
+  EXPECT_TRUE(Has(RulesFound("{\"api\": \"85dcb2f1-ea71-490b-b2b6-dc0361dc2f2d\"}\n",
+                             "/home/u/.config/configstore/snyk.json"),
+                  "snyk-config"));
+  EXPECT_TRUE(Has(RulesFound("\"bob@isp.test\"\t*\t\"ahkhYpPFmnPJ9N4H\"\t*\n", "/etc/ppp/chap-secrets"),
+                  "ppp-chap-secrets"));
+  EXPECT_FALSE(Has(RulesFound("# Secrets for authentication using CHAP\n# client\tserver\tsecret\n",
+                              "/etc/ppp/chap-secrets"),
+                   "ppp-chap-secrets"));
   EXPECT_TRUE(Has(RulesFound("", "/root/.pgpass"), "pgpass-file"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.gnupg/private-keys-v1.d/AB.key"), "gnupg-private-keys"));
   EXPECT_TRUE(Has(RulesFound("", "/home/u/.vault-token"), "vault-token-file"));
@@ -1644,6 +1770,20 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // Kubernetes env values and pull secrets, CDATA, PowerShell -AsPlainText; Firebase
       // web configs' keys public
       {10, "7b502622f5b9077d2877481156d5c0955258a9f406730fb4a235ac0090694d14"},
+      // 11: from two more outsider probes (provider formats; a power user's application
+      // files): Bitcoin WIF keys (checksum verified), hex and base64 private keys under
+      // "private key"/privkey, DeepL, FCM, X bearer, Salesforce, ElevenLabs, RapidAPI,
+      // Asana, CircleCI, Loggly, Azure Functions and DevOps, Splunk HEC, Honeycomb,
+      // Elastic ApiKey, Kaggle, LaunchDarkly, Microsoft refresh tokens; quoted Basic
+      // credentials, cookie jars' session cookies, mongo's db.auth, Bundler's credentials,
+      // NickServ and ZNC, ipsec.secrets, Redis, mpd, ppp secrets, aria2, himalaya, httpie
+      // sessions, mount options, seed words under a seed's line, notes' "access key:";
+      // quoted and line-end passwords of any printable characters (kOddValue), passphrases
+      // of words, grouped generated passwords and a word with a number in a password's
+      // place; restic/kopia/rclone password variables, sshfs password_stdin, backticks in
+      // notes; .aws/credentials only with a key; SealedSecret values, SOPS values and
+      // AWS IAM's example passwords not
+      {11, "917502ff4060f757ccb8fda9af377771dc8c290064f363907f1645f134885316"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
