@@ -4,13 +4,16 @@
 # files and 130 look-alikes a seed; p2: CI, IDE, framework and shell files, 120 and 100; p3:
 # hard look-alikes and messy files, 100 and 126; p4: 264 providers' token formats in many
 # contexts, 142 look-alikes; p5: a power user's application files (mail, chat, network,
-# wallets, sessions), 180 and 130). Every secret is random, in its real format. A positive
+# wallets, sessions), 180 and 130; p6: deployment and application configuration and
+# encodings (Kubernetes, Compose, CloudFormation, JDBC, HAProxy, base64 in base64), 244 and
+# 180; p7: shell and client histories, notes in several languages, chats, password
+# manager exports, recovery codes, 140 and 120). Every secret is random, in its real format. A positive
 # counts as found when a finding names its file; any finding in a look-alike is a false
 # alarm.
 #
 #   bench/secret-probes/run.sh [HAVEN] [SEED...]     (default build/haven; seeds 1 2 3)
 #
-# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind5. Needs python3 and
+# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind7. Needs python3 and
 # python3-cryptography (p3, p4 and p5 make real key and certificate formats). p5's seed-
 # phrase cases read the BIP-39 and Monero English word lists from p5/data/
 # (bip39_english.txt, monero_english.txt: published lists, not kept here; p5 is left out
@@ -21,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 haven=$(realpath "${1:-build/haven}")
 [ $# -gt 0 ] && shift
 seeds=${*:-1 2 3}
-for p in 1 2 3 4 5; do
+for p in 1 2 3 4 5 6 7; do
   dir=/tmp/blind; [ "$p" = 1 ] || dir=/tmp/blind$p
   if [ "$p" = 5 ] && [ ! -f "$here/p5/data/bip39_english.txt" -o ! -f "$here/p5/data/monero_english.txt" ]; then
     echo "p5 left out: p5/data/bip39_english.txt and p5/data/monero_english.txt are missing"
@@ -34,7 +37,7 @@ for p in 1 2 3 4 5; do
       1) "$haven" scan "$dir/out_$s" > "$dir/found_$s.txt" 2>&1 || true
          (cd "$dir" && python3 score.py "$s" 2>/dev/null | head -1) ;;
       2) (cd "$dir" && HAVEN_BIN="$haven" python3 score.py "$s" | grep '^seed') ;;
-      3|4|5) (cd "$dir" && HAVEN_BIN="$haven" python3 score.py "$s" 2>/dev/null | head -1) ;;
+      *) (cd "$dir" && HAVEN_BIN="$haven" python3 score.py "$s" 2>/dev/null | head -1) ;;
     esac | sed "s/^/p$p /"
   done
 done

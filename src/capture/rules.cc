@@ -114,15 +114,17 @@ const ContentRule kContentRules[] = {
   // wpa_passphrase SSID X, rabbitmqctl add_user/change_password USER X; each command where a
   // command starts (not model.zip -P dir).
   {"cli-password-argument",
-   R"re((?:^|[\s;&|(/])(?:(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|ncftp|ncftpget|ncftpput|cqlsh|az\s{1,4}login)\b[^\r\n;&|]{0,200}\s-p\s{1,4}|(?:sqlcmd|bcp|ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr)\b[^\r\n;&|]{0,200}\s-P\s{0,4}|(?:zip|zipcloak|unzip|funzip)\b[^\r\n;&|]{0,200}\s-P\s{1,4}|(?:7z|7za|7zr)\b[^\r\n;&|]{0,200}\s-p|(?:rar|unrar)\b[^\r\n;&|]{0,200}\s-h?p|openssl\s{1,4}(?:enc|aes[\w\-]{0,20}|des[\w\-]{0,20})\b[^\r\n;&|]{0,200}\s-k\s{1,4}|ssh-keygen\b[^\r\n;&|]{0,200}\s-[NP]\s{1,4}|keytool\b[^\r\n;&|]{0,200}\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|new)\s{1,4}|influx\b[^\r\n;&|]{0,200}\s-password\s{1,4}|nmcli\b[^\r\n;&|]{0,200}\s(?:password|wifi-sec\.psk)\s{1,4}|wpa_passphrase\s{1,4}(?:"[^"\r\n]{1,32}"|'[^'\r\n]{1,32}'|[^\s"']{1,32})\s{1,4}|rabbitmqctl\s{1,4}(?:add_user|change_password)\s{1,4}["']?[^\s"']{1,64}["']?\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
-   false, 1, 2.5, true, false},
-  // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...
+   R"re((?:^|[\s;&|(/])(?:(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|ncftp|ncftpget|ncftpput|cqlsh|az\s{1,4}login)\b[^\r\n;&|]{0,200}\s-p\s{1,4}|(?:sqlcmd|bcp|ipmitool|mosquitto_pub|mosquitto_sub|mosquitto_rr)\b[^\r\n;&|]{0,200}\s-P\s{0,4}|(?:zip|zipcloak|unzip|funzip)\b[^\r\n;&|]{0,200}\s-P\s{1,4}|(?:7z|7za|7zr)\b[^\r\n;&|]{0,200}\s-p|(?:rar|unrar)\b[^\r\n;&|]{0,200}\s-h?p|openssl\s{1,4}(?:enc|aes[\w\-]{0,20}|des[\w\-]{0,20})\b[^\r\n;&|]{0,200}\s-k\s{1,4}|ssh-keygen\b[^\r\n;&|]{0,200}\s-[NP]\s{1,4}|keytool\b[^\r\n;&|]{0,200}\s-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass|new)\s{1,4}|influx\b[^\r\n;&|]{0,200}\s-password\s{1,4}|nmcli\b[^\r\n;&|]{0,200}\s(?:password|wifi-sec\.psk)\s{1,4}|wpa_passphrase\s{1,4}(?:"[^"\r\n]{1,32}"|'[^'\r\n]{1,32}'|[^\s"']{1,32})\s{1,4}|rabbitmqctl\s{1,4}(?:add_user|change_password)\s{1,4}["']?[^\s"']{1,64}["']?\s{1,4}|snmp(?:walk|bulkwalk|get|getnext|bulkget|set|table|trap|status|df|netstat)\b[^\r\n;&|]{0,200}\s-[AX]\s{1,4}|(?:cf|oc)\s{1,4}login\b[^\r\n;&|]{0,200}\s-p\s{1,4}|bw\s{1,4}unlock\s{1,4}|bw\s{1,4}login\s{1,4}[^\s@]{1,64}@[^\s]{1,200}\s{1,4})["']?([^\s"'\-$][^\s"']{5,127}))re",
+   false, 1, 2.5, true, false, Verify::kNone, true},
+  // A long option that takes a secret: --password X, --token=X, --oauth2-bearer X ...;
+  // (scan version 11) a prefixed password's or secret's (--db-password X, --requirepass X),
+  // not a prefixed token's (AWS CLI's --next-token, --idempotency-token are none).
   {"cli-secret-option",
-   R"re(\s--(?:password|passwd|pass|passphrase|secret|token|api-?key|access-token|auth-token|client-secret|oauth2-bearer)(?:=|\s{1,4})["']?([^\s"'$`<>{}\-][^\s"'`<>{}]{7,127}))re",
+   R"re(\s--(?:(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|secret|api-?key|requirepass|masterauth)|token|access-token|auth-token|client-secret|oauth2-bearer)(?:=|[ \t]{1,4})["']?([^\s"'$`<>{}\-][^\s"'`<>{}]{7,127}))re",
    true, 1, 2.8, true, false},
   // user and password in one argument: lftp -u user,pass; smbclient -U user%pass
   {"cli-user-password",
-   R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},["']?|\b(?:smbclient|rpcclient|smbget|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
+   R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},["']?|\b(?:smbclient|rpcclient|smbget|smbcacls|smbtree|winexe|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
    false, 1, 2.5, true, false},
   // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass(word) pass:X
   {"openssl-pass-argument", R"re(\s-pass(?:in|out|word)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
@@ -135,7 +137,7 @@ const ContentRule kContentRules[] = {
    R"re(\b(?:PGPASSWORD|MYSQL_PWD|REDISCLI_AUTH|SSHPASS|BORG_PASSPHRASE|RESTIC_PASSWORD|RUSTIC_PASSWORD|HAVEN_PASSWORD|KOPIA_PASSWORD|RCLONE_CONFIG_PASS)\s{0,4}=\s{0,4}["']?([^\s"'$`;]{6,200}))re",
    false, 1, 2.3, true, false},
   {"password-line",
-   R"re((?:^|\n)[ \t]{0,8}(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:][^\s"']{7,199}))re",
+   R"re((?:^|\n)[ \t]{0,8}(?:[A-Za-z0-9]{1,20}_)?(?:password|passwd|passphrase|pass)[ \t]{1,8}["']?([^\s"'=:][^\s"']{7,199}))re",
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // "user X ... password "Y"" on one line (.fetchmailrc's poll entries, similar rc files).
   {"user-password-line",
@@ -161,8 +163,16 @@ const ContentRule kContentRules[] = {
   // A literal piped into a command that reads a password from its input: sudo -S,
   // --password-stdin, gpg --passphrase-fd 0, passwd --stdin, chpasswd.
   {"piped-password",
-   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?["']?([^\s"'$`|;&<>\-][^\s"'$`|;&<>]{5,127})["']?\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|passwd\s{1,4}--stdin|chpasswd\b|sshfs(?:\s{1,4}[^\s|;&]{1,100}){0,6}?\s{1,4}-o\s{0,4}(?:[^\s|;&,]{1,60},){0,6}password_stdin))re",
+   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?["']?([^\s"'$`|;&<>\-][^\s"'$`|;&<>]{5,127})["']?\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|(?:sudo\s{1,4})?(?:passwd\s{1,4}--stdin|chpasswd\b|kinit\b|cryptsetup\s{1,4}(?:luksOpen|open|luksFormat|luksAddKey)\b)|sshfs(?:\s{1,4}[^\s|;&]{1,100}){0,6}?\s{1,4}-o\s{0,4}(?:[^\s|;&,]{1,60},){0,6}password_stdin))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
+  // (scan version 11: quoted, the value may hold | ; & < > $; chpasswd, kinit and cryptsetup
+  // read it too, after sudo)
+  {"piped-password",
+   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?'([^'\r\n]{6,128})'\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|(?:sudo\s{1,4})?(?:passwd\s{1,4}--stdin|chpasswd\b|kinit\b|cryptsetup\s{1,4}(?:luksOpen|open|luksFormat|luksAddKey)\b)|sshfs(?:\s{1,4}[^\s|;&]{1,100}){0,6}?\s{1,4}-o\s{0,4}(?:[^\s|;&,]{1,60},){0,6}password_stdin))re",
+   false, 1, 2.5, true, false, Verify::kOddValue, true},
+  {"piped-password",
+   R"re(\b(?:echo|printf)\s{1,4}(?:-[ne]{1,2}\s{1,4})?"([^"$`\r\n]{6,128})"\s{0,4}\|\s{0,4}(?:sudo\s{1,4}(?:-[A-Za-z]{1,4}(?:\s{1,4}[A-Za-z0-9_]{1,32})?\s{1,4}){0,3}-[A-Za-z]{0,3}S|[A-Za-z0-9_.\-]{1,40}(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--password-stdin|gpg2?(?:\s{1,4}[^\s|;&]{1,100}){0,6}\s{1,4}--passphrase-fd\s{1,4}0|(?:sudo\s{1,4})?(?:passwd\s{1,4}--stdin|chpasswd\b|kinit\b|cryptsetup\s{1,4}(?:luksOpen|open|luksFormat|luksAddKey)\b)|sshfs(?:\s{1,4}[^\s|;&]{1,100}){0,6}?\s{1,4}-o\s{0,4}(?:[^\s|;&,]{1,60},){0,6}password_stdin))re",
+   false, 1, 2.5, true, false, Verify::kOddValue, true},
   // FileZilla's site manager and recent servers: <Pass>x</Pass>, <Pass encoding="base64">x</Pass>.
   {"filezilla-password", R"re(<Pass(?:\s{1,4}encoding="base64")?>([^<\s]{6,400})</Pass>)re", false, 1, 2.3,
    false, false},
@@ -179,12 +189,14 @@ const ContentRule kContentRules[] = {
   // a 512 MiB log a quarter more time).
   {"pgpass-line",
    R"re((?:^|\n)[A-Za-z0-9.\-_*]{1,253}:(?:5432|5433|6432|\*):[A-Za-z0-9_\-*]{1,63}:[A-Za-z0-9_.@\-*]{1,63}:([^\s:]{8,200}))re",
-   false, 1, 3.0, true, false, Verify::kLineEnd},
+   false, 1, 3.0, true, false, Verify::kLineEnd, true},
   // A Docker or Podman "auth" entry (base64 of user:password) outside its usual file.
   {"docker-auth-entry", R"re("auth"\s{0,4}:\s{0,4}"([A-Za-z0-9+/]{8,400}={0,2})")re", false, 1, 0, true, false,
    Verify::kBasicAuth},
   // Backblaze B2 application keys: K, 2 digits, 28 more (31 in all).
-  {"backblaze-app-key", R"re(\b(K[0-9]{2}[A-Za-z0-9+/]{28})\b)re", false, 1, 3.5, false, false},
+  // (scan version 11: not right after a base64 character or a ':' — a data URI's or a
+  // SOPS value's base64 holds such runs)
+  {"backblaze-app-key", R"re((?:^|[^A-Za-z0-9+/:])(K[0-9]{2}[A-Za-z0-9+/]{28})\b)re", false, 1, 3.5, false, false},
   {"wireguard-private-key", R"re((?:PrivateKey|PresharedKey)\s{0,4}=\s{0,4}([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=))re",
    false, 1, 3.5, false, false},
   {"openvpn-static-key", R"re((-----BEGIN OpenVPN Static key V1-----\s{1,16}([a-f0-9]{32})))re", false, 2, 0, false, false},
@@ -420,7 +432,7 @@ const ContentRule kContentRules[] = {
   // space apart) after a key that names them. Case-sensitive: prose after `seed:` starts
   // with a capital.
   {"wallet-seed-phrase",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP)_?(?:PHRASE|WORDS))["']?[ \t]{0,4}[:=][ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:[Mm]nemonic|MNEMONIC|[Ss]eed|SEED|(?:[Ss]eed|[Rr]ecovery|[Ss]ecret|[Bb]ackup|[Ww]allet)[ _\-]?(?:[Pp]hrase|[Ww]ords)|(?:SEED|RECOVERY|SECRET|BACKUP|WALLET)_?(?:PHRASE|WORDS))["']?(?:[ \t]{0,4}\([^)\r\n]{0,30}\))?[ \t]{0,4}(?:[:=]|->|=>)[ \t]{0,4}["']?((?:[a-z]{3,8} ){11,23}[a-z]{3,8}))re",
    false, 1, 0, false, false},
   // Scan version 9. A value under an environment variable's name (upper case, 2-5 parts)
   // that ends in _KEY or _AUTH, as .env and compose files name a provider's key
@@ -443,7 +455,7 @@ const ContentRule kContentRules[] = {
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
   // X", "wifi home: X", "The password for the NAS is "X"."
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk)\b[^\r\n]{0,40}?(?:[ \t]is|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -474,9 +486,11 @@ const ContentRule kContentRules[] = {
    false, false},
   // Firebase Cloud Messaging's legacy server key.
   {"fcm-server-key", R"re(\b(AAAA[A-Za-z0-9_\-]{7}:APA91b[A-Za-z0-9_\-]{120,160}))re", false, 1, 3.5, false, false},
-  // X/Twitter's app bearer token: 22 A's, then URL-encoded base64.
+  // X/Twitter's app bearer token: 22 A's, then URL-encoded base64 (a %2B or %3D in it: a
+  // base64 blob's run of A's never holds one).
   // (A key-block rule only so that its run of A's is not taken for filler.)
-  {"twitter-bearer-token", R"re(\b(A{20,24}[A-Za-z0-9%]{80,140}))re", false, 1, 3.5, false, true},
+  {"twitter-bearer-token", R"re(\b(A{20,24}[A-Za-z0-9]{10,100}%[0-9A-F]{2}[A-Za-z0-9%]{20,120}))re", false, 1, 3.5, false,
+   true},
   // A Salesforce session or access token: the org id (00D...), '!', then the session part.
   {"salesforce-access-token", R"re(\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{80,200}))re", false, 1, 3.5, false, false},
   // ElevenLabs' API keys: sk_ and 48 hex digits.
@@ -536,7 +550,7 @@ const ContentRule kContentRules[] = {
   // IRC: NickServ's identify command (irssi's autosendcmd, weechat's command), ZNC's
   // nickserv module with its password.
   {"nickserv-identify",
-   R"re(\b(?:nickserv|ns)[ \t]{1,4}identify[ \t]{1,4}(?:[^\s;"'<>$]{1,64}[ \t]{1,4})?([^\s;"'<>$]{6,128}))re", true,
+   R"re(\b(?:nickserv|ns)[ \t]{1,4}identify[ \t]{1,4}(?:[^\s;"'<>$]{1,64}[ \t]{1,4})?([^\s;"'<>$][^\s;"'<>]{5,127}))re", true,
    1, 2.3, true, false, Verify::kNone, true},
   {"znc-nickserv-module", R"re(LoadModule[ \t]{0,4}=[ \t]{0,4}nickserv[ \t]{1,4}([^\s]{6,128}))re", true, 1, 2.3,
    true, false, Verify::kOddValueLineEnd, true},
@@ -544,11 +558,12 @@ const ContentRule kContentRules[] = {
   {"ipsec-secret",
    R"re((?:^|\s):[ \t]{0,4}(?:PSK|EAP|XAUTH|NTLM)[ \t]{1,4}"([^"\r\n]{4,200})")re", false, 1, 2.3, true, false,
    Verify::kOddValue, true},
-  // Redis's server password (requirepass, masterauth) and AUTH typed into redis-cli.
+  // Redis's server password (requirepass, masterauth) and AUTH typed into redis-cli (its
+  // user in lower case: SMTP's AUTH LOGIN <base64 user> and AUTH CRAM-MD5 are not).
   {"redis-password",
    R"re((?:^|\n)[ \t]{0,8}(?:requirepass|masterauth)[ \t]{1,8}["']?([^\s"']{6,200}))re", false, 1, 2.3, true, false,
    Verify::kOddValueLineEnd, true},
-  {"redis-auth-command", R"re((?:^|\n)AUTH[ \t]{1,4}(?:[^\s]{1,64}[ \t]{1,4})?([^\s]{6,128}))re", false, 1, 2.3,
+  {"redis-auth-command", R"re((?:^|\n)AUTH[ \t]{1,4}(?:[a-z0-9_][^\s]{0,63}[ \t]{1,4})?([^\s]{6,128}))re", false, 1, 2.3,
    true, false, Verify::kOddValueLineEnd, true},
   // mpd's password "secret@read,add,control,admin".
   {"mpd-password",
@@ -565,14 +580,14 @@ const ContentRule kContentRules[] = {
    false, Verify::kOddValue, true},
   // A mount's options (fstab, autofs, mount -o): password= or pass= after a ',' or -o.
   // (Not anchored on user=, which a log holds on every other line.)
-  {"mount-option-password", R"re((?:,|-o[ \t]{1,4})pass(?:word)?=([^\s,]{6,128}))re", false, 1, 2.3,
+  {"mount-option-password", R"re((?:,|-o[ \t]{1,4})pass(?:word)?=([^\s,"'()]{6,128}))re", false, 1, 2.3,
    true, false, Verify::kOddValue, true},
   // Recovery words on a line of their own (12 to 25 lower-case words, a BIP39, Electrum or
   // Monero seed) within three lines after a line naming a seed, a recovery phrase, a
   // mnemonic or a wallet. (A key block: the match spans lines.)
   {"wallet-seed-words",
-   R"re((?:^|\n)[^\n]{0,40}\b(?:seed|mnemonic|recovery|phrase|wallet)\b[^\n]{0,40}\n(?:[^\n]{0,80}\n){0,2}((?:[a-z]{3,12} ){11,24}[a-z]{3,12})[ \t]{0,4}(?:\r?\n|$))re",
-   true, 1, 0, false, true},
+   R"re((?:^|\n)[^\n]{0,40}\b(?:[Ss]eed|SEED|[Mm]nemonic|MNEMONIC|[Rr]ecovery|RECOVERY|[Pp]hrase|PHRASE|[Ww]allet|WALLET)\b[^\n]{0,40}\n(?:[^\n]{0,80}\n){0,2}((?:[a-z]{3,12} ){11,24}[a-z]{3,12})[ \t]{0,4}(?:\r?\n|$))re",
+   false, 1, 0, false, true, Verify::kSeedWords},
   // A note's "secret key: ...", "app key: ...", "access token: ..." (words apart).
   {"note-key-value",
    R"re(\b(?:access|secret|app|api|private|auth|client|application)[ ](?:key|secret|token)[ \t]{0,4}[:=][ \t]{0,4}["'`]?([A-Za-z0-9+/_\-]{20,200}={0,2}))re",
@@ -595,6 +610,152 @@ const ContentRule kContentRules[] = {
   {"launchdarkly-key",
    R"re(\b((?:sdk|mob|api)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b[^\r\n]{0,200}launchdarkly)re",
    false, 1, 3.0, false, false},
+  // From a sixth probe (deployment and application configuration, encodings).
+  // A base64 value that decodes to a URL with a password or to an env file's secret-named
+  // line (Verify::kBase64Credentials): under a name ending in B64 or base64 (a CI
+  // variable's), or under a name ending in URL, URI, DSN, env or connection string (a
+  // Kubernetes Secret's data:). Not under any name: a candidate on every "key: value" line
+  // of every file doubled the scan's time.
+  // A keyword rule (generic): the specific rules' precedence would let its every candidate,
+  // mostly rejected, silence the keyword rules on the same value.
+  {"base64-credentials",
+   R"re([A-Za-z0-9_.\-]{0,100}(?:_B64|_BASE64|[Bb]64|[Bb]ase64)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?([A-Za-z0-9+/]{16,8000}={0,2}))re",
+   false, 1, 0, true, false, Verify::kBase64Credentials},
+  {"base64-credentials",
+   R"re((?:url|URL|Url|uri|URI|Uri|dsn|DSN|Dsn|env|ENV|Env|[Cc]onnection[_\-]?[Ss]tring|CONNECTION_STRING)["']?:[ \t]{1,4}["']?([A-Za-z0-9+/]{16,8000}={0,2}))re",
+   false, 1, 0, true, false, Verify::kBase64Credentials},
+  // HAProxy: userlist's insecure-password, stats auth user:password.
+  {"haproxy-password", R"re(\binsecure-password[ \t]{1,4}([^\s]{4,128}))re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  {"haproxy-password", R"re(\bstats[ \t]{1,4}auth[ \t]{1,4}[^\s:]{1,64}:([^\s]{4,128}))re", false, 1, 2.3, true,
+   false, Verify::kOddValue, true},
+  // squid's cache_peer login=user:password.
+  {"squid-peer-login", R"re(\bcache_peer\b[^\r\n]{0,200}\slogin=[^\s:]{1,64}:([^\s]{4,128}))re", false, 1, 2.3, true,
+   false, Verify::kOddValue, true},
+  // SSSD's LDAP bind password (ldap_default_authtok).
+  {"sssd-authtok", R"re(\b[a-z_]{0,30}authtok[ \t]{0,4}=[ \t]{0,4}([^\s]{6,128}))re", false, 1, 2.3, true, false,
+   Verify::kOddValueLineEnd, true},
+  // ODBC's PWD= (Pwd=) in a DSN or a connection string.
+  {"odbc-pwd", R"re((?:^|[\s;"'{])(?:PWD|Pwd)[ \t]{0,4}=[ \t]{0,4}(\{[^}\r\n]{4,128}\}|[^\s;{}"']{6,128}))re", false,
+   1, 2.3, true, false, Verify::kOddValue, true},
+  // Hibernate's connection password property.
+  {"hibernate-password",
+   R"re(<property[ \t]{1,4}name=["'][A-Za-z0-9_.\-]{0,80}password["'][ \t]{0,4}>([^<\r\n]{4,200})</property>)re", true, 1,
+   2.3, true, false, Verify::kOddValue, true},
+  // cloud-init's chpasswd list (user:password lines under list: |). A key block.
+  {"cloud-init-chpasswd",
+   R"re(chpasswd:[^\n]{0,40}\n(?:[^\n]{0,120}\n){0,3}[ \t]{0,16}list:[ \t]{0,4}\|[-+]?[ \t]{0,4}\r?\n[ \t]{1,16}[a-z_][a-z0-9_\-]{0,31}:([^\s:]{6,128}))re",
+   false, 1, 2.3, true, true, Verify::kOddValue, true},
+  // CloudFormation: a NoEcho parameter's Default (in either order), a parameters file's
+  // ParameterValue under a secret-named ParameterKey. Key blocks.
+  {"cloudformation-secret-default",
+   R"re(NoEcho:[ \t]{0,4}["']?(?:true|True|TRUE)["']?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}Default:[ \t]{0,4}["']?([^\s"']{6,128}))re",
+   false, 1, 2.3, true, true, Verify::kOddValue, true},
+  {"cloudformation-secret-default",
+   R"re(Default:[ \t]{0,4}["']?([^\s"']{6,128})["']?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}NoEcho:[ \t]{0,4}["']?(?:true|True|TRUE))re",
+   false, 1, 2.3, true, true, Verify::kOddValue, true},
+  {"cloudformation-secret-parameter",
+   R"re("ParameterKey"[ \t]{0,4}:[ \t]{0,4}"[A-Za-z0-9]{0,40}(?:Password|Passwd|Secret|Token|Pass|Pwd|ApiKey|PrivateKey)[A-Za-z0-9]{0,20}"[ \t]{0,4},\s{0,40}"ParameterValue"[ \t]{0,4}:[ \t]{0,4}"([^"\r\n]{6,200})")re",
+   false, 1, 2.3, true, true, Verify::kOddValue, true},
+  // A JDBC URL's password parameter (;password= of SQL Server, ?password= / &password=), and
+  // Oracle's thin user/password@.
+  {"jdbc-password",
+   R"re(jdbc:[a-z0-9]{2,20}:[^\s"'<>]{0,300}?[;?&]password=([^\s;&"'<>]{4,128}))re", true, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  {"jdbc-password", R"re(jdbc:oracle:thin:[A-Za-z0-9_$#]{1,30}/([^\s@/"']{4,128})@)re", true, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // A framework's env() default under a secret's name: env('DB_PASSWORD', '...').
+  {"env-default-secret",
+   R"re(\b(?:env|getenv|get_env|env_or)\([ \t]{0,4}["'][A-Z0-9_]{0,40}(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|PASS|PWD)[A-Z0-9_]{0,20}["'][ \t]{0,4},[ \t]{0,4}["']([^"'\r\n]{6,128})["'])re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // Airflow's (cryptography's) Fernet key: URL-safe base64 of 32 bytes.
+  {"fernet-key", R"re(\bfernet_key["']?[ \t]{0,4}[:=][ \t]{0,4}["']?([A-Za-z0-9_\-]{42}[AEIMQUYcgkosw048]=))re", true, 1,
+   3.5, false, false},
+  // Fluent Bit's and similar keys: HTTP_Passwd VALUE (a prefix part, any case, blanks).
+  {"blank-separated-secret",
+   R"re((?:^|\n)[ \t]{0,8}[A-Za-z0-9]{1,20}_(?:Passwd|Password|Pass|Secret|Token)[ \t]{1,8}["']?([^\s"'`;,<>(){}\[\]\\$=:#][^\s"'`;,<>(){}\[\]\\]{7,199}))re",
+   false, 1, 2.8, true, false, Verify::kLineEnd},
+  // From a seventh probe (what people type and write down). SQL that sets a password:
+  // IDENTIFIED BY '...' (MySQL, also as .mysql_history writes blanks, \040), PASSWORD '...'
+  // after WITH/ENCRYPTED or a role's name in CREATE/ALTER ROLE or USER (PostgreSQL; anchored
+  // on PASSWORD ': "user" and then any 120 characters made every "user" in a text a
+  // candidate).
+  {"sql-set-password",
+   R"re(IDENTIFIED(?:\s|\\040){1,4}(?:WITH(?:\s|\\040){1,4}[A-Za-z_]{1,40}(?:\s|\\040){1,4})?(?:BY|AS)(?:\s|\\040){1,4}(?:PASSWORD(?:\s|\\040){0,4}\(?)?'([^'\r\n]{4,128})')re",
+   true, 1, 2.3, true, false, Verify::kOddValue, true},
+  {"sql-set-password",
+   R"re(\b(?:(?:WITH|ENCRYPTED|UNENCRYPTED)(?:\s|\\040){1,4}|(?:USER|ROLE)(?:\s|\\040){1,4}[^\s;'"]{1,64}(?:\s|\\040){1,4})PASSWORD(?:\s|\\040){1,4}'([^'\r\n]{4,128})')re",
+   true, 1, 2.3, true, false, Verify::kOddValue, true},
+  // impacket's target: [domain/]user:password@host (psexec.py, wmiexec.py, secretsdump.py ...).
+  {"impacket-target",
+   R"re(\b(?:psexec|smbexec|wmiexec|atexec|dcomexec|secretsdump|mssqlclient|smbclient|getTGT|GetUserSPNs|GetNPUsers)(?:\.py)?[ \t]{1,4}(?:-[^\s]{1,30}[ \t]{1,4}(?:[^\s-][^\s]{0,60}[ \t]{1,4})?){0,4}["']?(?:[^\s/:'"@]{1,64}/)?[^\s/:'"@]{1,64}:["']?([^\s'"@]{4,128})["']?@)re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // PowerShell: -Password 'X' (Invoke-Sqlcmd, New-LocalUser with a literal, ...).
+  {"powershell-password-parameter",
+   R"re([ \t]-(?:Password|Passwd|Secret|ApiKey|AccessToken|Token)[ \t]{1,4}(?:\(ConvertTo-SecureString[ \t]{1,4})?["']([^"'\r\n$]{6,128})["'])re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // FreeRDP's /p:password (xfreerdp, wlfreerdp), rdesktop's -p password.
+  {"rdp-password",
+   R"re(\b(?:xfreerdp3?|wlfreerdp|sdl-freerdp|rdesktop)\b[^\r\n;&|]{0,200}[ \t](?:/p:|-p[ \t]{1,4})["']?([^\s"']{4,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // A recovery code or key written down (Microsoft's XXXXX-XXXXX-XXXXX-XXXXX-XXXXX, other
+  // services' grouped codes) after "recovery code" or "recovery key" and ':'.
+  {"recovery-key-note",
+   R"re([Rr]ecovery[ _\-]?(?:[Cc]ode|[Kk]ey)[^\r\n:=]{0,30}[:=][ \t]{0,4}["'`]?([A-Z0-9]{4,6}(?:-[A-Z0-9]{4,6}){3,8})\b)re",
+   false, 1, 3.0, false, false},
+  // A BitLocker recovery password: eight groups of six digits on a line naming recovery or
+  // BitLocker.
+  {"bitlocker-recovery-key",
+   R"re((?:[Rr]ecovery|RECOVERY|BitLocker|Bitlocker|BITLOCKER)[^\r\n]{0,80}?\b([0-9]{6}(?:-[0-9]{6}){7})\b)re", false, 1,
+   2.5, false, false},
+  // The mongo shell's createUser/updateUser ({user: ..., pwd: "..."}) and changeUserPassword.
+  {"mongo-shell-auth",
+   R"re(\b(?:createUser|updateUser)\([ \t]{0,4}(?:["'][^"'\r\n]{1,64}["'][ \t]{0,4},[ \t]{0,4})?\{[^}\r\n]{0,200}\bpwd["']?[ \t]{0,4}:[ \t]{0,4}["']([^"'\r\n]{4,128})["'])re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  {"mongo-shell-auth",
+   R"re(\bchangeUserPassword\([ \t]{0,4}["'][^"'\r\n]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']([^"'\r\n]{4,128})["'])re", false,
+   1, 2.3, true, false, Verify::kOddValue, true},
+  // Oracle's sqlplus user/password@db.
+  {"sqlplus-credentials",
+   R"re(\bsqlplus(?:\s{1,4}-[A-Za-z]{1,3}){0,3}\s{1,4}["']?[A-Za-z0-9_$#]{1,30}/([^\s@/"']{4,128})@)re", true, 1, 2.3,
+   true, false, Verify::kOddValue, true},
+  // rclone config create/update NAME TYPE ... pass X (password X).
+  {"rclone-config-password",
+   R"re(\brclone\s{1,4}config\s{1,4}(?:create|update)\b[^\r\n;&|]{0,300}\s(?:pass|password)\s{1,4}["']?([^\s"']{6,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // MinIO's client: mc alias set NAME URL ACCESS_KEY SECRET_KEY.
+  {"minio-client-secret",
+   R"re(\bmc\s{1,4}(?:alias\s{1,4}set|config\s{1,4}host\s{1,4}add)\s{1,4}[^\s]{1,64}\s{1,4}https?://[^\s]{1,200}\s{1,4}["']?[^\s"']{3,128}["']?\s{1,4}["']?([A-Za-z0-9/+=_\-]{8,128}))re",
+   false, 1, 3.0, true, false},
+  // KeePass's XML export: the Password entry's value.
+  {"keepass-xml-password",
+   R"re(<Key>Password</Key>\s{0,8}<Value(?:\s[^>\r\n]{0,60})?>([^<\r\n]{4,200})</Value>)re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // A TOTP secret: otpauth:// URIs' secret=, Google Authenticator's export links, and a
+  // base32 secret after 2FA / TOTP / MFA / OTP ... secret, seed or key.
+  {"otpauth-secret", R"re(otpauth://[th]otp/[^\s?"']{0,200}\?(?:[^\s#"']{0,200}&)?secret=([A-Za-z2-7]{16,128}))re",
+   false, 1, 3.0, false, false},
+  {"otpauth-migration", R"re(otpauth-migration://offline\?data=([A-Za-z0-9%+/=]{20,4000}))re", false, 1, 3.0, false,
+   false},
+  {"totp-secret-note",
+   R"re(\b(?:2FA|2fa|TOTP|totp|MFA|mfa|OTP|otp|[Aa]uthenticator)\b[^\r\n]{0,40}?(?:secret|seed|key|Secret|Seed|Key)[^\r\n:=]{0,30}[:=][ \t]{0,4}["'`]?([A-Z2-7]{16,64}={0,6}|(?:[a-z2-7]{4} ){3,15}[a-z2-7]{4})\b)re",
+   false, 1, 3.0, false, false},
+  // Recovery (backup) codes: a line naming them, then four or more lines of one code each
+  // (GitHub's xxxxx-xxxxx, other services' xxxx-xxxx, Google's 1234 5678). A key block.
+  {"recovery-codes",
+   R"re((?:recovery|backup|verification)[ _\-]?codes?[^\n]{0,80}\n(?:[^\n]{0,80}\n){0,4}((?:[ \t]{0,8}(?:[-*][ \t]{1,4}|[0-9]{1,2}[.)][ \t]{1,4})?(?:[a-z0-9]{4,5}-[a-z0-9]{4,5}|[0-9]{4} ?[0-9]{4})[ \t]{0,4}\r?\n){4}))re",
+   true, 1, 0, false, true},
+  // Jenkins' API tokens (11 and 32 hex digits) on a line naming Jenkins.
+  {"jenkins-api-token", R"re((?:jenkins|JENKINS|Jenkins)[^\r\n]{0,80}?\b(11[0-9a-f]{32})\b)re", false, 1, 3.0, false,
+   false},
+  // Vault's older service tokens (s. and 24 characters) after vault login or VAULT_TOKEN=.
+  {"vault-token",
+   R"re((?:vault\s{1,4}login\s{1,4}(?:-[^\s]{1,40}\s{1,4}){0,3}|VAULT_TOKEN[ \t]{0,4}=[ \t]{0,4}["']?)(s\.[A-Za-z0-9]{24})\b)re",
+   false, 1, 3.0, false, false},
+  // A WireGuard key echoed into a private key's file (echo KEY | sudo tee /etc/wireguard/x.key).
+  {"wireguard-private-key",
+   R"re(\becho\s{1,4}["']?([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)["']?\s{0,4}\|[^\r\n]{0,60}(?:priv|\.key\b))re", false,
+   1, 3.5, false, false},
   // A quoted value under a password's or a secret's key holding characters the other
   // keyword rules stop at (< > ( ) { } [ ] ; , $ % \): "P<Csw(JfMcOp", ".ma[/Z1COFHp.dD.";
   // a template's forms (${...}, {{...}}, $(...), %(name)s, <name>) are not (Verify::kOddValue).
@@ -703,6 +864,8 @@ const PathRule kPathRules[] = {
     // secret marks an entry). A path rule: as a content rule its columns cost every line of
     // every file a look.
     {"ppp-chap-secrets", "ppp/chap-secrets", "", "\""},
+    // Postfix's SMTP relay credentials (host user:password lines).
+    {"postfix-sasl-passwd", "postfix/sasl_passwd", "", ":"},
     // The Snyk CLI's token (configstore/snyk.json's "api").
     {"snyk-config", "configstore/snyk.json", "", "\"api\""},
 };
@@ -721,6 +884,15 @@ const char* const kExampleSecrets[] = {
     "d-FL95Q19q7MQmFpd7hHD0Ty",          // the client secret gcloud ships (an installed app's)
     "h480djs93hd8",                      // RFC 6749 7.1's MAC token id, quoted by oauthlib
     "JAsJvRcgR-_veXNfy_sGmQ",            // the password `rclone config` generates in rclone's manual
+    // Published keys: Hardhat's and Anvil's first test accounts, the Bitcoin wiki's WIF
+    // examples, strongSwan's ipsec.secrets example, Splunk's HEC token example
+    "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+    "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+    "5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ",
+    "KwdMAjGmerYanjeui5SHS7JkmpZvVipYvB2LJGU1ZxJwYvP98617",
+    "v+NkxY9LLZvwj4qCC2o/gGrWDF2d21jL",
+    "B5A79AAD-D822-46CC-80D1-819F80D7BFB0",
+    "JBSWY3DPEHPK3PXP",  // the TOTP secret of Google Authenticator's key-URI format page
     // AWS IAM's documented example passwords (the CLI's and botocore's examples)
     "]35d/{pB9Fo9wJ",
     "3s0K_;xh4~8XXI",

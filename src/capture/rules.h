@@ -47,12 +47,20 @@ enum class Verify {
   kBase58Check,
   // A value drawn from all printable characters (a quoted password holding < > ( ) { } [ ]
   // ; , $ % \): not a template's form (${...}, {{...}}, $(...), %(name)s, <name>, an
-  // environment reference), and random as a password is: 8 to 11 characters of 3 classes
-  // (lower case, upper case, digits, symbols) with few repeats, or 12 or more at 3.0 bits.
-  // Words and a number or a passphrase of words also count (password_value rules).
+  // environment reference), code, a hash, a placeholder's word, and random as a password
+  // is: 6 to 11 characters of 3 classes (lower case, upper case, digits, symbols) with few
+  // repeats, or 12 or more of 2 classes at 3.0 bits; the rule's entropy threshold applies.
+  // In a password's own place (password_value rules) 8 or more characters of 2 classes,
+  // words and a number, a passphrase of words also count.
   kOddValue,
   // The same, and only a closing quote and blanks may follow on its line (kLineEnd).
   kOddValueLineEnd,
+  // Recovery words: three quarters of them distinct (not Hardhat's "test test ... junk" or
+  // BIP39's "abandon ... about", published test mnemonics).
+  kSeedWords,
+  // base64 that decodes to text holding a URL with a password or an env file's line whose
+  // name says password, secret or token, with a value that is one.
+  kBase64Credentials,
 };
 
 struct ContentRule {

@@ -259,6 +259,49 @@ bool SwitchesCase(std::string_view v) {
 
 bool LooksPlaceholder(std::string_view v);
 
+// A placeholder's or a name's word in a value (changeme, password, secret, your, dummy,
+// hunter2, foobar, ...), also written with digits for letters (p4ssw0rd) and the XKCD
+// example passphrase (correct horse battery staple) in any spelling.
+bool HasPlaceholderWord(std::string_view v) {
+  std::string leet(v);
+  for (char& c : leet) {
+    static constexpr std::string_view kFrom = "4@0315$7", kTo = "aaoiesst";
+    size_t k = kFrom.find(c);
+    if (k != std::string_view::npos) c = kTo[k];
+  }
+  for (std::string_view w :
+       {"changeme",   "change_me",  "change-me",   "changeit", "password", "passwd",
+        "secret",     "your",       "placeholder", "dummy",    "redacted", "sample",
+        "insert",     "replace",    "token",       "hunter2",  "foobar",   "notreal",
+        "fake",       "privatekey", "private_key", "apikey",   "api_key",  "accesskey",
+        "access_key", "credential", "passphrase"})
+    if (ContainsCaseless(leet, w)) return true;
+  std::string letters;
+  for (char c : v)
+    if (std::isalpha(static_cast<unsigned char>(c))) letters.push_back(c);
+  return ContainsCaseless(letters, "correcthorsebattery");
+}
+
+// A CamelCase name ending in a word that names a kind of code (SimpleTextWatcher,
+// MinLengthValidator): a type's name, not a passphrase.
+bool EndsInCodeWord(std::string_view v) {
+  for (std::string_view w :
+       {"Watcher",   "Validator", "Handler",  "Manager", "Provider",   "Factory", "Service",
+        "Helper",    "Builder",   "Listener", "Adapter", "Controller", "Model",   "View",
+        "Type",      "Class",     "Text",     "Input",   "Field",      "Box",     "Error",
+        "Exception", "Config",    "Options",  "Request", "Response"})
+    if (v.ends_with(w)) return true;
+  return false;
+}
+
+// A default's or a test fixture's password word (admin123, Test1234!, Welcome1!).
+bool HasDefaultPasswordWord(std::string_view v) {
+  for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
+                             "guest", "root", "changeit", "example"})
+    if (ContainsCaseless(v, w)) return true;
+  return false;
+}
+
 // CamelCase words, short ones too (GetUserById2, GpioChip0IsUp): three quarters of the
 // letters in runs of a capital and lower case letters, and 30 % vowels (y counted).
 bool CamelWords(std::string_view v) {
@@ -425,19 +468,15 @@ bool LooksPlaceholder(std::string_view v) {
         k += 2;
     if (n < 8) return true;
   }
-  std::string leet(v);  // p4ssw0rd is a placeholder too
-  for (char& c : leet) {
-    static constexpr std::string_view kFrom = "4@0315$7", kTo = "aaoiesst";
-    size_t k = kFrom.find(c);
-    if (k != std::string_view::npos) c = kTo[k];
-  }
-  for (std::string_view w :
-       {"changeme",   "change_me",  "change-me",   "changeit", "password", "passwd",
-        "secret",     "your",       "placeholder", "dummy",    "redacted", "sample",
-        "insert",     "replace",    "token",       "hunter2",  "foobar",   "notreal",
-        "fake",       "privatekey", "private_key", "apikey",   "api_key",  "accesskey",
-        "access_key", "credential", "passphrase"})
-    if (ContainsCaseless(leet, w)) return true;
+  if (HasPlaceholderWord(v)) return true;
+  // A validation rule (required|min:8), a regular expression (^[a-zA-Z0-9!@#]{6,16}$).
+  if (v.starts_with("required|") || v.find("|min:") != std::string_view::npos ||
+      (v.front() == '^' && (v.back() == '$' || v.find("]{") != std::string_view::npos)))
+    return true;
+  if (v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") ==
+          std::string_view::npos &&
+      std::isupper(static_cast<unsigned char>(v.front())) && EndsInCodeWord(v))
+    return true;                                               // a type's name (SimpleTextWatcher)
   while (v.size() > 1 && v.back() == '=') v.remove_suffix(1);  // base64 padding or a "k=" list
   if (v.find('=') != std::string_view::npos &&
       v.find_first_of("0123456789") == std::string_view::npos && !LooksRandomLetters(v))
@@ -725,6 +764,7 @@ bool InBase64Body(std::string_view content, size_t from) {
 
 bool PassphraseWords(std::string_view v);
 bool HumanPassword(std::string_view v);
+bool WordsPassword(std::string_view v);
 
 // Base64 of "user:password" whose password is not a placeholder.
 bool RealBasicAuth(std::string_view secret) {
@@ -735,7 +775,8 @@ bool RealBasicAuth(std::string_view secret) {
     if (c < 0x20 || c >= 0x7f) return false;
   std::string_view pw = std::string_view(plain).substr(colon + 1);
   return pw.size() >= 6 && !LooksFiller(pw) &&
-         (PassphraseWords(pw) || (Entropy(pw) >= 2.3 && !LooksPlaceholder(pw)));
+         (PassphraseWords(pw) || WordsPassword(pw) || HumanPassword(pw) ||
+          (Entropy(pw) >= 2.3 && !LooksPlaceholder(pw)));
 }
 
 // 8-4-4-4-12 hex digits.
@@ -921,9 +962,12 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
   // WiFi: MyHomeNetwork5G).
   const std::string_view lead =
       content.substr(from, static_cast<size_t>(v.data() - content.data()) - from);
-  if (!ContainsCaseless(lead, "pass") && !ContainsCaseless(lead, "pw") &&
-      lead.find(" /") == std::string_view::npos && lead.find("\t/") == std::string_view::npos)
-    return LooksRandomLetters(v);
+  bool named =
+      lead.find(" /") != std::string_view::npos || lead.find("\t/") != std::string_view::npos;
+  for (std::string_view w : {"pass", "pw", "psk", "pre-shared", "kennwort", "contrase", "senha",
+                             "wachtwoord", "parola", "has\xc5\x82o", "schl\xc3\xbcssel"})
+    named = named || ContainsCaseless(lead, w);
+  if (!named) return LooksRandomLetters(v);
   return true;
 }
 
@@ -953,6 +997,11 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   // (Or upper and lower case letters that read as random letters: pQmZrtKwbX.)
   const CharClasses cls = ClassesOf(v);
   if (HumanPassword(v)) return true;
+  // Hex digits of one case, 9-11, letters and digits both (openssl rand -hex 5).
+  if (v.size() >= 9 && cls.digit && cls.lower != cls.upper && !cls.other &&
+      v.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos &&
+      Entropy(v) >= std::log2(static_cast<double>(v.size())) - 1.0)
+    return true;
   if (cls.Count() < 3 &&
       !(cls.upper && cls.lower && !cls.digit && !cls.other && LooksRandomLetters(v)))
     return false;
@@ -1023,11 +1072,11 @@ bool WordsAndDigits(std::string_view v) {
 }
 
 // The entropy a rule's secret needs: the rule's threshold, or for a keyword rule's value
-// of hex digits (letters and digits both, 12 or more: a token_hex key) 2.7, and from 12 to
-// 19 of them log2(n) - 1.5 (2.08 for 12, 2.5 for 16: 12 random hex digits fall under 2.7
-// one time in 7, 16 of them one time in 80, under these 1 in 500; scan version 9) unless
-// they repeat a unit. 16 random hex digits hold 3.25 bits per character on average (at
-// most 4, from 16 symbols), so the keyword rules' 3.2 let half of such keys through.
+// of hex digits (letters and digits both, 9 or more: a token_hex key; 12 or more before scan
+// version 11) 2.7, and from 9 to 19 of them log2(n) - 1.5 (2.08 for 12, 2.5 for 16: 12 random hex
+// digits fall under 2.7 one time in 7, 16 of them one time in 80, under these 1 in 500; scan
+// version 9) unless they repeat a unit. 16 random hex digits hold 3.25 bits per character on
+// average (at most 4, from 16 symbols), so the keyword rules' 3.2 let half of such keys through.
 double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
   if (!rule.generic) return rule.min_entropy;
   // A short value cannot reach much entropy: n characters hold at most log2(n) bits each
@@ -1054,7 +1103,7 @@ double EntropyNeeded(const ContentRule& rule, std::string_view secret) {
       mixed && secret.size() >= 8 && secret.size() < 19
           ? std::min(rule.min_entropy, std::log2(static_cast<double>(secret.size())) - 1.0)
           : rule.min_entropy;
-  if (secret.size() < 12) return need;
+  if (secret.size() < 9) return need;
   bool letter = false, digit = false;
   for (char c : secret) {
     if (c >= '0' && c <= '9') digit = true;
@@ -1097,7 +1146,19 @@ bool WordsPassword(std::string_view v) {
       return false;
     }
   }
-  return words >= 2 && digits >= 2;
+  // (scan version 11: three or more words and one final digit, falcon-canyon-oyster1)
+  return (words >= 2 && digits >= 2) || (words >= 3 && digits == 1);
+}
+
+// Only a closing quote and blanks follow `to` on its line (at most kLineLook blanks are
+// looked at, so a streamed scan finds what a whole-file scan finds).
+bool EndsLine(std::string_view content, size_t to) {
+  size_t i = to;
+  if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
+  const size_t stop = std::min<size_t>(content.size(), i + kLineLook);
+  while (i < stop && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
+  if (i == stop && stop < content.size()) return false;  // kLineLook blanks: not a line end
+  return i >= content.size() || content[i] == '\n';
 }
 
 // Scan version 11. A passphrase of words (turtle.dragon.lightning.violin, koala-rainbow-mango,
@@ -1145,33 +1206,47 @@ bool PassphraseWords(std::string_view v) {
     }
     i = j;
   }
-  return words >= 3;
+  if (words < 3 || HasPlaceholderWord(v)) return false;
+  // A type's name (SimpleTextWatcher, MinLengthValidator): a CamelCase run ending in a
+  // word that names a kind of code.
+  return sep != '\0' || !EndsInCodeWord(v);
 }
 
 // A chosen password of a word and a number (galaxy6185, Bear5204, lion1990., Planet2018!):
 // a word of 4 to 12 letters with a vowel (lower case or capitalised), 2 to 6 digits, at most
 // two symbols at the end; not a default's word (test, admin, demo, welcome, password...).
 bool HumanPassword(std::string_view v) {
-  if (v.size() < 6 || v.size() > 20) return false;
-  size_t i = 0;
-  if (std::isupper(static_cast<unsigned char>(v[0]))) ++i;
-  while (i < v.size() && std::islower(static_cast<unsigned char>(v[i]))) ++i;
-  const std::string_view word = v.substr(0, i);
-  if (word.size() < 4 || word.size() > 12 ||
-      word.find_first_of("aeiouyAEIOUY") == std::string_view::npos)
-    return false;
+  if (v.size() < 6 || v.size() > 32) return false;
+  // Letters first: one to three words (Lantern, GranitePepper, Hana_raven, ROCpuzzle_), each
+  // of 3+ letters with a vowel, joined by nothing, '_', '-' or '.'; then 2-6 digits (or
+  // digits before the words: 2018Lantern is not taken); then at most two symbols.
+  size_t i = 0, words = 0, longest = 0;
+  while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i]))) {
+    size_t j = i;
+    while (j < v.size() && std::isupper(static_cast<unsigned char>(v[j]))) ++j;
+    while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+    const std::string_view word = v.substr(i, j - i);
+    if (word.size() < 4 || word.find_first_of("aeiouyAEIOUY") == std::string_view::npos)
+      return false;
+    longest = std::max(longest, word.size());
+    ++words;
+    i = j;
+    if (i < v.size() && std::string_view("_-.").find(v[i]) != std::string_view::npos &&
+        i + 1 < v.size() && std::isalpha(static_cast<unsigned char>(v[i + 1])))
+      ++i;
+  }
+  if (words == 0 || words > 3 || longest < 4) return false;
+  if (i < v.size() && std::string_view("_-.").find(v[i]) != std::string_view::npos) ++i;
   size_t d = i;
   while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
   if (d - i < 2 || d - i > 6 || v.size() - d > 2) return false;
   for (size_t k = d; k < v.size(); ++k)
     if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
   for (std::string_view w :
-       {"test",   "admin",  "demo",     "welcome", "qwerty",  "letmein", "default",
-        "guest",  "user",   "root",     "pass",    "secret",  "example", "sample",
-        "change", "python", "ubuntu",   "debian",  "version", "release", "build",
-        "node",   "java",   "postgres", "mysql",   "redis",   "server",  "client"})
-    if (ContainsCaseless(word, w)) return false;
-  return true;
+       {"user", "pass", "secret", "sample", "change", "python", "ubuntu", "debian", "version",
+        "release", "build", "node", "java", "postgres", "mysql", "redis", "server", "client"})
+    if (ContainsCaseless(v.substr(0, i), w)) return false;
+  return !HasDefaultPasswordWord(v) && !HasPlaceholderWord(v);
 }
 
 // A generated password of three groups of six letters and digits joined by '-' (Safari's
@@ -1224,19 +1299,25 @@ bool Base58CheckWif(std::string_view v) {
 // reads as a chosen or generated password.
 bool OddValue(std::string_view v, bool password_place) {
   if (v.size() < 6) return false;
-  for (std::string_view t :
-       {"${", "$(", "{{", "{%", "%(", "#{", "<%", "}}", "://", "::", "->", "</"})
+  for (std::string_view t : {"${", "$(", "{{", "{%", "%(", "#{", "<%", "}}", "://", "::", "->",
+                             "</", "\\u00", "\\(", "{$", "required|", "|min:", "|max:"})
     if (v.find(t) != std::string_view::npos) return false;
-  if (v.starts_with("ENC[") || LooksHash(v)) return false;    // SOPS's ciphertext, a hash
-  if (v.front() == '+' || v.back() == '+') return false;      // a string concatenated in code
+  if (v.starts_with("ENC[") || LooksHash(v) || HasPlaceholderWord(v)) return false;
+  // A regular expression (^[a-zA-Z0-9!@#]{6,16}$), a mechanism's or a constant's name
+  // (CRAM-MD5, SCRAM-SHA-256).
+  if (v.front() == '^' && v.back() == '$') return false;
+  if (v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == std::string_view::npos)
+    return false;
+  if (v.front() == '+' && v.back() == '+') return false;      // a string concatenated in code
   if (PrintfFormat(v) || HasPercentMapping(v)) return false;  // Signature=%s&Timestamp=%d
   // A list of words (read,write,delete,admin).
   if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos)
     return false;
-  // Code: a name called, indexed or a member taken (str(uuid4()), keypair[:32], Final[bool]).
+  // Code: a name called, indexed or typed (str(uuid4()), keypair[:32], Nullable<string>).
   if (const size_t name =
           v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
-      name > 0 && name != std::string_view::npos && (v[name] == '(' || v[name] == '[') &&
+      name > 0 && name != std::string_view::npos &&
+      (v[name] == '(' || v[name] == '[' || (v[name] == '<' && v.back() == '>')) &&
       (std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_'))
     return false;
   // A name passed on (is_password=is_password, key_password=key_password;).
@@ -1272,7 +1353,7 @@ bool OddValue(std::string_view v, bool password_place) {
   const int classes = c.lower + c.upper + c.digit + c.other;
   // In a password's own place (db.auth's second argument, AUTH's) 8 or more characters of
   // two classes are one (krqowfxm42, galaxy6185).
-  if (password_place && v.size() >= 8 && classes >= 2) return true;
+  if (password_place && v.size() >= 8 && classes >= 2) return !HasDefaultPasswordWord(v);
   if (v.size() < 12) {
     std::array<uint8_t, 256> seen{};
     size_t distinct = 0;
@@ -1283,11 +1364,62 @@ bool OddValue(std::string_view v, bool password_place) {
 }
 
 // The value of a Bitnami SealedSecret's encryptedData (ciphertext made to be committed).
+// Verify::kBase64Credentials: the value decodes to text that holds a URL's password or an env
+// file's line naming a password, a secret or a token, with a value that reads as one.
+bool Base64Credentials(std::string_view secret) {
+  const std::string plain = DecodeBase64(secret);
+  if (plain.size() < 8) return false;
+  for (unsigned char c : plain)
+    if ((c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c >= 0x7f) return false;
+  const std::string_view text(plain);
+  auto chosen = [](std::string_view pw) {
+    const CharClasses c = ClassesOf(pw);
+    return pw.size() >= 6 && c.Count() >= 2 && !LooksFiller(pw) && !HasPlaceholderWord(pw) &&
+           pw[0] != '$' && pw[0] != '<' && pw[0] != '{';
+  };
+  // scheme://user:password@host
+  for (size_t at = text.find("://"); at != std::string_view::npos; at = text.find("://", at + 3)) {
+    const size_t user = at + 3;
+    const size_t end = text.find_first_of("@/ \t\r\n", user);
+    if (end == std::string_view::npos || text[end] != '@') continue;
+    const size_t colon = text.find(':', user);
+    if (colon == std::string_view::npos || colon >= end) continue;
+    if (chosen(text.substr(colon + 1, end - colon - 1))) return true;
+  }
+  // NAME=value lines
+  for (size_t from = 0; from < text.size();) {
+    const size_t to = std::min(text.find('\n', from), text.size());
+    std::string_view line = text.substr(from, to - from);
+    from = to + 1;
+    if (line.starts_with("export ")) line.remove_prefix(7);
+    const size_t eq = line.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    const std::string_view name = line.substr(0, eq);
+    if (name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string_view::npos)
+      continue;
+    bool secret_name = false;
+    for (std::string_view w : {"PASSWORD", "PASSWD", "SECRET", "TOKEN", "API_KEY", "PRIVATE_KEY"})
+      secret_name = secret_name || name.find(w) != std::string_view::npos;
+    if (!secret_name) continue;
+    std::string_view value = line.substr(eq + 1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.remove_suffix(1);
+    if (value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0])
+      value = value.substr(1, value.size() - 2);
+    if (chosen(value) && (value.size() >= 8 || ClassesOf(value).Count() >= 3)) return true;
+  }
+  return false;
+}
+
+// The document's last `kind:` before the value names a SealedSecret, and its encryptedData:
+// section began after it (a plain Secret in the same rendered manifest is not one).
 bool InSealedSecret(std::string_view content, size_t from) {
   const size_t lo = from > 8192 ? from - 8192 : 0;
   const std::string_view before = content.substr(lo, from - lo);
-  return before.find("SealedSecret") != std::string_view::npos &&
-         before.find("encryptedData:") != std::string_view::npos;
+  const size_t kind = before.rfind("kind:");
+  if (kind == std::string_view::npos) return false;
+  std::string_view rest = before.substr(kind + 5);
+  while (!rest.empty() && (rest[0] == ' ' || rest[0] == '\t')) rest.remove_prefix(1);
+  return rest.starts_with("SealedSecret") && rest.find("encryptedData:") != std::string_view::npos;
 }
 
 // The checks after a rule's expression matched: its decoding, the published examples, its
@@ -1338,15 +1470,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       decoded = DecodeHexEscapes(secret, "\\x");
       secret = decoded;
       break;
-    case Verify::kLineEnd: {
-      size_t i = m.secret_to;
-      if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
-      size_t stop = std::min<size_t>(content.size(), i + kLineLook);
-      while (i < stop && (content[i] == ' ' || content[i] == '\t' || content[i] == '\r')) ++i;
-      if (i == stop && stop < content.size()) return true;  // kLineLook blanks: not a line end
-      if (i < content.size() && content[i] != '\n') return true;
+    case Verify::kLineEnd:
+      if (!EndsLine(content, m.secret_to)) return true;
       break;
-    }
     case Verify::kAnyPrintable:
       break;
     case Verify::kNamedKey: {
@@ -1385,18 +1511,29 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kOddValue:
     case Verify::kOddValueLineEnd: {
       if (rule.verify == Verify::kOddValueLineEnd) {
-        size_t i = m.secret_to;
-        if (i < content.size() && (content[i] == '"' || content[i] == '\'')) ++i;
-        while (i < content.size() &&
-               (content[i] == ' ' || content[i] == '\t' || content[i] == '\r'))
-          ++i;
-        if (i < content.size() && content[i] != '\n') return true;
+        if (!EndsLine(content, m.secret_to)) return true;
         // a statement or a list's item (Pascal's X:=Y; C's X = Y,)
         if (secret.ends_with(";") || secret.ends_with(",")) return true;
       }
       const std::string_view key = KeyBefore(content, m.from, m.secret_from);
       if (KeyNamesNoSecret(key) || InSealedSecret(content, m.secret_from)) return true;
-      return IsExample(secret) || !OddValue(secret, rule.password_value);
+      return IsExample(secret) || (rule.min_entropy > 0 && Entropy(secret) < rule.min_entropy) ||
+             !OddValue(secret, rule.password_value);
+    }
+    case Verify::kBase64Credentials:
+      if (!Base64Credentials(secret)) return true;
+      return false;  // (the decoded text was judged; the base64 itself is not filler)
+    case Verify::kSeedWords: {
+      std::set<std::string_view> distinct;
+      size_t words = 0;
+      for (size_t from = 0; from < secret.size();) {
+        const size_t to = std::min(secret.find(' ', from), secret.size());
+        distinct.insert(secret.substr(from, to - from));
+        ++words;
+        from = to + 1;
+      }
+      if (distinct.size() * 4 < words * 3) return true;
+      break;
     }
     case Verify::kNone:
       break;

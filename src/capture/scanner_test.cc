@@ -626,6 +626,73 @@ std::vector<Case> Version8Cases(Gen& g) {
                "  FConn.Password:=AValue;\n"});
   c.push_back({"twitter-bearer-token", "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + g.Of(kAlnum, 20) + "%2F" + g.Of(kAlnum, 70) + "\n",
                "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + "\n"});
+  // Scan version 11, from the sixth probe (deployment and application configuration).
+  c.push_back({"base64-credentials",
+               "kind: Secret\ndata:\n  database-url: " + B64Std("postgres://app:VORisland_" + g.Of(kDigits, 5) + "@db:5432/x") + "\n",
+               "kind: Secret\ndata:\n  database-url: " + B64Std("postgres://db:5432/x?sslmode=require") + "\n"});
+  c.push_back({"base64-credentials", "ENV_FILE_B64: \"" + B64Std("DB_HOST=db\nDB_PASSWORD=AN2G" + g.Of(kAlnum, 8) + "\n") + "\"\n",
+               "ENV_FILE_B64: \"" + B64Std("DB_HOST=db\nDB_PASSWORD=${DB_PASSWORD}\n") + "\"\n"});
+  c.push_back({"haproxy-password", "userlist admins\n  user svc insecure-password Lantern" + g.Of(kDigits, 4) + "_\n",
+               "userlist admins\n  user svc password $6$" + g.Of(kAlnum, 8) + "$" + g.Of(kAlnum, 40) + "\n"});
+  c.push_back({"squid-peer-login", "cache_peer p.h.test parent 3128 0 no-query login=deploy:Z3phyr" + g.Of(kDigits, 4) + "_\n",
+               "cache_peer p.h.test parent 3128 0 no-query login=PASSTHRU\n"});
+  c.push_back({"sssd-authtok", "[domain/x]\nldap_default_authtok = Meadow" + g.Of(kDigits, 4) + "!\n",
+               "[domain/x]\nldap_default_authtok_type = password\n"});
+  c.push_back({"odbc-pwd", "[x]\nDriver = PostgreSQL\nUID = app\nPWD=6cAb" + g.Of(kAlnum, 12) + "\n", "cd $PWD/src\n"});
+  c.push_back({"hibernate-password",
+               "<property name=\"hibernate.connection.password\">FJOtiger_" + g.Of(kDigits, 5) + "</property>\n",
+               "<property name=\"hibernate.connection.password\">${db.password}</property>\n"});
+  c.push_back({"cloud-init-chpasswd", "chpasswd:\n  list: |\n    admin:rocket-velvet-koala" + g.Of(kDigits, 1) + "\n  expire: false\n",
+               "chpasswd:\n  list: |\n    admin:RANDOM\n  expire: true\n"});
+  c.push_back({"cloudformation-secret-default",
+               "  DBPassword:\n    Type: String\n    NoEcho: true\n    Default: CGqp" + g.Of(kAlnum, 20) + "\n",
+               "  DBPassword:\n    Type: String\n    NoEcho: true\n    MinLength: 8\n"});
+  c.push_back({"cloudformation-secret-parameter",
+               "[\n  {\n    \"ParameterKey\": \"DBPassword\",\n    \"ParameterValue\": \"UranusRaven" + g.Of(kDigits, 1) + "?" + g.Of(kAlnum, 4) + "\"\n  }\n]\n",
+               "[\n  {\n    \"ParameterKey\": \"DBInstanceClass\",\n    \"ParameterValue\": \"db.t3.medium\"\n  }\n]\n"});
+  c.push_back({"jdbc-password",
+               "spring.datasource.url=jdbc:oracle:thin:admin/SalmonAnchor" + g.Of(kDigits, 2) + "_@//db:1521/ORCL\n",
+               "spring.datasource.url=jdbc:sqlserver://db:1433;databaseName=x;integratedSecurity=true\n"});
+  c.push_back({"env-default-secret", "'password' => env('DB_PASSWORD', 'dtoe1n" + g.Of(kAlnum, 3) + "'),\n",
+               "'password' => env('DB_PASSWORD', ''),\n"});
+  c.push_back({"fernet-key", "fernet_key = " + g.Of(kUrlSafe, 42) + "A=\n", "fernet_key = \n"});
+  c.push_back({"blank-separated-secret", "[OUTPUT]\n    HTTP_User admin\n    HTTP_Secret kl3qqg3n40" + g.Of(kAlnum, 12) + "\n",
+               "[OUTPUT]\n    HTTP_Passwd ${FLB_PASSWORD}\n"});
+  // Scan version 11, from the seventh probe (histories and notes).
+  c.push_back({"impacket-target", "psexec.py CORP/bob:'Mangoviolet" + g.Of(kDigits, 3) + "%'@10.0.0.183\n",
+               "psexec.py -k -no-pass CORP/bob@10.0.0.183\n"});
+  c.push_back({"powershell-password-parameter",
+               "Invoke-Sqlcmd -ServerInstance db -Username sa -Password 'bVL1No%" + g.Of(kAlnum, 8) + "'\n",
+               "Invoke-Sqlcmd -ServerInstance db -Username sa -Password $env:SA_PASSWORD\n"});
+  c.push_back({"rdp-password", "xfreerdp /v:10.0.3.17 /u:Administrator /p:'hghg4JKW*" + g.Of(kAlnum, 6) + "' /cert:ignore\n",
+               "xfreerdp /v:10.0.3.17 /u:Administrator /cert:ignore\n"});
+  c.push_back({"recovery-key-note", "Microsoft account recovery code: D3ZM2-KZ6NK-XTSHD-KUYYD-" + g.Of(kUpper + kDigits, 5) + "\n",
+               "Microsoft account recovery code: in the safe\n"});
+  c.push_back({"bitlocker-recovery-key", "BitLocker recovery key: 344344-358281-245564-384340-239305-312642-608003-177584\n",
+               "BitLocker recovery key ID: 1F2B3C4D-1234-5678-9ABC-DEF012345678\n"});
+  c.push_back({"sql-set-password", "CREATE\\040USER\\040'bob'@'%'\\040IDENTIFIED\\040BY\\040'ou-oKy!&" + g.Of(kAlnum, 6) + "';\n",
+               "CREATE USER 'bob'@'%' IDENTIFIED WITH auth_socket;\n"});
+  c.push_back({"sql-set-password", "ALTER ROLE app WITH PASSWORD 'Puffinquartz" + g.Of(kDigits, 3) + "*';\n",
+               "ALTER ROLE app WITH PASSWORD NULL;\n"});
+  c.push_back({"sqlplus-credentials", "sqlplus scott/" + g.Of(kAlnum, 14) + "@//10.0.3.17:1521/ORCL\n", "sqlplus /nolog\n"});
+  c.push_back({"rclone-config-password", "rclone config create nas sftp host 10.0.0.9 user al pass 'M0s41c$V10" + g.Of(kAlnum, 4) + "'\n",
+               "rclone config create nas sftp host 10.0.0.9 user al key_file ~/.ssh/id_ed25519\n"});
+  c.push_back({"minio-client-secret", "mc alias set myminio https://minio.h.test " + g.Of(kUpper + kDigits, 20) + " " + g.Of(kAlnum, 40) + "\n",
+               "mc alias set myminio https://minio.h.test\n"});
+  c.push_back({"keepass-xml-password",
+               "<String><Key>Password</Key><Value ProtectInMemory=\"True\">Ember-Cactus" + g.Of(kDigits, 2) + g.Of(kAlnum, 4) + "</Value></String>\n",
+               "<String><Key>Password</Key><Value ProtectInMemory=\"True\" /></String>\n"});
+  c.push_back({"otpauth-secret", "otpauth://totp/GitHub:bob?secret=" + g.Of(kUpper + "234567", 32) + "&issuer=GitHub\n",
+               "otpauth://totp/GitHub:bob?issuer=GitHub\n"});
+  c.push_back({"otpauth-migration", "otpauth-migration://offline?data=" + g.Of(kB64, 80) + "%3D\n", "otpauth-migration://offline?data=\n"});
+  c.push_back({"totp-secret-note", "2FA secret for AWS root: " + g.Of(kUpper + "234567", 32) + "\n", "2FA secret for AWS root: in the safe\n"});
+  {
+    std::string codes = "GitHub recovery codes:\n";
+    for (int i = 0; i < 10; ++i) codes += g.Of(kHexLower, 5) + "-" + g.Of(kHexLower, 5) + "\n";
+    c.push_back({"recovery-codes", codes, "GitHub recovery codes: printed, in the safe\n"});
+  }
+  c.push_back({"jenkins-api-token", "Jenkins API token for the release job: `11" + g.Of(kHexLower, 32) + "`\n",
+               "Jenkins build 11" + g.Of(kDigits, 6) + " passed\n"});
   c.push_back({"terraform-state-random-password",
                "{\n  \"type\": \"random_password\",\n  \"name\": \"db\",\n  \"instances\": [{\n    \"attributes\": {\n"
                "      \"length\": 20,\n      \"result\": \"Ikt4t=2m}" + g.Of(kAlnum, 12) + "\",\n",
@@ -802,6 +869,47 @@ TEST(ScanRules, EveryContentRuleIsExercised) {
     if (kElsewhere.count(r.id)) continue;
     EXPECT_TRUE(seen.count(r.id)) << "no test case for rule " << r.id;
   }
+}
+
+// Scan version 11's rules stay quiet on what code, configuration and documentation hold
+// (a review of the change named each).
+TEST(ScanRules, Version11LookAlikes) {
+  for (const char* line : {
+           "requirepass password123",
+           "db.auth(\"admin\", \"admin123\");",
+           "requirepass abab1212",
+           "password: \"Foobar123\"",
+           "password = Hunter2024",
+           "password: CorrectHorseBatteryStaple",
+           "confirmPassword: SimpleTextWatcher",
+           "password_validator: MinLengthValidator",
+           "mnemonic:\ntest test test test test test test test test test test junk",
+           "Private Key: 0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+           "wif: 5HueCGU8rMjxEXxiPuD5BDku4MkFqeZyd4dZ1jvhTVqvbTLvyTJ",
+           "192.168.0.1 %any : PSK \"v+NkxY9LLZvwj4qCC2o/gGrWDF2d21jL\"",
+           "curl -H \"Authorization: Splunk B5A79AAD-D822-46CC-80D1-819F80D7BFB0\" https://h:8088",
+           "AUTH CRAM-MD5",
+           "AUTH LOGIN dXNlckBleGFtcGxlLmNvbQ==",
+           "{\"password\":\"\\u003cREDACTED\\u003e\"}",
+           "let body = [\"password\": \"\\(self.password)\"]",
+           "'password' => \"{$config['pw']}\",",
+           "'password' => 'required|min:8|regex:/[a-z]/',",
+           "password: \"^[a-zA-Z0-9!@#$%^&*]{6,16}$\"",
+           "  password: Nullable<string>",
+           "  secret: Ref<string>",
+           "conn = connect(h,password='Passw0rd!')",
+           "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+       }) {
+    EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+  }
+  // A SealedSecret's ciphertext is none; a plain Secret after it in the same manifest is.
+  const std::string sealed =
+      "apiVersion: bitnami.com/v1alpha1\nkind: SealedSecret\nspec:\n  encryptedData:\n"
+      "    STRIPE_SECRET_KEY: AgBy3i4OJSWK+PiTySYZZA9rO43cGDEq" + std::string(300, 'Q') + "\n";
+  EXPECT_TRUE(RulesFound(sealed).empty());
+  EXPECT_FALSE(RulesFound(sealed + "---\napiVersion: v1\nkind: Secret\nstringData:\n"
+                                   "  DB_PASSWORD: \"Ikt4t=2m}xQ7vLp9sRw2\"\n")
+                   .empty());
 }
 
 TEST(ScanRules, FamilyVariants) {
@@ -1204,6 +1312,8 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("{\"api\": \"85dcb2f1-ea71-490b-b2b6-dc0361dc2f2d\"}\n",
                              "/home/u/.config/configstore/snyk.json"),
                   "snyk-config"));
+  EXPECT_TRUE(Has(RulesFound("[smtp.h.test]:587 bob@h.test:frdk velm pyba dbtg\n", "/etc/postfix/sasl_passwd"),
+                  "postfix-sasl-passwd"));
   EXPECT_TRUE(Has(RulesFound("\"bob@isp.test\"\t*\t\"ahkhYpPFmnPJ9N4H\"\t*\n", "/etc/ppp/chap-secrets"),
                   "ppp-chap-secrets"));
   EXPECT_FALSE(Has(RulesFound("# Secrets for authentication using CHAP\n# client\tserver\tsecret\n",
@@ -1783,7 +1893,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // place; restic/kopia/rclone password variables, sshfs password_stdin, backticks in
       // notes; .aws/credentials only with a key; SealedSecret values, SOPS values and
       // AWS IAM's example passwords not
-      {11, "917502ff4060f757ccb8fda9af377771dc8c290064f363907f1645f134885316"},
+      {11, "efd6d3671ecd24061397ec34a38bb4469daae01522c03780b53213d5874e2a32"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
