@@ -7,13 +7,14 @@
 # wallets, sessions), 180 and 130; p6: deployment and application configuration and
 # encodings (Kubernetes, Compose, CloudFormation, JDBC, HAProxy, base64 in base64), 244 and
 # 180; p7: shell and client histories, notes in several languages, chats, password
-# manager exports, recovery codes, 140 and 120). Every secret is random, in its real format. A positive
+# manager exports, recovery codes, 140 and 120; p8: a developer's and a sysadmin's home
+# as a generic scanner test would sample it, 233 and 181). Every secret is random, in its real format. A positive
 # counts as found when a finding names its file; any finding in a look-alike is a false
 # alarm.
 #
 #   bench/secret-probes/run.sh [HAVEN] [SEED...]     (default build/haven; seeds 1 2 3)
 #
-# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind7. Needs python3 and
+# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind8. Needs python3 and
 # python3-cryptography (p3, p4 and p5 make real key and certificate formats). p5's seed-
 # phrase cases read the BIP-39 and Monero English word lists from p5/data/
 # (bip39_english.txt, monero_english.txt: published lists, not kept here; p5 is left out
@@ -24,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 haven=$(realpath "${1:-build/haven}")
 [ $# -gt 0 ] && shift
 seeds=${*:-1 2 3}
-for p in 1 2 3 4 5 6 7; do
+for p in 1 2 3 4 5 6 7 8; do
   dir=/tmp/blind; [ "$p" = 1 ] || dir=/tmp/blind$p
   if [ "$p" = 5 ] && [ ! -f "$here/p5/data/bip39_english.txt" -o ! -f "$here/p5/data/monero_english.txt" ]; then
     echo "p5 left out: p5/data/bip39_english.txt and p5/data/monero_english.txt are missing"

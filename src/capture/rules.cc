@@ -756,6 +756,26 @@ const ContentRule kContentRules[] = {
   {"wireguard-private-key",
    R"re(\becho\s{1,4}["']?([A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=)["']?\s{0,4}\|[^\r\n]{0,60}(?:priv|\.key\b))re", false,
    1, 3.5, false, false},
+  // From an eighth probe (a developer's and a sysadmin's home, measured after the above).
+  // A Google app password (four groups of four lower-case letters) after password.
+  {"app-password-groups", R"re(\bpassword[ \t]{1,4}["']?([a-z]{4} [a-z]{4} [a-z]{4} [a-z]{4})\b)re", true, 1, 2.5,
+   false, false},
+  // A private JSON Web Key's "d" (the private exponent or scalar, base64url).
+  {"jwk-private-key", R"re("d"[ \t]{0,4}:[ \t]{0,4}"([A-Za-z0-9_\-]{42,700})")re", false, 1, 4.0, false, false},
+  // Mattermost's incoming webhooks (/hooks/ and a 26-character id).
+  {"mattermost-webhook", R"re(https?://[^\s/"']{1,200}/hooks/([a-z0-9]{26})\b)re", false, 1, 3.0, false, false},
+  // A session cookie on a command line or in a Cookie header (curl -b, --cookie, Cookie:).
+  {"cookie-header-session",
+   R"re((?:\s-b|--cookie|[Cc]ookie:)[ \t=]{0,4}["']?[^"'\r\n]{0,200}?\b(?:sessionid|session|sid|PHPSESSID|JSESSIONID|connect\.sid|_session|user_session|auth_token|remember_token|laravel_session)=([A-Za-z0-9%._\-]{16,512}))re",
+   false, 1, 3.0, false, false},
+  // An exported cookie (JSON) whose name says session, sid, auth or token, and its value.
+  // A key block: exports are written over several lines.
+  {"cookie-json-session",
+   R"re("name"[ \t]{0,4}:[ \t]{0,4}"[A-Za-z0-9_.\-]{0,30}(?:sess|sid|auth|token|login)[A-Za-z0-9_.\-]{0,30}"[ \t]{0,4},[^{}]{0,300}?"value"[ \t]{0,4}:[ \t]{0,4}"([^"\r\n]{16,4096})")re",
+   true, 1, 3.0, false, true},
+  // httpie's default options (config.json): --auth=user:password.
+  {"httpie-default-auth", R"re(--auth=[^\s:"']{1,64}:([^\s"']{6,128}))re", false, 1, 2.3, true, false, Verify::kOddValue,
+   true},
   // A quoted value under a password's or a secret's key holding characters the other
   // keyword rules stop at (< > ( ) { } [ ] ; , $ % \): "P<Csw(JfMcOp", ".ma[/Z1COFHp.dD.";
   // a template's forms (${...}, {{...}}, $(...), %(name)s, <name>) are not (Verify::kOddValue).
@@ -779,7 +799,8 @@ const PathRule kPathRules[] = {
     {"ssh-private-key-file", ".ssh/id_*", "*.pub", ""},
     // (a file of credential_process entries alone holds none: scan version 11)
     {"aws-credentials-file", ".aws/credentials", "", "aws_"},
-    {"netrc-file", ".netrc", "", ""},
+    // (scan version 11: with a password; a .netrc of logins alone holds none)
+    {"netrc-file", ".netrc", "", "password"},
     {"pgpass-file", ".pgpass", "", ""},
     {"git-credentials-file", ".git-credentials", "", ""},
     {"docker-config-auths", ".docker/config.json", "", "\"auth\""},
@@ -864,6 +885,9 @@ const PathRule kPathRules[] = {
     // secret marks an entry). A path rule: as a content rule its columns cost every line of
     // every file a look.
     {"ppp-chap-secrets", "ppp/chap-secrets", "", "\""},
+    // GitHub's (and other services') downloaded recovery codes.
+    {"recovery-codes-file", "*recovery[-_]codes*.txt", "", "-"},
+    {"recovery-codes-file", "*backup[-_]codes*.txt", "", ""},
     // Postfix's SMTP relay credentials (host user:password lines).
     {"postfix-sasl-passwd", "postfix/sasl_passwd", "", ":"},
     // The Snyk CLI's token (configstore/snyk.json's "api").
@@ -893,6 +917,8 @@ const char* const kExampleSecrets[] = {
     "v+NkxY9LLZvwj4qCC2o/gGrWDF2d21jL",
     "B5A79AAD-D822-46CC-80D1-819F80D7BFB0",
     "JBSWY3DPEHPK3PXP",  // the TOTP secret of Google Authenticator's key-URI format page
+    // Azurite's (the Azure Storage emulator's) published development account key
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
     // AWS IAM's documented example passwords (the CLI's and botocore's examples)
     "]35d/{pB9Fo9wJ",
     "3s0K_;xh4~8XXI",

@@ -1050,10 +1050,12 @@ bool KeyNamesNoSecret(std::string_view key) {
                              "next_token", "synctoken", "sync_token", "cursor", "hashed"})
     if (ContainsCaseless(key, w)) return true;
   while (!key.empty() && !std::isalnum(static_cast<unsigned char>(key.back()))) key.remove_suffix(1);
-  for (std::string_view w : {"hash", "algorithm", "_alg", "type", "length", "_len", "size",
-                             "_file", "path", "_name", "format", "version", "expiry", "expires",
-                             "_ttl", "timeout", "source", "provider", "_mode", "method", "_url",
-                             "_uri", "endpoint", "header", "prefix", "policy", "rotation"})
+  for (std::string_view w :
+       {"hash",     "algorithm", "_alg",     "type",   "length",  "_len",   "size",
+        "_file",    "path",      "_name",    "format", "version", "expiry", "expires",
+        "sha256",   "sha512",    "sha1",     "md5",    "digest",  "bcrypt", "_ttl",
+        "timeout",  "source",    "provider", "_mode",  "method",  "_url",   "_uri",
+        "endpoint", "header",    "prefix",   "policy", "rotation"})
     if (key.size() >= w.size() && ContainsCaseless(key.substr(key.size() - w.size()), w))
       return true;
   return key.size() > 3 && (key.ends_with("_id") || key.ends_with("Id") || key.ends_with("ID")) &&
@@ -1540,7 +1542,12 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   }
   if (IsExample(secret)) return true;
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
-  if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret)) return true;
+  // (A keyword rule's words and a number or passphrase is judged by its place below, not by
+  // its entropy: velvet.river.velvet.93 holds 3.1 bits.)
+  if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret) &&
+      !(rule.generic &&
+        (WordsPassword(secret) || PassphraseWords(secret) || HumanPassword(secret))))
+    return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
   // The key is the word right before the value (a command's match also spans its

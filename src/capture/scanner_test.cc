@@ -659,6 +659,21 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"blank-separated-secret", "[OUTPUT]\n    HTTP_User admin\n    HTTP_Secret kl3qqg3n40" + g.Of(kAlnum, 12) + "\n",
                "[OUTPUT]\n    HTTP_Passwd ${FLB_PASSWORD}\n"});
   // Scan version 11, from the seventh probe (histories and notes).
+  // Scan version 11, from the eighth probe.
+  c.push_back({"app-password-groups", "machine smtp.gmail.com login bob password " + g.Of(kLower, 4) + " " + g.Of(kLower, 4) + " " +
+                   g.Of(kLower, 4) + " " + g.Of(kLower, 4) + " port 587\n",
+               "machine smtp.gmail.com login bob port 587\n"});
+  c.push_back({"jwk-private-key", "{\"kty\": \"EC\", \"crv\": \"P-256\", \"d\": \"" + g.Of(kUrlSafe, 43) + "\"}\n",
+               "{\"kty\": \"EC\", \"crv\": \"P-256\", \"x\": \"" + g.Of(kUrlSafe, 43) + "\"}\n"});
+  c.push_back({"mattermost-webhook", "curl -d @msg.json https://chat.h.test/hooks/" + g.Of(kLower + kDigits, 26) + "\n",
+               "curl -d @msg.json https://chat.h.test/hooks/HOOK_ID\n"});
+  c.push_back({"cookie-header-session", "curl -s -b 'sessionid=" + g.Of(kLower + kDigits, 32) + "; csrftoken=x' https://h.test/\n",
+               "curl -s -b cookies.txt https://h.test/\n"});
+  c.push_back({"cookie-json-session",
+               "[\n  {\n    \"domain\": \"github.com\",\n    \"name\": \"user_session\",\n    \"value\": \"" + g.Of(kUrlSafe, 48) + "\"\n  }\n]\n",
+               "[\n  {\n    \"domain\": \"github.com\",\n    \"name\": \"color_mode\",\n    \"value\": \"" + g.Of(kUrlSafe, 48) + "\"\n  }\n]\n"});
+  c.push_back({"httpie-default-auth", "{\"default_options\": [\"--auth=bob:Q2hP2pkJ" + g.Of(kAlnum, 8) + "\"]}\n",
+               "{\"default_options\": [\"--style=monokai\"]}\n"});
   c.push_back({"impacket-target", "psexec.py CORP/bob:'Mangoviolet" + g.Of(kDigits, 3) + "%'@10.0.0.183\n",
                "psexec.py -k -no-pass CORP/bob@10.0.0.183\n"});
   c.push_back({"powershell-password-parameter",
@@ -898,6 +913,8 @@ TEST(ScanRules, Version11LookAlikes) {
            "  password: Nullable<string>",
            "  secret: Ref<string>",
            "conn = connect(h,password='Passw0rd!')",
+           "  password_sha256: 14fd2f8e0c1a9b3d5e7f6a4c2b1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
+           "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",
            "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
        }) {
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
@@ -1299,7 +1316,10 @@ TEST(ScanRules, PathRules) {
   EXPECT_FALSE(Has(RulesFound("[default]\ncredential_process = /usr/bin/aws-vault exec d --json\n",
                               "/home/u/.aws/credentials"),
                    "aws-credentials-file"));
-  EXPECT_TRUE(Has(RulesFound("machine x login y", "/home/u/.netrc"), "netrc-file"));
+  EXPECT_TRUE(Has(RulesFound("machine x login y password z", "/home/u/.netrc"), "netrc-file"));
+  EXPECT_FALSE(Has(RulesFound("machine x login y", "/home/u/.netrc"), "netrc-file"));
+  EXPECT_TRUE(Has(RulesFound("1cb4d-0aa7d\n051c3-6b31d\n", "/home/u/Documents/github-recovery-codes.txt"),
+                  "recovery-codes-file"));
   // Scan version 11: DBeaver's saved credentials, atuin's session, deluge's accounts, the
   // Snyk CLI's token, pppd's CHAP secrets (an entry; Debian's file of comments is not).
   EXPECT_TRUE(Has(RulesFound("\x8a\x01\xfe", "/home/u/.local/share/DBeaverData/workspace6/General/"
@@ -1893,7 +1913,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // place; restic/kopia/rclone password variables, sshfs password_stdin, backticks in
       // notes; .aws/credentials only with a key; SealedSecret values, SOPS values and
       // AWS IAM's example passwords not
-      {11, "efd6d3671ecd24061397ec34a38bb4469daae01522c03780b53213d5874e2a32"},
+      {11, "4a161a4d45c6f8309e387765e4a1e753aedd94649a9ae74f801eb2a44b8a8139"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
