@@ -1315,17 +1315,15 @@ bool OddValue(std::string_view v, bool password_place) {
   // A list of words (read,write,delete,admin).
   if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos)
     return false;
-  // Code: a name called, indexed or typed (str(uuid4()), keypair[:32], Nullable<string>).
-  if (const size_t name =
-          v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
-      name > 0 && name != std::string_view::npos &&
+  // Code: a name called, indexed or typed (str(uuid4()), keypair[:32], Nullable<string>), or
+  // passed on (is_password=is_password, key_password=key_password;).
+  const size_t name =
+      v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
+  if (name > 0 && name != std::string_view::npos &&
       (v[name] == '(' || v[name] == '[' || (v[name] == '<' && v.back() == '>')) &&
       (std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_'))
     return false;
-  // A name passed on (is_password=is_password, key_password=key_password;).
-  if (const size_t name =
-          v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
-      name != std::string_view::npos && name + 1 >= v.size() - 1 &&
+  if (name != std::string_view::npos && name + 1 >= v.size() - 1 &&
       v.find_first_not_of(",;)", name) == std::string_view::npos)
     return false;
   // A hash in braces ({SSHA}..., transmission's {40 hex digits and a salt}).
@@ -1351,8 +1349,7 @@ bool OddValue(std::string_view v, bool password_place) {
   if (password_place &&
       (WordsPassword(v) || PassphraseWords(v) || GroupedGeneratedPassword(v) || HumanPassword(v)))
     return true;
-  const CharClasses c = ClassesOf(v);
-  const int classes = c.lower + c.upper + c.digit + c.other;
+  const int classes = ClassesOf(v).Count();
   // In a password's own place (db.auth's second argument, AUTH's) 8 or more characters of
   // two classes are one (krqowfxm42, galaxy6185).
   if (password_place && v.size() >= 8 && classes >= 2) return !HasDefaultPasswordWord(v);
@@ -1365,7 +1362,6 @@ bool OddValue(std::string_view v, bool password_place) {
   return classes >= 2 && Entropy(v) >= 3.0;
 }
 
-// The value of a Bitnami SealedSecret's encryptedData (ciphertext made to be committed).
 // Verify::kBase64Credentials: the value decodes to text that holds a URL's password or an env
 // file's line naming a password, a secret or a token, with a value that reads as one.
 bool Base64Credentials(std::string_view secret) {
@@ -1412,7 +1408,8 @@ bool Base64Credentials(std::string_view secret) {
   return false;
 }
 
-// The document's last `kind:` before the value names a SealedSecret, and its encryptedData:
+// The value of a Bitnami SealedSecret's encryptedData (ciphertext made to be committed): the
+// document's last `kind:` before the value names a SealedSecret, and its encryptedData:
 // section began after it (a plain Secret in the same rendered manifest is not one).
 bool InSealedSecret(std::string_view content, size_t from) {
   const size_t lo = from > 8192 ? from - 8192 : 0;
