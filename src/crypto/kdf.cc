@@ -111,7 +111,8 @@ Bytes Scrypt(std::string_view password, ByteView salt, const ScryptParams& p, si
     // The lanes are split into `workers` shares of consecutive lanes, as even as can be.
     // Each worker takes the next unclaimed share until none is left, and computes it in
     // groups that share one lane's memory (crypto/kdf_romix.h): p=6 on two threads is a
-    // pair and a single lane on each thread.
+    // group of three on each thread with AVX-512, a pair and a single lane with SSE2.
+    const size_t group = detail::RoMixGroupLimit();
     std::atomic<size_t> next_share{0};
     std::atomic<bool> failed{false};
     auto work = [&](std::exception_ptr* err) {
@@ -123,8 +124,7 @@ Bytes Scrypt(std::string_view password, ByteView salt, const ScryptParams& p, si
           if (share >= workers) break;
           const size_t end = (share + 1) * p.p / workers;
           for (size_t lane = share * p.p / workers; lane < end;) {
-            const size_t lanes =
-                std::min<size_t>({detail::kRoMixMaxGroup, end - lane, static_cast<size_t>(p.n)});
+            const size_t lanes = std::min<size_t>({group, end - lane, static_cast<size_t>(p.n)});
             detail::RoMixGroup(b.data() + lane * lane_bytes, lanes, p.n, r, v.data(),
                                scratch.data());
             lane += lanes;

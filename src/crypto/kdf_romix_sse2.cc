@@ -202,7 +202,7 @@ void RoMixGroupSse2(uint8_t* b, size_t lanes, uint64_t n, size_t r, uint8_t* v,
                     uint8_t* scratch) {
   __m128i* vv = reinterpret_cast<__m128i*>(v);
   __m128i* ss = reinterpret_cast<__m128i*>(scratch);
-  static_assert(kRoMixMaxGroup == 2);
+  static_assert(kRoMixMaxSse2Group == 2);
   if (lanes == 1) {
     RoMixGroup<1>(b, n, r, vv, ss);
   } else {

@@ -5,6 +5,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -100,15 +101,16 @@ TEST(ScryptTest, MatchesOpenSsl) {
   }
 }
 
-// The SSE2 ROMix (the one Scrypt uses on x86-64), alone and in pairs that keep half of each
-// lane's V table and recompute the rest, gives the portable ROMix's lanes, for single- and
-// multi-block r and N from the smallest (one stored entry per lane) to one where j wraps often.
-TEST(ScryptTest, RoMixGroupsMatchScalar) {
-  if (!detail::kHaveRoMixSse2) GTEST_SKIP() << "this build has no SSE2 ROMix";
-#if defined(__SSE2__)
+// A group implementation `fn` (lanes, up to max_lanes, computed together, each keeping 1/lanes
+// of its V table and recomputing the rest) gives the portable ROMix's lanes, for single- and
+// multi-block r and N from the smallest (one stored entry per lane) to one where j wraps often
+// (and N not a multiple of a group of three: its last entries are recomputed from further
+// back).
+void ExpectGroupsMatchScalar(size_t max_lanes,
+                             void (*fn)(uint8_t*, size_t, uint64_t, size_t, uint8_t*, uint8_t*)) {
   for (uint64_t n : {2, 4, 16, 1024}) {
     for (size_t r : {1, 2, 3, 8}) {
-      for (size_t lanes = 1; lanes <= detail::kRoMixMaxGroup; ++lanes) {
+      for (size_t lanes = 1; lanes <= std::min<uint64_t>(max_lanes, n); ++lanes) {
         HugeBuffer v(n * 128 * r), scratch(detail::RoMixScratchBytes(r));
         Bytes scalar(128 * r * lanes), group(128 * r * lanes);
         for (size_t i = 0; i < scalar.size(); ++i)
@@ -116,13 +118,28 @@ TEST(ScryptTest, RoMixGroupsMatchScalar) {
         const Bytes input = scalar;
         for (size_t l = 0; l < lanes; ++l)
           detail::RoMixScalar(scalar.data() + l * 128 * r, n, r, v.data(), scratch.data());
-        detail::RoMixGroupSse2(group.data(), lanes, n, r, v.data(), scratch.data());
+        fn(group.data(), lanes, n, r, v.data(), scratch.data());
         EXPECT_NE(scalar, input) << "n=" << n << " r=" << r;
         EXPECT_EQ(HexEncode(group), HexEncode(scalar))
             << "n=" << n << " r=" << r << " lanes=" << lanes;
       }
     }
   }
+}
+
+// The SSE2 ROMix (the one Scrypt uses on x86-64 without AVX-512), alone and in pairs.
+TEST(ScryptTest, RoMixGroupsMatchScalar) {
+  if (!detail::kHaveRoMixSse2) GTEST_SKIP() << "this build has no SSE2 ROMix";
+#if defined(__SSE2__)
+  ExpectGroupsMatchScalar(detail::kRoMixMaxSse2Group, &detail::RoMixGroupSse2);
+#endif
+}
+
+// The AVX-512 ROMix (chosen at run time where the CPU has it), in groups of one to four.
+TEST(ScryptTest, RoMixAvx512GroupsMatchScalar) {
+  if (!detail::RoMixAvx512Usable()) GTEST_SKIP() << "this CPU has no AVX-512F";
+#if defined(__x86_64__)
+  ExpectGroupsMatchScalar(detail::kRoMixMaxGroup, &detail::RoMixGroupAvx512);
 #endif
 }
 
