@@ -148,8 +148,9 @@ const ContentRule kContentRules[] = {
   // or more, and human-chosen passwords are often shorter. Kept apart by its own gate
   // (Verify::kShortPassword): a short value passes only when it mixes classes like a password
   // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
+  // Scan version 12: also in JSON inside a JSON string, its quotes escaped (\"password\": \"X\").
   {"short-password-assignment",
-   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)["']?(?:[ \t]{0,4}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
+   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)\\?["']?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
    true, 1, 0, true, false, Verify::kShortPassword},
   // WordPress's keys and salts in wp-config.php: 64 characters from an alphabet that holds
   // the quotes, brackets and separators the keyword rules stop at.
@@ -683,8 +684,9 @@ const ContentRule kContentRules[] = {
   {"sql-set-password",
    R"re(IDENTIFIED(?:\s|\\040){1,4}(?:WITH(?:\s|\\040){1,4}[A-Za-z_]{1,40}(?:\s|\\040){1,4})?(?:BY|AS)(?:\s|\\040){1,4}(?:PASSWORD(?:\s|\\040){0,4}\(?)?'([^'\r\n]{4,128})')re",
    true, 1, 2.3, true, false, Verify::kOddValue, true},
+  // (Scan version 12: role options between WITH and PASSWORD, WITH LOGIN PASSWORD '...'.)
   {"sql-set-password",
-   R"re(\b(?:(?:WITH|ENCRYPTED|UNENCRYPTED)(?:\s|\\040){1,4}|(?:USER|ROLE)(?:\s|\\040){1,4}[^\s;'"]{1,64}(?:\s|\\040){1,4})PASSWORD(?:\s|\\040){1,4}'([^'\r\n]{4,128})')re",
+   R"re(\b(?:(?:WITH|ENCRYPTED|UNENCRYPTED)(?:\s|\\040){1,4}(?:(?:NO)?(?:LOGIN|SUPERUSER|CREATEDB|CREATEROLE|INHERIT|REPLICATION|BYPASSRLS|ENCRYPTED)(?:\s|\\040){1,4}){0,6}|(?:USER|ROLE)(?:\s|\\040){1,4}[^\s;'"]{1,64}(?:\s|\\040){1,4})PASSWORD(?:\s|\\040){1,4}'([^'\r\n]{4,128})')re",
    true, 1, 2.3, true, false, Verify::kOddValue, true},
   // impacket's target: [domain/]user:password@host (psexec.py, wmiexec.py, secretsdump.py ...).
   {"impacket-target",
@@ -789,6 +791,17 @@ const ContentRule kContentRules[] = {
   {"line-password-symbols",
    R"re((?:^|\n)[ \t]{0,8}(?:(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)[ \t]{0,8}(?::=|=>|=|:)[ \t]{0,8}|(?:password|passwd|passphrase|pass|pwd|psk|secret|requirepass|masterauth)[ \t]{1,8})([^\s"'*&<:=^][^\s"']{0,199}[<>(){}\[\];,$%\\][^\s"']{0,199}))re",
    true, 1, 0, true, false, Verify::kOddValueLineEnd},
+  // Scan version 12, from the sixth probe's unseen seeds: LDAP clients' bind password
+  // (nslcd.conf, pam_ldap.conf, libnss-ldap.conf: bindpw, rootbindpw), Beats' Elastic Cloud
+  // credentials (cloud.auth: "user:password"), grafana.ini's triple-quoted values (used for
+  // a password holding # or ;).
+  {"ldap-bindpw", R"re((?:^|\n)[ \t]{0,8}(?:root)?bindpw[ \t]{1,8}([^\s]{4,128}))re", false, 1, 2.3, true, false,
+   Verify::kOddValueLineEnd, true},
+  {"beats-cloud-auth", R"re(\bcloud\.auth[ \t]{0,4}:[ \t]{0,4}["']?[^\s:"']{1,64}:([^\s"']{4,128}))re", false, 1, 2.3,
+   true, false, Verify::kOddValueLineEnd, true},
+  {"triple-quoted-password",
+   R"re((?:^|\n)[ \t]{0,8}(?:[A-Za-z0-9]{1,20}_)?(?:password|passwd)[ \t]{0,4}=[ \t]{0,4}"""([^"\r\n]{4,128})""")re",
+   true, 1, 2.3, true, false, Verify::kOddValue, true},
 };
 // clang-format on
 
@@ -892,6 +905,9 @@ const PathRule kPathRules[] = {
     {"postfix-sasl-passwd", "postfix/sasl_passwd", "", ":"},
     // The Snyk CLI's token (configstore/snyk.json's "api").
     {"snyk-config", "configstore/snyk.json", "", "\"api\""},
+    // Scan version 12. PgBouncer's auth_file ("user" "password" lines): a plain password in
+    // a row (PathRule::password_table); md5 and SCRAM hashes are not.
+    {"pgbouncer-userlist", "pgbouncer/userlist.txt", "", "", false, false, false, true},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples

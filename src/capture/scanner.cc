@@ -820,8 +820,10 @@ bool WholeFileSecret(std::string_view head) {
       colon != std::string_view::npos && LooksHash(head.substr(colon + 1)))
     return false;
   if (LooksUuid(head)) return false;
-  return Entropy(head) >= 3.0 && !LooksPlaceholder(head) && !LooksFiller(head) &&
-         !LooksHash(head) && !IsExample(head);
+  // (Scan version 12: or a chosen password of a word and a number, Bridge88 in restic's
+  // password file, whose repeats keep it under 3.0 bits; a file's name makes it one.)
+  return (Entropy(head) >= 3.0 || HumanPassword(head)) && !LooksPlaceholder(head) &&
+         !LooksFiller(head) && !LooksHash(head) && !IsExample(head);
 }
 
 // A whole file that is a raw private key (PathRule::raw_key): one line of 64 or 128 hex
@@ -983,7 +985,10 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   const char before = key > 0 ? content[key - 1] : '\n';
   const std::string_view lead = content.substr(0, key);
   size_t i = end;
-  const char after = i < content.size() ? content[i] : '\n';
+  char after = i < content.size() ? content[i] : '\n';
+  // An escaped quote closes a value inside a JSON string (\"password\": \"X\").
+  if (after == '\\' && i + 1 < content.size() && (content[i + 1] == '"' || content[i + 1] == '\''))
+    after = content[i + 1];
   // In a list of key=value pairs (User Id=x;Password=y; and mount's user=x,password=y,uid=0)
   // the list's separator ends the value; after docker's -e / --env a blank does.
   const bool in_list = (before == ';' || before == ',') && after == before;
@@ -2323,9 +2328,11 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
       }
       if (st.rule->password_table) {
         if (!table) {
-          // A file named for passwords may use the last column; any other CSV needs a header.
+          // A file named for passwords (or PgBouncer's userlist) may use the last column; any
+          // other CSV needs a header.
           const bool named = ContainsCaseless(base, "passw") || ContainsCaseless(base, "account") ||
-                             ContainsCaseless(base, "credential");
+                             ContainsCaseless(base, "credential") ||
+                             ContainsCaseless(base, "userlist");
           table = !binary && !TemplateName(base) && NoteName(base) && PasswordTable(head, !named);
         }
         st.need_found = *table;

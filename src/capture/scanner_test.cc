@@ -674,6 +674,19 @@ std::vector<Case> Version8Cases(Gen& g) {
                "[\n  {\n    \"domain\": \"github.com\",\n    \"name\": \"color_mode\",\n    \"value\": \"" + g.Of(kUrlSafe, 48) + "\"\n  }\n]\n"});
   c.push_back({"httpie-default-auth", "{\"default_options\": [\"--auth=bob:Q2hP2pkJ" + g.Of(kAlnum, 8) + "\"]}\n",
                "{\"default_options\": [\"--style=monokai\"]}\n"});
+  // Scan version 12: LDAP bind passwords, Beats' cloud.auth, grafana.ini's triple quotes, a
+  // short password in JSON inside a JSON string.
+  c.push_back({"ldap-bindpw", "uid nslcd\nbinddn cn=reader,dc=h,dc=test\nbindpw RIVcopper#" + g.Of(kDigits, 4) + "\n",
+               "# bindpw is read from /etc/nslcd.secret\nbindpw_file /etc/nslcd.secret\n"});
+  c.push_back({"beats-cloud-auth", "cloud.id: \"prod:" + g.Of(kAlnum, 20) + "\"\ncloud.auth: \"elastic:" + g.Of(kLower + kDigits, 15) + "\"\n",
+               "cloud.auth: \"${ES_USER}:${ES_PASSWORD}\"\n"});
+  c.push_back({"triple-quoted-password", "[database]\ntype = postgres\npassword = \"\"\"#" + g.Of(kLower + kDigits, 10) + ";\"\"\"\n",
+               "[database]\npassword = \"\"\"\"\"\"\n"});
+  c.push_back({"short-password-assignment",
+               "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"Wombat" + g.Of(kDigits, 4) + "_\\\"}\"}\n",
+               "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"${PASSWORD}\\\"}\"}\n"});
+  c.push_back({"sql-set-password", "CREATE USER webapp WITH LOGIN CREATEDB PASSWORD 'F9i*BvAY" + g.Of(kAlnum, 6) + "';\n",
+               "CREATE USER webapp WITH LOGIN PASSWORD NULL;\n"});
   c.push_back({"impacket-target", "psexec.py CORP/bob:'Mangoviolet" + g.Of(kDigits, 3) + "%'@10.0.0.183\n",
                "psexec.py -k -no-pass CORP/bob@10.0.0.183\n"});
   c.push_back({"powershell-password-parameter",
@@ -1332,6 +1345,16 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("{\"api\": \"85dcb2f1-ea71-490b-b2b6-dc0361dc2f2d\"}\n",
                              "/home/u/.config/configstore/snyk.json"),
                   "snyk-config"));
+  // Scan version 12: a password file holding a word and a number; PgBouncer's auth file with a
+  // plain password; with hashes only, none.
+  EXPECT_TRUE(Has(RulesFound("Bridge88\n", "/home/u/.config/restic/password"), "password-file"));
+  EXPECT_FALSE(Has(RulesFound("Version22\n", "/home/u/.config/restic/password"), "password-file"));
+  EXPECT_TRUE(Has(RulesFound("\"admin\" \"Lena_dragon268_\"\n", "/etc/pgbouncer/userlist.txt"),
+                  "pgbouncer-userlist"));
+  EXPECT_FALSE(Has(RulesFound("\"admin\" \"md5d5b8ea1e3a43a5d8c6b2b0e0f4a7c9e1\"\n"
+                              "\"app\" \"SCRAM-SHA-256$4096:c2FsdHNhbHQ=$aGFzaA==:a2V5a2V5\"\n",
+                              "/etc/pgbouncer/userlist.txt"),
+                   "pgbouncer-userlist"));
   EXPECT_TRUE(Has(RulesFound("[smtp.h.test]:587 bob@h.test:frdk velm pyba dbtg\n", "/etc/postfix/sasl_passwd"),
                   "postfix-sasl-passwd"));
   EXPECT_TRUE(Has(RulesFound("\"bob@isp.test\"\t*\t\"ahkhYpPFmnPJ9N4H\"\t*\n", "/etc/ppp/chap-secrets"),
@@ -1914,6 +1937,10 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // notes; .aws/credentials only with a key; SealedSecret values, SOPS values and
       // AWS IAM's example passwords not
       {11, "4a161a4d45c6f8309e387765e4a1e753aedd94649a9ae74f801eb2a44b8a8139"},
+      // 12: LDAP clients' bindpw, Beats' cloud.auth, grafana.ini's triple-quoted passwords,
+      // PgBouncer's auth file, short passwords in JSON inside a JSON string, SQL role options
+      // before PASSWORD, a word and a number in a password's file
+      {12, "a4011311db05914585f6c5ecde57d6a1a37b04a93f5cb2767595b7eefd4e2c7d"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
