@@ -1317,8 +1317,10 @@ bool OddValue(std::string_view v, bool password_place) {
     return false;
   if (v.front() == '+' && v.back() == '+') return false;      // a string concatenated in code
   if (PrintfFormat(v) || HasPercentMapping(v)) return false;  // Signature=%s&Timestamp=%d
-  // A list of words (read,write,delete,admin).
-  if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos)
+  // A list of words (read,write,delete,admin); in a password's place (scan version 12) words
+  // joined by '-' or '_' are a passphrase (ipsec.secrets' EAP "silver-violin-rocket").
+  if (v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-,; ") == std::string_view::npos &&
+      !(password_place && v.find_first_of(",; ") == std::string_view::npos && PassphraseWords(v)))
     return false;
   // Code: a name called, indexed or typed (str(uuid4()), keypair[:32], Nullable<string>), or
   // passed on (is_password=is_password, key_password=key_password;).

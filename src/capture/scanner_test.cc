@@ -685,6 +685,8 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"short-password-assignment",
                "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"Wombat" + g.Of(kDigits, 4) + "_\\\"}\"}\n",
                "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"${PASSWORD}\\\"}\"}\n"});
+  c.push_back({"ipsec-secret", "alice : EAP \"silver-violin-rocket\"\n", "alice : EAP \"read,write,admin\"\n"});
+  c.push_back({"znc-nickserv-module", "LoadModule = nickserv marble_emerald_sparrow\n", "LoadModule = nickserv read_write_admin\n"});
   c.push_back({"sql-set-password", "CREATE USER webapp WITH LOGIN CREATEDB PASSWORD 'F9i*BvAY" + g.Of(kAlnum, 6) + "';\n",
                "CREATE USER webapp WITH LOGIN PASSWORD NULL;\n"});
   c.push_back({"impacket-target", "psexec.py CORP/bob:'Mangoviolet" + g.Of(kDigits, 3) + "%'@10.0.0.183\n",
