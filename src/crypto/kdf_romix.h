@@ -40,6 +40,11 @@ inline void StoreLe32(uint8_t* p, uint32_t v) {
   p[3] = uint8_t(v >> 24);
 }
 
+// The vector ROMixes keep each 64-byte block in the "diagonal" word order (kdf_romix_sse2.cc):
+// `blocks` blocks of little-endian words at `in` to that order at `out`, and back.
+void ToDiagonalOrder(const uint8_t* in, size_t blocks, void* out);
+void FromDiagonalOrder(const void* in, size_t blocks, uint8_t* out);
+
 // Bytes of scratch (besides V) a group of up to kRoMixMaxGroup lanes needs for r.
 inline size_t RoMixScratchBytes(size_t r) { return 5 * kRoMixMaxGroup * 128 * r; }
 

@@ -89,4 +89,28 @@ void RoMixScalar(uint8_t* b, uint64_t n, size_t r, uint8_t* v_bytes, uint8_t* xy
   for (size_t i = 0; i < lane_blocks * 16; ++i) StoreLe32(b + 4 * i, x[i / 16].w[i % 16]);
 }
 
+// kDiag[p]: the word of the block at position p in diagonal order.
+constexpr int kDiag[16] = {0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11};
+
+void ToDiagonalOrder(const uint8_t* in, size_t blocks, void* out) {
+  uint8_t* o = static_cast<uint8_t*>(out);
+  for (size_t k = 0; k < blocks; ++k) {
+    for (int p = 0; p < 16; ++p) {
+      const uint32_t w = LoadLe32(in + 64 * k + 4 * kDiag[p]);
+      std::memcpy(o + 64 * k + 4 * p, &w, 4);
+    }
+  }
+}
+
+void FromDiagonalOrder(const void* in, size_t blocks, uint8_t* out) {
+  const uint8_t* i8 = static_cast<const uint8_t*>(in);
+  for (size_t k = 0; k < blocks; ++k) {
+    for (int p = 0; p < 16; ++p) {
+      uint32_t w;
+      std::memcpy(&w, i8 + 64 * k + 4 * p, 4);
+      StoreLe32(out + 64 * k + 4 * kDiag[p], w);
+    }
+  }
+}
+
 }  // namespace haven::crypto::detail

@@ -28,9 +28,6 @@ namespace {
 
 #define HAVEN_INLINE inline __attribute__((always_inline))
 
-// kDiag[p]: the word of the block at position p in diagonal order.
-constexpr int kDiag[16] = {0, 5, 10, 15, 4, 9, 14, 3, 8, 13, 2, 7, 12, 1, 6, 11};
-
 // A block in registers.
 struct Quad {
   __m128i a, b, c, d;
@@ -113,27 +110,6 @@ HAVEN_INLINE void BlockMix(const __m128i* const (&in)[K], const __m128i* const (
   }
 }
 
-// `blocks` 64-byte blocks from little-endian words to diagonal order, and back.
-void ToDiagonal(const uint8_t* in, size_t blocks, __m128i* out) {
-  uint8_t* o = reinterpret_cast<uint8_t*>(out);
-  for (size_t k = 0; k < blocks; ++k) {
-    for (int p = 0; p < 16; ++p) {
-      const uint32_t w = LoadLe32(in + 64 * k + 4 * kDiag[p]);
-      std::memcpy(o + 64 * k + 4 * p, &w, 4);
-    }
-  }
-}
-void FromDiagonal(const __m128i* in, size_t blocks, uint8_t* out) {
-  const uint8_t* i8 = reinterpret_cast<const uint8_t*>(in);
-  for (size_t k = 0; k < blocks; ++k) {
-    for (int p = 0; p < 16; ++p) {
-      uint32_t w;
-      std::memcpy(&w, i8 + 64 * k + 4 * p, 4);
-      StoreLe32(out + 64 * k + 4 * kDiag[p], w);
-    }
-  }
-}
-
 template <size_t K>
 void RoMixGroup(uint8_t* b, uint64_t n, size_t r, __m128i* v, __m128i* scratch) {
   const size_t blocks = 2 * r;
@@ -151,7 +127,7 @@ void RoMixGroup(uint8_t* b, uint64_t n, size_t r, __m128i* v, __m128i* scratch) 
   // is the value before the i-th step. cur points at the entry being stepped from.
   const __m128i* cur[K];
   for (size_t l = 0; l < K; ++l) {
-    ToDiagonal(b + l * 128 * r, blocks, slots[l]);
+    ToDiagonalOrder(b + l * 128 * r, blocks, slots[l]);
     cur[l] = slots[l];
   }
   for (uint64_t i = 0; i < n; ++i) {
@@ -193,7 +169,7 @@ void RoMixGroup(uint8_t* b, uint64_t n, size_t r, __m128i* v, __m128i* scratch) 
     BlockMix<K, true>(xin, src, y, r);
     for (size_t l = 0; l < K; ++l) std::swap(x[l], y[l]);
   }
-  for (size_t l = 0; l < K; ++l) FromDiagonal(x[l], blocks, b + l * 128 * r);
+  for (size_t l = 0; l < K; ++l) FromDiagonalOrder(x[l], blocks, b + l * 128 * r);
 }
 
 }  // namespace
