@@ -685,6 +685,8 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"short-password-assignment",
                "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"Wombat" + g.Of(kDigits, 4) + "_\\\"}\"}\n",
                "{\"SecretString\": \"{\\\"username\\\": \\\"root\\\", \\\"password\\\": \\\"${PASSWORD}\\\"}\"}\n"});
+  c.push_back({"short-secret-variable", "[Service]\nEnvironment=\"LOG_LEVEL=info\" \"APP_SECRET=T3@p" + g.Of(kDigits, 4) + ".\"\n",
+               "[Service]\nEnvironment=\"CSRF_TOKEN=abcdefgh\"\n"});
   c.push_back({"ipsec-secret", "alice : EAP \"silver-violin-rocket\"\n", "alice : EAP \"read,write,admin\"\n"});
   c.push_back({"znc-nickserv-module", "LoadModule = nickserv marble_emerald_sparrow\n", "LoadModule = nickserv read_write_admin\n"});
   c.push_back({"sql-set-password", "CREATE USER webapp WITH LOGIN CREATEDB PASSWORD 'F9i*BvAY" + g.Of(kAlnum, 6) + "';\n",
@@ -1941,8 +1943,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {11, "4a161a4d45c6f8309e387765e4a1e753aedd94649a9ae74f801eb2a44b8a8139"},
       // 12: LDAP clients' bindpw, Beats' cloud.auth, grafana.ini's triple-quoted passwords,
       // PgBouncer's auth file, short passwords in JSON inside a JSON string, SQL role options
-      // before PASSWORD, a word and a number in a password's file
-      {12, "a4011311db05914585f6c5ecde57d6a1a37b04a93f5cb2767595b7eefd4e2c7d"},
+      // before PASSWORD, a word and a number in a password's file, short values under
+      // SECRET and TOKEN variables, passphrases in a password's place
+      {12, "e84171e9a5720fd343c21ea424126fa855c9c7f1bff35b91dcbff20afd4a53c3"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
