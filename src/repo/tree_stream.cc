@@ -421,6 +421,13 @@ struct OrderedTreeStream::Impl {
       s->err = err;
     }
     done_cv.NotifyAll();
+    // This worker's references to the slot and the error go while mu is held, so the taker
+    // (who reads the error's message) holds the last ones and frees the exception on its
+    // own thread. Freed here after the taker had read it, the only order between the two
+    // would be libstdc++'s exception reference count, which ThreadSanitizer does not see
+    // (a data race reported in FindTest.AnUnloadableTreeIsReportedWithItsParent).
+    err = nullptr;
+    s.reset();
   }
 
   // Removes the entry `id` nearest the top and every entry above it (skipped by the
