@@ -153,8 +153,9 @@ const ContentRule kContentRules[] = {
    R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)\\?["']?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
    true, 1, 0, true, false, Verify::kShortPassword},
   // Scan version 12. The same short value under an environment variable's upper-case name
-  // for a secret or a token (APP_SECRET=T3@p0t1988., BOT_TOKEN=Bronze2001#; also a second
-  // assignment of a systemd Environment= line): the other forms need 12 characters there.
+  // for a secret or a token (APP_SECRET=T3@p0t1988.; also a second assignment of a systemd
+  // Environment= line): the other forms need 12 characters there. (A word and a number under
+  // a token's name, BOT_TOKEN=Bronze2001#, is judged a name, as under the other token keys.)
   {"short-secret-variable",
    R"re((?:^|[\s"'])(?:[A-Z0-9]{1,20}_){0,3}[A-Z0-9]{0,20}(?:SECRET|TOKEN)=["']?([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
    false, 1, 0, true, false, Verify::kShortPassword},
