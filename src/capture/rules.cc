@@ -10,12 +10,13 @@ namespace haven::capture {
 namespace {
 
 // The words that name a secret in the keyword rules' keys (glued prefixes too: authtoken,
-// clientsecret), shared by secret-argument, secret-assignment and shell-set-secret.
+// clientsecret; JWT keys, Jwt:Key, from scan version 13; not signingkey, git's GPG key id), shared by
+// secret-argument, secret-assignment and shell-set-secret.
 #define HV_SECRET_WORDS                                                                       \
   R"re((?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|)re"                  \
   R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api[_.\-]?key|apikey|)re" \
   R"re(access[_.\-]?key|private[_.\- ]?key|auth[_.\-]?key|secret[_.\-]?key|)re"         \
-  R"re((?:master|encryption|hmac|aes|shared|app)[_.\-]?key|credentials?))re"
+  R"re((?:master|encryption|hmac|aes|shared|app|jwt)[_.\-:]?key|credentials?))re"
 // Assignment of a value: `key = v`, `key: v`, `key := v`, `key => v`, `"key": "v"`.
 #define HV_ASSIGN R"re(["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']?)re"
 
@@ -122,10 +123,11 @@ const ContentRule kContentRules[] = {
   {"cli-secret-option",
    R"re(\s--(?:(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|secret|api-?key|requirepass|masterauth)|token|access-token|auth-token|client-secret|oauth2-bearer)(?:=|[ \t]{1,4})["']?([^\s"'$`<>{}\-][^\s"'`<>{}]{7,127}))re",
    true, 1, 2.8, true, false},
-  // user and password in one argument: lftp -u user,pass; smbclient -U user%pass
+  // user and password in one argument: lftp -u user,pass; smbclient -U user%pass (a
+  // password's place from scan version 13: ci-bot%Zephyr-Biscuit-Falcon32)
   {"cli-user-password",
    R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},["']?|\b(?:smbclient|rpcclient|smbget|smbcacls|smbtree|winexe|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
-   false, 1, 2.5, true, false},
+   false, 1, 2.5, true, false, Verify::kNone, true},
   // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass(word) pass:X
   {"openssl-pass-argument", R"re(\s-pass(?:in|out|word)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
    true, false},
@@ -352,10 +354,11 @@ const ContentRule kContentRules[] = {
   {"k8s-dockerconfigjson",
    R"re(\.docker(?:configjson|cfg)["']?[ \t]{0,4}:[ \t]{0,4}["']?(eyJ[A-Za-z0-9+/]{40,8000}={0,2}))re",
    false, 1, 3.0, false, false},
-  // Scan version 10. PowerShell: ConvertTo-SecureString "..." -AsPlainText.
+  // Scan version 10. PowerShell: ConvertTo-SecureString "..." -AsPlainText (a password's
+  // place from scan version 13: Falcon.tundra4007).
   {"powershell-plaintext-password",
    R"re(ConvertTo-SecureString[ \t]{1,4}(?:-String[ \t]{1,4})?["']([^"'\r\n$]{6,128})["'][^\r\n]{0,40}-AsPlainText)re",
-   true, 1, 2.5, true, false},
+   true, 1, 2.5, true, false, Verify::kNone, true},
   // Scan version 10. A shell variable named PASS (PASS="..."; sshpass -p "$PASS" after it).
   {"shell-pass-variable",
    R"re((?:^|\n)[ \t]{0,8}(?:(?:export|local|readonly|declare)[ \t]{1,4})?PASS=["']?([^\s"'`;$][^\s"'`;]{7,199}))re",
@@ -394,9 +397,9 @@ const ContentRule kContentRules[] = {
    R"re((?:^|\n)[ \t]{0,8}[A-Za-z0-9_.]{1,30}[\-:](?:password|passwd|passphrase)[ \t]{1,8}"([^\s"]{8,200})")re",
    true, 1, 3.0, true, false, Verify::kLineEnd},
   // HexChat's servlist.conf: a network block (N=, then one-letter keys) with a server
-  // password P= (stored in plain text).
+  // password P= or (scan version 13) a NickServ password B= (stored in plain text).
   {"hexchat-server-password",
-   R"re((?:^|\n)N=[^\n]{1,200}\n(?:[A-Za-z]=[^\n]{0,300}\n){0,12}P=([^\s][^\n]{5,199}))re",
+   R"re((?:^|\n)N=[^\n]{1,200}\n(?:[A-Za-z]=[^\n]{0,300}\n){0,12}[PB]=([^\s][^\n]{5,199}))re",
    false, 1, 2.3, true, false, Verify::kLineEnd},
   // Scan version 8.
   // OpenVPN's credentials given inline in a profile: <auth-user-pass> user, password lines.
@@ -455,15 +458,19 @@ const ContentRule kContentRules[] = {
   {"wifi-psk",
    R"re((?:^|\n)[ \t]{0,8}(?:psk=|wpa_passphrase=|wpa-psk[ \t]{1,4})"?([^"\s]{8,64}))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
+  // Scan version 13: a quoted passphrase holding blanks (psk="indigo orbit sierra 55").
+  {"wifi-psk", R"re((?:^|\n)[ \t]{0,8}psk="([^"\r\n]{0,62} [^"\r\n]{0,62})")re", false, 1, 2.5, true, false,
+   Verify::kOddValue, true},
   // Scan version 9. A password named in a note's prose: a password word (password, passwd,
   // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
   // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network
   // / password) or ":", then a blank and a strong value without brackets, commas, '=' or ';'
   // (Verify::kStrongValue; after login or wifi and ":" it must read as random, not as a
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
-  // X", "wifi home: X", "The password for the NAS is "X"."
+  // X", "wifi home: X", "The password for the NAS is "X"." Scan version 13: "password to X",
+  // a database's "db ... app / X", and a remark after a quoted value or after a dash.
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:password|passphrase)[ \t]to|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente|db|database)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -531,9 +538,10 @@ const ContentRule kContentRules[] = {
   // Elastic's API key header: ApiKey and base64 of id:key.
   {"elastic-api-key-header", R"re(Authorization["']?[ \t]{0,4}[:=,][ \t]{0,4}["']?ApiKey[ \t]{1,4}([A-Za-z0-9+/]{20,400}={0,2}))re",
    true, 1, 3.0, false, false, Verify::kBasicAuth},
-  // Kaggle's kaggle.json: {"username": ..., "key": 32 hex digits}.
-  {"kaggle-key", R"re("username"[ \t]{0,4}:[ \t]{0,4}"[^"\r\n]{1,64}"[ \t]{0,4},[ \t]{0,4}"key"[ \t]{0,4}:[ \t]{0,4}"([0-9a-f]{32})")re",
-   false, 1, 3.0, false, false},
+  // Kaggle's kaggle.json: {"username": ..., "key": 32 hex digits} (over two lines too, from
+  // scan version 13).
+  {"kaggle-key", R"re("username"[ \t]{0,4}:[ \t]{0,4}"[^"\r\n]{1,64}"[ \t]{0,4},\s{0,40}"key"[ \t]{0,4}:[ \t]{0,4}"([0-9a-f]{32})")re",
+   false, 1, 3.0, false, true},
   // An HTTP Basic credential in a quoted header value (HAR files, JSON configs), verified
   // to decode to user:password.
   {"quoted-basic-auth", R"re(["']Basic[ \t]{1,4}([A-Za-z0-9+/]{8,400}={0,2})["'])re", false, 1, 0, true, false,
@@ -566,10 +574,11 @@ const ContentRule kContentRules[] = {
   {"ipsec-secret",
    R"re((?:^|\s):[ \t]{0,4}(?:PSK|EAP|XAUTH|NTLM)[ \t]{1,4}"([^"\r\n]{4,200})")re", false, 1, 2.3, true, false,
    Verify::kOddValue, true},
-  // Redis's server password (requirepass, masterauth) and AUTH typed into redis-cli (its
+  // Redis's server password (requirepass, masterauth; set by CONFIG SET in redis-cli from
+  // scan version 13) and AUTH typed into redis-cli (its
   // user in lower case: SMTP's AUTH LOGIN <base64 user> and AUTH CRAM-MD5 are not).
   {"redis-password",
-   R"re((?:^|\n)[ \t]{0,8}(?:requirepass|masterauth)[ \t]{1,8}["']?([^\s"']{6,200}))re", false, 1, 2.3, true, false,
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:CONFIG|config)[ \t]{1,4}(?:SET|set)[ \t]{1,4})?(?:requirepass|masterauth)[ \t]{1,8}["']?([^\s"']{6,200}))re", false, 1, 2.3, true, false,
    Verify::kOddValueLineEnd, true},
   {"redis-auth-command", R"re((?:^|\n)AUTH[ \t]{1,4}(?:[a-z0-9_][^\s]{0,63}[ \t]{1,4})?([^\s]{6,128}))re", false, 1, 2.3,
    true, false, Verify::kOddValueLineEnd, true},
@@ -809,6 +818,119 @@ const ContentRule kContentRules[] = {
   {"triple-quoted-password",
    R"re((?:^|\n)[ \t]{0,8}(?:[A-Za-z0-9]{1,20}_)?(?:password|passwd)[ \t]{0,4}=[ \t]{0,4}"""([^"\r\n]{4,128})""")re",
    true, 1, 2.3, true, false, Verify::kOddValue, true},
+  // Scan version 13, from the probes' unseen seeds 101 and 102. A call's quoted argument
+  // under a secret's name holding a symbol secret-argument's value stops at (PHP's
+  // define('DB_PASSWORD', 'b,!0&V,m^jD@-%SI'), to its closing quote; judged as
+  // quoted-password-symbols' values (Verify::kOddValue).
+  {"secret-argument",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
+   true, 1, 0, true, false, Verify::kOddValue},
+  {"secret-argument",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
+   true, 1, 0, true, false, Verify::kOddValue},
+  // A Dockerfile's ENV in its blank-separated form (ENV ADMIN_PASSWORD cobalt-thunder-yellow4):
+  // a secret baked into every layer after it.
+  {"dockerfile-env-secret",
+   R"re((?:^|\n)[ \t]{0,8}ENV[ \t]{1,8}[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Za-z0-9_]{0,20}[ \t]{1,8}["']?([^\s"'$=][^\s"']{7,199}))re",
+   false, 1, 3.0, true, false, Verify::kLineEnd},
+  // A Makefile's variable set with := ::= :::= or += (DB_PASSWORD := 500346cf4600303):
+  // secret-assignment takes = and ?= bare, := only quoted (code assigns expressions so).
+  {"make-secret-variable",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:export|override)[ \t]{1,4})?[A-Z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]{0,20}[ \t]{0,4}(?::{1,3}=|\+=)[ \t]{0,4}([^\s"'$(#][^\s"'#]{11,199}))re",
+   false, 1, 3.2, true, false, Verify::kLineEnd},
+  // A secret's key and its value separated by blanks alone, as fluentd's, nginx's and similar
+  // configurations write them (api_key e7ae1c646f5dd5966e09932e3c7e2d3f, access_token ...):
+  // 16 or more characters of a token's alphabet ending the line.
+  {"blank-separated-secret",
+   R"re((?:^|\n)[ \t]{0,8}(?:[A-Za-z0-9]{1,20}_){0,2}(?:api_?key|apikey|access_?key|secret_?key|client_?secret|(?:auth|access|api|bearer)_?token|token|secret)[ \t]{1,8}["']?([A-Za-z0-9_\-+/=.]{16,200})["']?)re",
+   true, 1, 3.2, true, false, Verify::kLineEnd},
+  // A recovery code kept in a note (Bitwarden's two-step login recovery code, an account's
+  // backup code): 16 or more letters and digits after "recovery code:" ending the line.
+  {"recovery-code",
+   R"re(\b(?:recovery|backup|rescue|emergency)[ \t](?:code|key)s?\b[^\r\n]{0,20}?:[ \t]{1,4}["'`]?([A-Za-z0-9][A-Za-z0-9\-]{15,63}))re",
+   true, 1, 3.0, true, false, Verify::kLineEnd},
+  // Network devices, from a ninth outsider probe (a network engineer's home). SNMP
+  // communities (Cisco's snmp-server community X RO, net-snmp's rocommunity X, Junos' set
+  // snmp community X) and net-snmp's v3 users' pass phrases (createUser NAME SHA "X");
+  // public and private are defaults (judged as a password's place by Verify::kOddValue).
+  {"snmp-community",
+   R"re((?:^|\n)[ \t]{0,8}(?:snmp-server[ \t]{1,4}community|r[ow]community6?|set[ \t]{1,4}snmp[ \t]{1,4}community)[ \t]{1,4}["']?([^\s"']{6,64}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  {"snmp-user-passphrase",
+   R"re(\bcreateUser[ \t]{1,4}(?:-e[ \t]{1,4}[^\s]{1,64}[ \t]{1,4})?[^\s]{1,64}[ \t]{1,4}(?:MD5|SHA(?:-?[0-9]{3})?)[ \t]{1,4}["']?([^\s"']{8,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // Cisco IOS: a TACACS+ or RADIUS server's key (tacacs-server host H key X, radius-server
+  // host H auth-port 1812 key 0 X, a server block's "key 0 X"), a type 7 password (a
+  // reversible encoding: two decimal digits of salt, then hex), and a plain (type 0) one.
+  {"network-server-key",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:tacacs-server|radius-server)[ \t]{1,4}(?:host[ \t]{1,4}[^\s]{1,64}[ \t]{1,4}(?:[^\r\n]{0,80}?[ \t])?)?key[ \t]{1,4}(?:[07][ \t]{1,4})?|key[ \t]{1,4}[07][ \t]{1,4})([^\s"']{6,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValueLineEnd, true},
+  {"cisco-type7-password",
+   R"re((?:^|\n)[ \t]{0,8}(?:enable[ \t]{1,4}|username[ \t]{1,4}[^\s]{1,64}[ \t]{1,4}(?:privilege[ \t]{1,4}[0-9]{1,2}[ \t]{1,4})?)?(?:password|secret|key)[ \t]{1,4}7[ \t]{1,4}((?:0[0-9]|1[0-5])[0-9A-F]{8,200}))re",
+   false, 1, 2.5, false, false},
+  {"cisco-plain-password",
+   R"re((?:^|\n)[ \t]{0,8}(?:enable[ \t]{1,4}(?:password|secret)|username[ \t]{1,4}[^\s]{1,64}[ \t]{1,4}(?:privilege[ \t]{1,4}[0-9]{1,2}[ \t]{1,4})?(?:password|secret))[ \t]{1,4}(?:0[ \t]{1,4})?([^\s"'$]{6,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValueLineEnd, true},
+  // Junos set commands' plain secrets (set system radius-server H secret "X", ike's
+  // pre-shared-key ascii-text "X", authentication-key "X"); $9$ values are encoded (LooksHash).
+  {"junos-set-secret",
+   R"re((?:^|\n)set[ \t][^\r\n]{0,200}?[ \t](?:secret|ascii-text|authentication-key|simple-password)[ \t]{1,4}"?([^\s"]{6,128}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  // FreeRADIUS' clients.conf and swanctl's secrets: secret = X (with '=': YAML's secret: names
+  // a Kubernetes object).
+  {"secret-line-password",
+   R"re((?:^|\n)[ \t]{0,8}secret[ \t]{0,4}=[ \t]{0,4}["']?([^\s"']{6,64}))re",
+   false, 1, 2.3, true, false, Verify::kOddValueLineEnd, true},
+  // MikroTik's export with show-sensitive: wpa2-pre-shared-key=X.
+  {"mikrotik-psk", R"re(\bwpa2?-pre-shared-key=["']?([^\s"']{8,64}))re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // Java tools' store and key passwords as options anywhere (jarsigner -storepass X on a
+  // continued line); Gradle's Groovy signing config (storePassword 'X', keyPassword "X").
+  {"keystore-password-option",
+   R"re((?:^|\s)-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]{1,4}["']?([^\s"'$\-][^\s"']{5,127}))re",
+   false, 1, 2.3, true, false, Verify::kOddValue, true},
+  {"gradle-signing-password",
+   R"re(\b(?:storePassword|keyPassword)[ \t]{1,4}["']([^"'\r\n$]{6,128})["'])re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // JDBC: DriverManager.getConnection(url, "user", "password"), over lines.
+  {"jdbc-connection-password",
+   R"re(\bgetConnection[ \t]{0,4}\([^()]{0,300}?,\s{0,40}"[^"\r\n]{1,64}"[ \t]{0,4},\s{0,40}"([^"\r\n]{4,128})"[ \t]{0,4}\))re",
+   false, 1, 2.3, true, true, Verify::kOddValue, true},
+  // Streaming and chat: Twitch's chat token (oauth: and 30 characters), a Twitch stream key
+  // (live_, the channel's number, a random part), OBS's service.json key, Opsgenie's
+  // GenieKey header, W&B's key in wandb.login().
+  {"twitch-chat-token", R"re(\boauth:([a-z0-9]{30})\b)re", false, 1, 3.0, false, false},
+  {"twitch-stream-key", R"re(\b(live_[0-9]{6,12}_[A-Za-z0-9]{20,40})\b)re", false, 1, 3.0, false, false},
+  {"obs-stream-key",
+   R"re("settings"[ \t]{0,4}:[ \t]{0,4}\{[^{}]{0,400}?"key"[ \t]{0,4}:[ \t]{0,4}"([A-Za-z0-9_\-]{12,128})")re",
+   false, 1, 3.0, false, true},
+  {"opsgenie-key",
+   R"re(\bGenieKey[ \t]{1,4}([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b)re", false, 1, 3.0,
+   false, false},
+  {"wandb-login-key", R"re(\bwandb\.login\([^)\r\n]{0,80}?key[ \t]{0,4}=[ \t]{0,4}\\?["']([0-9a-f]{40})\b)re",
+   false, 1, 3.0, false, false},
+  // fastlane match's git_basic_authorization("base64 of user:token").
+  {"fastlane-git-basic-auth",
+   R"re(\bgit_basic_authorization[ \t]{0,4}\(?[ \t]{0,4}["']([A-Za-z0-9+/]{8,400}={0,2})["'])re", false, 1, 3.0,
+   false, false, Verify::kBasicAuth},
+  // PagerDuty's Events API integration key under its names (Alertmanager's routing_key and
+  // service_key): 32 hex digits.
+  {"pagerduty-routing-key",
+   R"re(\b(?:routing_key|service_key|integration_key)["']?[ \t]{0,4}[:=][ \t]{0,4}["']?([0-9a-f]{32})\b)re", false, 1,
+   3.0, false, false},
+  // Hardhat's and Truffle's accounts: ["0x" and 64 hex digits] (a private key).
+  {"hardhat-account-key",
+   R"re(\baccounts[ \t]{0,4}:[ \t]{0,4}\[[ \t]{0,4}["'](?:0x)?([0-9a-fA-F]{64})["'])re", false, 1, 3.0, false, false},
+  // An INI file's bare pass= or pwd= key alone on its line with its value (pwd=iY_E_IPu-^@tZ):
+  // in code, pwd is the working directory (let pwd = a:dict.tmpdir, pwd = os.getcwd()).
+  {"ini-pass-assignment",
+   R"re((?:^|\n)[ \t]{0,8}(?:pass|pwd)[ \t]{0,4}[=:][ \t]{0,4}["']?([^\s"'`;,<>(){}\[\]\\$=][^\s"'`]{11,199}))re",
+   true, 1, 3.2, true, false, Verify::kLineEnd, true},
+  // Windows' net use with the password after the share (net use Z: \\nas\share PASS
+  // /user:DOMAIN\name); '*' asks for it.
+  {"net-use-password",
+   R"re(\bnet[ \t]{1,4}use[ \t]{1,4}(?:[A-Za-z]:[ \t]{1,4})?\\\\[^\s]{1,200}[ \t]{1,4}["']?([^\s"'/*][^\s"']{3,127})["']?[ \t]{1,4}/(?:user|u):)re",
+   true, 1, 2.3, true, false, Verify::kNone, true},
 };
 // clang-format on
 
@@ -908,13 +1030,17 @@ const PathRule kPathRules[] = {
     // GitHub's (and other services') downloaded recovery codes.
     {"recovery-codes-file", "*recovery[-_]codes*.txt", "", "-"},
     {"recovery-codes-file", "*backup[-_]codes*.txt", "", ""},
-    // Postfix's SMTP relay credentials (host user:password lines).
-    {"postfix-sasl-passwd", "postfix/sasl_passwd", "", ":"},
+    // Postfix's SMTP relay credentials (host user:password lines), in any folder from scan
+    // version 13 (a relay's copy outside /etc/postfix).
+    {"postfix-sasl-passwd", "sasl_passwd", "", ":"},
     // The Snyk CLI's token (configstore/snyk.json's "api").
     {"snyk-config", "configstore/snyk.json", "", "\"api\""},
     // Scan version 12. PgBouncer's auth_file ("user" "password" lines): a plain password in
     // a row (PathRule::password_table); md5 and SCRAM hashes are not.
     {"pgbouncer-userlist", "pgbouncer/userlist.txt", "", "", false, false, false, true},
+    // Scan version 13. The TACACS+ daemon's configuration: its top-level key = "..." is the
+    // secret every device shares with it.
+    {"tacacs-plus-key", "tac_plus.conf", "", "key = "},
 };
 
 // Values that documentation publishes as examples (AWS's, jwt.io's). They are examples
@@ -939,6 +1065,7 @@ const char* const kExampleSecrets[] = {
     "KwdMAjGmerYanjeui5SHS7JkmpZvVipYvB2LJGU1ZxJwYvP98617",
     "v+NkxY9LLZvwj4qCC2o/gGrWDF2d21jL",
     "B5A79AAD-D822-46CC-80D1-819F80D7BFB0",
+    "SW2YcwTIb9zpOOhoPsMm",  // Grafana's default secret_key (defaults.ini, sample.ini)
     "JBSWY3DPEHPK3PXP",  // the TOTP secret of Google Authenticator's key-URI format page
     // Azurite's (the Azure Storage emulator's) published development account key
     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==",

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 12;
+inline constexpr int kScanVersion = 13;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {

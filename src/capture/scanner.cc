@@ -201,7 +201,8 @@ bool LooksRandomLetters(std::string_view v, size_t min_uncommon = 3, size_t min_
   return uncommon >= min_uncommon && uncommon * 100 >= pairs * min_percent;
 }
 
-// A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's.
+// A stored password hash, not a password: crypt's $id$ forms, Django's, Jupyter's, LDAP's,
+// PostgreSQL's (SCRAM-SHA-256$..., md5 and 32 hex digits).
 bool LooksHash(std::string_view v) {
   if (v.size() > 4 && v[0] == '$') {  // crypt: $2b$, $6$, $argon2id$, $y$, $pbkdf2-sha256$
     size_t k = 1;
@@ -210,12 +211,15 @@ bool LooksHash(std::string_view v) {
       ++k;
     if (k > 1 && k < v.size() && v[k] == '$') return true;
   }
-  for (std::string_view p : {"pbkdf2_sha256$", "pbkdf2_sha1$", "bcrypt$", "bcrypt_sha256$",
-                             "argon2$", "argon2:", "scrypt:", "sha1:", "sha256:", "sha512:",
-                             "md5$", "sha1$", "{ssha}", "{sha}", "{ssha256}", "{ssha512}",
-                             "{crypt}", "{pbkdf2}", "{bcrypt}", "{argon2}"})
+  for (std::string_view p :
+       {"pbkdf2_sha256$", "pbkdf2_sha1$", "bcrypt$",       "bcrypt_sha256$", "argon2$", "argon2:",
+        "scrypt:",        "sha1:",        "sha256:",       "sha512:",        "md5$",    "sha1$",
+        "{ssha}",         "{sha}",        "{ssha256}",     "{ssha512}",      "{crypt}", "{pbkdf2}",
+        "{bcrypt}",       "{argon2}",     "SCRAM-SHA-256$"})
     if (v.size() > p.size() && ContainsCaseless(v.substr(0, p.size()), p)) return true;
-  return false;
+  // PostgreSQL's MD5 form (PgBouncer's userlist.txt, pg_authid): md5 and 32 hex digits.
+  return v.size() == 35 && v.starts_with("md5") &&
+         v.find_first_not_of("0123456789abcdef", 3) == std::string_view::npos;
 }
 
 // A file named where a password may be given (az login -p certs/sp-cert.pem, ssl_key:
@@ -663,7 +667,14 @@ bool LooksFiller(std::string_view v, bool markers = true) {
       if (n * 2 >= v.size()) return true;
   if (MostlySequences(v)) return true;
   if (markers) {
-    for (std::string_view s : {"<", ">", "${", "{{"})
+    // A template's or a document's placeholder: <your-token>, <%= ENV['X'] %>, ${X}, {{x}};
+    // a lone '<' or '>' inside is a symbol of a generated password (V<PzoU0xCB8bP2h1, scan
+    // version 13).
+    if (!v.empty() && (v.front() == '<' || v.back() == '>')) return true;
+    if (const size_t lt = v.find('<');
+        lt != std::string_view::npos && v.find('>', lt) != std::string_view::npos)
+      return true;
+    for (std::string_view s : {"${", "{{"})
       if (v.find(s) != std::string_view::npos) return true;
     if (HasPercentMapping(v)) return true;
   }
@@ -844,10 +855,12 @@ bool RawHexKey(std::string_view name, std::string_view head) {
 }
 
 bool WordsPassword(std::string_view v);
+bool WordsAndDigits(std::string_view v);
 
 // A table's cell that holds a chosen password (PasswordTable): 8 to 64 printable
 // characters without blanks (quotes around them dropped), not an address, a URL or a path,
-// 3 classes of characters or words and a number, within a bit of log2 of its length, not
+// 3 classes of characters, words and a number, or a generated run of one case's letters and
+// digits, within a bit of log2 of its length, not
 // filler, an example, a hash or a placeholder.
 bool PasswordCell(std::string_view v) {
   while (!v.empty() && (v.front() == '"' || v.front() == '\'')) v.remove_prefix(1);
@@ -864,9 +877,18 @@ bool PasswordCell(std::string_view v) {
       at != std::string_view::npos && v.find('.', at) != std::string_view::npos)
     return false;  // an address
   const bool words = WordsPassword(v);
-  if (ClassesOf(v).Count() < 3 && !words) return false;
-  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - 1.0 && !LooksFiller(v) &&
-         !IsExample(v) && !LooksHash(v) && (words || !LooksPlaceholder(v));
+  // (or, scan version 13, 16 or more letters of one case and digits that read as generated:
+  // PgBouncer's d30302d84a961b6ac19e31a9a56)
+  const CharClasses cls = ClassesOf(v);
+  const bool generated =
+      v.size() >= 16 && cls.digit && cls.lower != cls.upper && !cls.other && !WordsAndDigits(v);
+  if (cls.Count() < 3 && !words && !generated) return false;
+  // (a generated run of 16 symbols or fewer cannot reach log2(n) - 1 when long: 3 bits)
+  const double n = static_cast<double>(v.size());
+  const double need =
+      cls.Count() < 3 && !words ? std::min(3.0, std::log2(n) - 1.5) : std::log2(n) - 1.0;
+  return Entropy(v) >= need && !LooksFiller(v) && !IsExample(v) && !LooksHash(v) &&
+         (words || !LooksPlaceholder(v));
 }
 
 // A line's fields: split at tabs, '|', ',' or ';' when it holds one, else at blanks; each
@@ -946,17 +968,30 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
   if (v.find('/') != std::string_view::npos &&
       v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789/._-") == std::string_view::npos)
     return false;
-  // (A remark in parentheses may follow: "pw is X (rotate after)".)
+  // (A remark in parentheses may follow: "pw is X (rotate after)"; from scan version 13 any
+  // remark after a value in quotes or backticks ("`admin` / `X` until SSO is ready") or
+  // after a dash ("password to X - must not forget it").)
   size_t i = end;
+  const bool quoted = v.data() > content.data() && i < content.size() &&
+                      std::string_view("\"'`").find(content[i]) != std::string_view::npos &&
+                      v.data()[-1] == content[i];
+  if (quoted) ++i;
   while (i < content.size() && (content[i] == ' ' || content[i] == '\t')) ++i;
   if (i < content.size() && content[i] == '(') {
     const size_t close = content.find(')', i);
     const size_t eol = content.find('\n', i);
     if (close != std::string_view::npos && close < eol && close - i <= 80) i = close + 1;
   }
-  for (; i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
+  const std::string_view rest = content.substr(std::min(i, content.size()));
+  const bool remark = (quoted && i > end + 1) || rest.starts_with("\xe2\x80\x94") ||
+                      rest.starts_with("\xe2\x80\x93") || rest.starts_with("- ");
+  for (; !remark && i < content.size() && content[i] != '\n' && content[i] != '\r'; ++i)
     if (std::string_view(" \t.,:!?)\"'`").find(content[i]) == std::string_view::npos) return false;
   const CharClasses c = ClassesOf(v);
+  // (a date, a time or a number: 2024-01-15T10:00)
+  if (std::count_if(v.begin(), v.end(),
+                    [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0; }) < 2)
+    return false;
   if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
     return false;
   // Named by login or wifi and ':' alone (no password word, no "user / password"): a
@@ -994,7 +1029,24 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   const bool in_list = (before == ';' || before == ',') && after == before;
   const bool env_option = (lead.ends_with("-e ") || lead.ends_with("--env ") ||
                            lead.ends_with("--env=")) && (after == ' ' || after == '\t');
-  if (!in_list && !env_option && std::string_view("\"'`<").find(after) == std::string_view::npos) {
+  // On a command line of name=value pairs (MikroTik's /ppp secret add name=x password=y
+  // profile=z; scan version 13) a blank ends the value when a pair came before and one follows.
+  bool pairs = false;
+  if (after == ' ' && before == ' ') {
+    size_t j = i;
+    while (j < content.size() && j < end + kLineLook && content[j] == ' ') ++j;
+    size_t k = j;
+    while (k < content.size() && k < j + 64 &&
+           (std::isalnum(static_cast<unsigned char>(content[k])) || content[k] == '-' ||
+            content[k] == '_' || content[k] == '.'))
+      ++k;
+    const size_t nl = lead.rfind('\n');
+    const std::string_view line_lead = lead.substr(nl == std::string_view::npos ? 0 : nl + 1);
+    pairs = k > j && k < content.size() && content[k] == '=' &&
+            line_lead.find('=') != std::string_view::npos;
+  }
+  if (!in_list && !env_option && !pairs &&
+      std::string_view("\"'`<").find(after) == std::string_view::npos) {
     while (i < content.size() && i < end + kLineLook && (content[i] == ' ' || content[i] == '\t'))
       ++i;
     if (i < content.size() && content[i] != '\n' && content[i] != '\r') return false;
@@ -1014,8 +1066,10 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
                              "guest", "user", "root", "pass"})
     if (ContainsCaseless(v, w)) return false;
-  // (All four classes, as a chosen Pepper@7799 is: a repeat or two more, log2(n) - 1.)
-  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - (cls.Count() == 4 ? 1.0 : 0.5);
+  // (All four classes, as a chosen Pepper@7799 is: a repeat or two more, log2(n) - 1; three
+  // with a symbol, 1gl001988! or 3@gl35283, a repeat more than three without, scan version 13.)
+  const double slack = cls.Count() == 4 ? 1.0 : cls.other ? 0.75 : 0.5;
+  return Entropy(v) >= std::log2(static_cast<double>(v.size())) - slack;
 }
 
 void AppendRedacted(std::string& out, std::string_view secret) {
@@ -1220,9 +1274,10 @@ bool PassphraseWords(std::string_view v) {
 }
 
 // A chosen password of a word and a number (galaxy6185, Bear5204, lion1990., Planet2018!):
-// a word of 4 to 12 letters with a vowel (lower case or capitalised), 2 to 6 digits, at most
-// two symbols at the end; not a default's word (test, admin, demo, welcome, password...).
-bool HumanPassword(std::string_view v) {
+// a word of 4 to 12 letters with a vowel (lower case or capitalised), 2 to 6 digits (one
+// after two words or more: TigerLagoon3_), at most two symbols at the end; not a default's
+// word (test, admin, demo, welcome, password...).
+bool PlainHumanPassword(std::string_view v) {
   if (v.size() < 6 || v.size() > 32) return false;
   // Letters first: one to three words (Lantern, GranitePepper, Hana_raven, ROCpuzzle_), each
   // of 3+ letters with a vowel, joined by nothing, '_', '-' or '.'; then 2-6 digits (or
@@ -1246,7 +1301,9 @@ bool HumanPassword(std::string_view v) {
   if (i < v.size() && std::string_view("_-.").find(v[i]) != std::string_view::npos) ++i;
   size_t d = i;
   while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
-  if (d - i < 2 || d - i > 6 || v.size() - d > 2) return false;
+  // (scan version 13: one digit after two or more words, TigerLagoon3_, as WordsPassword
+  // takes three words and one digit)
+  if (d - i < (words >= 2 ? 1u : 2u) || d - i > 6 || v.size() - d > 2) return false;
   for (size_t k = d; k < v.size(); ++k)
     if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
   for (std::string_view w :
@@ -1255,6 +1312,59 @@ bool HumanPassword(std::string_view v) {
     if (ContainsCaseless(v.substr(0, i), w)) return false;
   return !HasDefaultPasswordWord(v) && !HasPlaceholderWord(v);
 }
+
+// Scan version 13. Capitalised words run together and a number (ILoveMaxPumpkin38,
+// BlueHorseStaple7!): a chosen password where the place says password, a name elsewhere
+// (ServerName2). The letters first, 8 or more, two capitals or more, reading as words
+// (CamelWords; not a type's name), then 1 to 6 digits and at most two symbols.
+bool CamelWordsPassword(std::string_view v) {
+  size_t i = 0, capitals = 0;
+  while (i < v.size() && std::isalpha(static_cast<unsigned char>(v[i])))
+    capitals += std::isupper(static_cast<unsigned char>(v[i++])) != 0;
+  if (i < 8 || capitals < 2 || !std::isupper(static_cast<unsigned char>(v[0]))) return false;
+  size_t d = i;
+  while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
+  if (d == i || d - i > 6 || v.size() - d > 2) return false;
+  for (size_t k = d; k < v.size(); ++k)
+    if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
+  const std::string_view letters = v.substr(0, i);
+  return CamelWords(letters) && !EndsInCodeWord(letters) && !HasDefaultPasswordWord(v) &&
+         !HasPlaceholderWord(v);
+}
+
+// Scan version 13. The same with the word's letters written as digits or symbols (leet:
+// K3ttl31999, S4ffr0n1988, H@rb0r2021!): each split of the final digits into the word's last
+// letters and a number is tried; the word, read back (0 o, 1 i, 3 e, 4 a, 5 s, 7 t, @ a,
+// $ s), must keep two of its letters as written.
+bool LeetHumanPassword(std::string_view v) {
+  if (v.size() < 8 || v.size() > 32 || !std::isalpha(static_cast<unsigned char>(v[0])))
+    return false;
+  static constexpr std::string_view kFrom = "013457@$", kTo = "oieastas";
+  size_t end = v.size();
+  while (end > 0 && std::string_view("!.#@$&*?%+-_").find(v[end - 1]) != std::string_view::npos &&
+         v.size() - end < 2)
+    --end;
+  size_t digits = end;
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(v[digits - 1]))) --digits;
+  for (size_t split = digits; split + 2 <= end; ++split) {
+    std::string word(v.substr(0, split));
+    size_t leet = 0, letters = 0;
+    for (char& c : word) {
+      if (std::isalpha(static_cast<unsigned char>(c))) {
+        ++letters;
+      } else if (const size_t k = kFrom.find(c); k != std::string_view::npos) {
+        c = kTo[k], ++leet;
+      } else if (c != '_' && c != '-' && c != '.') {
+        return false;
+      }
+    }
+    if (leet == 0 || letters < 2) continue;
+    if (PlainHumanPassword(word + std::string(v.substr(split)))) return true;
+  }
+  return false;
+}
+
+bool HumanPassword(std::string_view v) { return PlainHumanPassword(v) || LeetHumanPassword(v); }
 
 // A generated password of three groups of six letters and digits joined by '-' (Safari's
 // and iCloud Keychain's strong passwords: gu8gzx-56kx5w-h84z5v), digits and letters in it.
@@ -1570,7 +1680,7 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
                               ContainsCaseless(key, "pwd") || ContainsCaseless(key, "psk");
   if (WordsPassword(secret)) return !(password_place || ContainsCaseless(key, "secret"));
   // A word and a number is taken where a password is named; elsewhere it is judged below.
-  if (password_place && HumanPassword(secret)) return false;
+  if (password_place && (HumanPassword(secret) || CamelWordsPassword(secret))) return false;
   // A passphrase of words only where the place says password (not under secret: Kubernetes
   // names a secret's object so).
   if (PassphraseWords(secret)) return !password_place;

@@ -733,6 +733,77 @@ std::vector<Case> Version8Cases(Gen& g) {
   return c;
 }
 
+// Scan version 13, from the probes' unseen seeds and a ninth outsider probe (network
+// devices, streaming, mobile signing, notebooks).
+std::vector<Case> Version13Cases(Gen& g) {
+  const std::string kUpperHex = "0123456789ABCDEF";
+  std::vector<Case> c;
+  c.push_back({"secret-argument", "define( 'DB_PASSWORD', 'b,!0&V," + g.Of(kAlnum, 12) + "' );\n",
+               "define( 'DB_PASSWORD', 'a,b,c' );\n"});
+  c.push_back({"secret-argument", "define(\"AUTH_TOKEN\", \"q&7Zt;" + g.Of(kAlnum, 14) + "\");\n",
+               "define(\"AUTH_TOKEN\", \"${AUTH_TOKEN}\");\n"});
+  c.push_back({"dockerfile-env-secret", "FROM debian:12\nENV ADMIN_PASSWORD cobalt-thunder-yellow" + g.Of(kDigits, 1) + "\n",
+               "FROM debian:12\nENV ADMIN_PASSWORD_FILE /run/secrets/admin\n"});
+  c.push_back({"make-secret-variable", "DB_PASSWORD := " + g.Of(kHexLower, 15) + "\n", "DB_PASSWORD := $(shell pass show db)\n"});
+  c.push_back({"blank-separated-secret", "<match app.**>\n  @type datadog\n  api_key " + g.Of(kHexLower, 32) + "\n</match>\n",
+               "<match app.**>\n  @type datadog\n  api_key \"#{ENV['DD_API_KEY']}\"\n</match>\n"});
+  c.push_back({"net-use-password", "net use Z: \\\\nas.lan\\share Meadow_19" + g.Of(kDigits, 2) + "nutmeg /user:CORP\\etl\n",
+               "net use Z: \\\\nas.lan\\share * /user:CORP\\etl\n"});
+  c.push_back({"ini-pass-assignment", "[db]\nhost=db.h.test\npwd=iY_E_IPu-^@tZ." + g.Of(kAlnum, 10) + "\n",
+               "[db]\npwd=/var/lib/app\n"});
+  c.push_back({"recovery-code", "Bitwarden two-step login recovery code: " + g.Of(kLower + kDigits, 32) + "\n",
+               "Bitwarden two-step login recovery code: in the safe deposit box\n"});
+  c.push_back({"wifi-psk", "network={\n    ssid=\"home\"\n    psk=\"indigo orbit sierra " + g.Of(kDigits, 2) + "\"\n}\n",
+               "network={\n    ssid=\"home\"\n    psk=\"read write\"\n}\n"});
+  c.push_back({"snmp-community", "snmp-server community N0cGTX" + g.Of(kAlnum, 6) + "! RW 56\n",
+               "snmp-server community public RO\n"});
+  c.push_back({"snmp-community", "rocommunity " + g.Of(kAlnum, 20) + " 10.0.0.0/24\n", "rocommunity public localhost\n"});
+  c.push_back({"snmp-user-passphrase", "createUser librenms SHA \"PickleTigerWindow" + g.Of(kDigits, 3) + "\" AES\n",
+               "createUser librenms SHA \"$SNMP_PASS\" AES\n"});
+  c.push_back({"network-server-key", "tacacs-server host 172.17.163.217 key crimson9garden" + g.Of(kLower, 5) + "\n",
+               "tacacs-server host 172.17.163.217 single-connection\n"});
+  c.push_back({"network-server-key", "tacacs server ISE\n address ipv4 10.0.0.5\n key 0 " + g.Of(kAlnum, 18) + "\n",
+               "tacacs server ISE\n key material is rotated yearly\n"});
+  c.push_back({"cisco-type7-password", "enable password 7 08" + g.Of(kUpperHex, 22) + "\n",
+               "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0\n"});
+  c.push_back({"cisco-plain-password", "username noc privilege 15 password otter7zephyr" + g.Of(kLower, 5) + "\n",
+               "username noc privilege 15 secret 9 $9$nhEmQVczB7dqsO$X.HsgL6x1il0RxkOSSvyQYwucySCt7qFm4v7pqCxkKM\n"});
+  c.push_back({"junos-set-secret", "set system radius-server 172.30.92.209 secret \"HorseOtterOrchard" + g.Of(kDigits, 3) + "\"\n",
+               "set system radius-server 172.30.92.209 secret \"$9$Hk5FCA0IhruOBRhyev87-ws\"\n"});
+  c.push_back({"secret-line-password", "client lab {\n\tipaddr = 10.0.0.0/24\n\tsecret = Winter20" + g.Of(kDigits, 2) + "!\n}\n",
+               "client lab {\n\tsecret = my-app-secret\n}\n"});
+  c.push_back({"mikrotik-psk", "/interface wireless security-profiles set [ find default=yes ] wpa2-pre-shared-key=Mk!" + g.Of(kAlnum, 7) + "\n",
+               "/interface wireless security-profiles set [ find default=yes ] wpa2-pre-shared-key=\"\"\n"});
+  c.push_back({"keystore-password-option", "jarsigner -verbose \\\n  -keystore release.jks \\\n  -storepass '5cw64o1p" + g.Of(kAlnum, 7) + "' \\\n  app.apk upload\n",
+               "jarsigner -verbose -keystore release.jks -storepass:env KS_PASS app.apk upload\n"});
+  c.push_back({"gradle-signing-password", "signingConfigs {\n    release {\n        storePassword 'Lyon!99" + g.Of(kDigits, 2) + "ocean'\n    }\n}\n",
+               "signingConfigs {\n    release {\n        storePassword System.getenv(\"KS_PASS\")\n    }\n}\n"});
+  c.push_back({"jdbc-connection-password",
+               "Connection c = DriverManager.getConnection(\n    \"jdbc:mysql://localhost:3306/shop\", \"root\", \"k9NWA_tY" + g.Of(kAlnum, 12) + "\");\n",
+               "Connection c = DriverManager.getConnection(url, user, System.getenv(\"DB_PASS\"));\n"});
+  c.push_back({"twitch-chat-token", "{\n  \"oauth\": \"oauth:" + g.Of(kLower + kDigits, 30) + "\"\n}\n",
+               "{\n  \"oauth\": \"oauth:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"\n}\n"});
+  c.push_back({"twitch-stream-key", "stream_key = live_" + g.Of(kDigits, 9) + "_" + g.Of(kAlnum, 30) + "\n",
+               "stream_key = live_<channel>_<key>\n"});
+  c.push_back({"obs-stream-key", "{\n    \"settings\": {\n        \"bwtest\": false,\n        \"key\": \"" + g.Of(kLower + kDigits, 4) + "-" + g.Of(kLower + kDigits, 4) + "-" + g.Of(kLower + kDigits, 4) + "-" + g.Of(kLower + kDigits, 4) + "\",\n        \"server\": \"auto\"\n    },\n    \"type\": \"rtmp_common\"\n}\n",
+               "{\n    \"settings\": {\n        \"bwtest\": false,\n        \"server\": \"auto\"\n    },\n    \"type\": \"rtmp_common\"\n}\n"});
+  c.push_back({"opsgenie-key", "curl -s -H \"Authorization: GenieKey " + UuidOf(g) + "\" https://api.opsgenie.com/v2/heartbeats/x/ping\n",
+               "curl -s -H \"Authorization: GenieKey $OPSGENIE_KEY\" https://api.opsgenie.com/v2/heartbeats/x/ping\n"});
+  c.push_back({"wandb-login-key", "import wandb\nwandb.login(key=\"" + g.Of(kHexLower, 40) + "\")\n", "import wandb\nwandb.login()\n"});
+  c.push_back({"fastlane-git-basic-auth", "git_basic_authorization(\"" + B64Std("bob:ghp_" + g.Of(kAlnum, 36)) + "\")\n",
+               "git_basic_authorization(ENV[\"MATCH_GIT_BASIC_AUTHORIZATION\"])\n"});
+  c.push_back({"pagerduty-routing-key", "receivers:\n  - name: pd\n    pagerduty_configs:\n      - routing_key: " + g.Of(kHexLower, 32) + "\n",
+               "receivers:\n  - name: pd\n    pagerduty_configs:\n      - routing_key_file: /etc/alertmanager/pd.key\n"});
+  c.push_back({"hardhat-account-key", "networks: {\n  sepolia: {\n    accounts: [\"0x" + g.Of(kHexLower, 64) + "\"],\n  },\n},\n",
+               "networks: {\n  sepolia: {\n    accounts: [process.env.PRIVATE_KEY],\n  },\n},\n"});
+  c.push_back({"kaggle-key", "{\n  \"username\": \"bob\",\n  \"key\": \"" + g.Of(kHexLower, 32) + "\"\n}\n",
+               "{\n  \"username\": \"bob\",\n  \"key\": \"\"\n}\n"});
+  c.push_back({"hexchat-server-password", "N=Libera.Chat\nL=6\nI=alice\nB=tig3r" + g.Of(kDigits, 2) + "!\nS=irc.libera.chat\n",
+               "N=Libera.Chat\nL=6\nI=alice\nB=\nS=irc.libera.chat\n"});
+  c.push_back({"redis-password", "CONFIG SET requirepass \"sfwv0HUM&" + g.Of(kAlnum, 6) + "\"\n", "CONFIG GET requirepass\n"});
+  return c;
+}
+
 std::vector<Case> Cases(Gen& g) {
   std::vector<Case> c;
   const std::string b32 = kUpper + "234567";
@@ -853,6 +924,7 @@ std::vector<Case> Cases(Gen& g) {
   for (Case& x : ProviderCases(g)) c.push_back(std::move(x));
   for (Case& x : ShortPasswordAndToolCases(g)) c.push_back(std::move(x));
   for (Case& x : Version8Cases(g)) c.push_back(std::move(x));
+  for (Case& x : Version13Cases(g)) c.push_back(std::move(x));
   return c;
 }
 
@@ -1361,6 +1433,18 @@ TEST(ScanRules, PathRules) {
                    "pgbouncer-userlist"));
   EXPECT_TRUE(Has(RulesFound("[smtp.h.test]:587 bob@h.test:frdk velm pyba dbtg\n", "/etc/postfix/sasl_passwd"),
                   "postfix-sasl-passwd"));
+  // Scan version 13: a relay's sasl_passwd outside /etc/postfix; a plain password in
+  // PgBouncer's file of 16 or more hex digits; the TACACS+ daemon's key.
+  EXPECT_TRUE(Has(RulesFound("[smtp.mailgun.org]:587 bob@h.test:Quinn.1984!\n", "/home/u/infra/relay/sasl_passwd"),
+                  "postfix-sasl-passwd"));
+  EXPECT_TRUE(Has(RulesFound("\"ledger_user\" \"d30302d84a961b6ac19e31a9a56\"\n", "/etc/pgbouncer/userlist.txt"),
+                  "pgbouncer-userlist"));
+  EXPECT_TRUE(Has(RulesFound("key = \"monkey6maplelonger\"\nuser = bob {\n login = PAM\n}\n",
+                             "/home/u/lab/tacacs/tac_plus.conf"),
+                  "tacacs-plus-key"));
+  EXPECT_FALSE(Has(RulesFound("# The key is set in the included file\ninclude = /etc/tacacs+/keys\n",
+                              "/home/u/lab/tacacs/tac_plus.conf"),
+                   "tacacs-plus-key"));
   EXPECT_TRUE(Has(RulesFound("\"bob@isp.test\"\t*\t\"ahkhYpPFmnPJ9N4H\"\t*\n", "/etc/ppp/chap-secrets"),
                   "ppp-chap-secrets"));
   EXPECT_FALSE(Has(RulesFound("# Secrets for authentication using CHAP\n# client\tserver\tsecret\n",
@@ -1610,6 +1694,41 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
         "private_key: /etc/ssl/private/server.key#L12", "api_key: /docs/api#authentication",
         "secret: $HOME/.ssh/id_ed25519#main", "password: $DB_PASS#prod", "secret: GetElementById",
         "password: isUpToDateFlag"})
+    EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+}
+
+// Scan version 13, from the probes' unseen seeds 101 and 102 and a ninth outsider probe:
+// chosen passwords in leet and of capitalised words, a word pair and one digit in a URL, a
+// lone '<' in a generated password, three classes with a symbol and a repeat, MikroTik's
+// pairs, prose ("password to X", "db ... app / X", a remark after a quoted value); and what
+// stays quiet: PostgreSQL's hashes, git's signingkey, Grafana's default key, pwd as a
+// folder, "pass to" in comments, a timestamp after "db ... /".
+TEST(ScanRules, Version13ShapesAndLookAlikes) {
+  for (const char* line :
+       {"[git-ftp]\n\tpassword = K3ttl31981", "password = \"S4ffr0n1988\"",
+        "MONGODB_URI=mongodb://deploy:TigerLagoon3_@mongo-0.mongo:27017,mongo-1.mongo:27017/auth",
+        "<password><![CDATA[V<PzoU0xCB8bP2h1]]></password>",
+        "*/15 * * * * curl -fsS -u sven46:Hv+st=rMp5l<3&y https://h.test/nic/update",
+        "eagle\tftp://nils:hGGCiMMR2%264Du0%21mXK7%40E4xbh%3C3r@ftp.h.test/pub",
+        "  smtp_auth_password: 'ILoveMaxPumpkin38'", "[client]\npassword=\"1gl001988!\"",
+        "[vpn-secrets]\npassword=3@gl35283",
+        "/ppp secret add name=kiran password=Hana_1991 profile=default-encryption service=l2tp",
+        "Changed my bank login password to v3JOTsLOq3Njp47M1K5w0Os \xe2\x80\x94 must not forget it.",
+        "- staging db `192.168.1.20` \xe2\x80\x94 app / `S4ffr0n&F4lc0n11`",
+        "Staging admin login is `admin` / `ARm5rJxE1Ygcf-fqBXW` until SSO is ready.",
+        "\"Jwt:Key\": \"Sh81E7AUSJdbEc/I3OPnvGd0A+KAVWYJWwu/MGM7QJE=\","})
+    EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
+  for (const char* line :
+       {"\"pgbouncer\" \"md5e28cdc98a5995016815f2b0239868f1c\"",
+        "password = \"md5e28cdc98a5995016815f2b0239868f1c\"",
+        "password: SCRAM-SHA-256$4096:fzJYfJzEG03UasH7et9fig==$eIQnsetRwLxqkGLAXxmenQr9X24IBemt+6o7vtPXsV4=",
+        "[user]\n\tsigningkey = 42F5E3C1A9B0D7E6", ";secret_key = SW2YcwTIb9zpOOhoPsMm",
+        "\tlet pwd = a:dict.istemp ? a:dict.tmpdir : ''", "  Pwd := 'nobody@nowhere.com';",
+        "    # - pass-through to AWS::Scheduler::Schedule",
+        "            # See if we have anything to pass to Term::Rendezvous.",
+        "- db snapshots / 2024-01-15T10:00", "password = \"<your-password>\"",
+        "api_key: ServerName2", "Use the key material of the server: key 0 is the default.",
+        "token = TOKEN_VALUE_FROM_VAULT"})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
@@ -1946,6 +2065,13 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // before PASSWORD, a word and a number in a password's file, short values under
       // SECRET and TOKEN variables, passphrases in a password's place
       {12, "e84171e9a5720fd343c21ea424126fa855c9c7f1bff35b91dcbff20afd4a53c3"},
+      // 13: from the probes' unseen seeds and a ninth outsider probe: network devices (SNMP
+      // communities and v3 pass phrases, TACACS+ and RADIUS keys, Cisco type 7 and plain
+      // passwords, Junos set secrets, MikroTik PSKs), Java signing passwords, JDBC, Twitch,
+      // OBS, Opsgenie, W&B, fastlane match, PagerDuty, Hardhat accounts; Dockerfile ENV, Makefile
+      // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
+      // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
+      {13, "c40c87e00c272d6abc84a7b66f47d4bb78b6a41123e8a9b761b291b0fd475434"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
