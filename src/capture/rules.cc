@@ -458,9 +458,12 @@ const ContentRule kContentRules[] = {
   {"wifi-psk",
    R"re((?:^|\n)[ \t]{0,8}(?:psk=|wpa_passphrase=|wpa-psk[ \t]{1,4})"?([^"\s]{8,64}))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
-  // Scan version 13: a quoted passphrase holding blanks (psk="indigo orbit sierra 55").
+  // Scan version 13: a passphrase holding blanks, quoted (wpa_supplicant's psk="indigo orbit
+  // sierra 55") or not (NetworkManager's keyfile psk=indigo orbit sierra 55, to the line's end).
   {"wifi-psk", R"re((?:^|\n)[ \t]{0,8}psk="([^"\r\n]{0,62} [^"\r\n]{0,62})")re", false, 1, 2.5, true, false,
    Verify::kOddValue, true},
+  {"wifi-psk", R"re((?:^|\n)[ \t]{0,8}psk=([^"\s][^"\r\n]{0,62} [^"\r\n]{0,61}[^"\s]))re", false, 1, 2.5, true, false,
+   Verify::kOddValueLineEnd, true},
   // Scan version 9. A password named in a note's prose: a password word (password, passwd,
   // passphrase, passcode, pass, pw, pwd) at a line's start or after a blank, up to 40
   // characters, then "is", ":" or " /", or login or wifi and " /" (user / password, network
@@ -921,6 +924,17 @@ const ContentRule kContentRules[] = {
   // Hardhat's and Truffle's accounts: ["0x" and 64 hex digits] (a private key).
   {"hardhat-account-key",
    R"re(\baccounts[ \t]{0,4}:[ \t]{0,4}\[[ \t]{0,4}["'](?:0x)?([0-9a-fA-F]{64})["'])re", false, 1, 3.0, false, false},
+  // A passphrase of words between blanks named in a note (guest wifi password: kestrel sierra
+  // basalt 67): three to six lower-case words and a number, to the line's end
+  // (Verify::kSpacedPassphrase).
+  {"prose-passphrase",
+   R"re((?:^|\s)(?:[Pp]ass(?:word|phrase|wort)|PASSWORD|[Kk]ennwort|psk|PSK|[Ww]i-?[Ff]i|WIFI|wlan|WLAN)\b[^\r\n]{0,30}?(?::|[ \t]is)[ \t]{1,4}["'`]?([a-z]{3,12}(?: [a-z]{3,12}){2,5}(?: [0-9]{1,4})?))re",
+   false, 1, 0, true, false, Verify::kSpacedPassphrase},
+  // Consul's ACL tokens in its configuration's tokens block (agent = "<uuid>", default,
+  // initial_management, agent_recovery, replication).
+  {"consul-acl-token",
+   R"re(\btokens[ \t]{0,4}\{[^{}]{0,400}?\b(?:agent|default|initial_management|master|agent_recovery|agent_master|replication|config_file_service_registration)[ \t]{0,4}=[ \t]{0,4}"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")re",
+   false, 1, 3.0, false, true},
   // An INI file's bare pass= or pwd= key alone on its line with its value (pwd=iY_E_IPu-^@tZ):
   // in code, pwd is the working directory (let pwd = a:dict.tmpdir, pwd = os.getcwd()).
   {"ini-pass-assignment",

@@ -61,6 +61,10 @@ enum class Verify {
   // base64 that decodes to text holding a URL with a password or an env file's line whose
   // name says password, secret or token, with a value that is one.
   kBase64Credentials,
+  // Scan version 13. A passphrase of words between blanks, a number after them allowed
+  // (kestrel sierra basalt 67), ending its line: PassphraseWords' test on the words (three or
+  // more of 3-12 letters with a vowel, no setting's, reference's or stop word).
+  kSpacedPassphrase,
 };
 
 struct ContentRule {

@@ -992,8 +992,6 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
   if (std::count_if(v.begin(), v.end(),
                     [](char ch) { return std::isalpha(static_cast<unsigned char>(ch)) != 0; }) < 2)
     return false;
-  if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
-    return false;
   // Named by login or wifi and ':' alone (no password word, no "user / password"): a
   // network's or a user's name unless it reads as random (wifi home: jiaG29JzxYmO, not
   // WiFi: MyHomeNetwork5G).
@@ -1004,6 +1002,18 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
   for (std::string_view w : {"pass", "pw", "psk", "pre-shared", "kennwort", "contrase", "senha",
                              "wachtwoord", "parola", "has\xc5\x82o", "schl\xc3\xbcssel"})
     named = named || ContainsCaseless(lead, w);
+  // (scan version 13: where a password word names it and ':', "is" or "to" gives it, words
+  // joined by . - _ are a passphrase, "wifi password: shadow.glacier.pebble", and words and a
+  // number a chosen password, as under a password key; not after the word alone: "password
+  // gssapi-with-mic" lists methods)
+  const bool password_word =
+      named && lead.find(" /") == std::string_view::npos &&
+      lead.find("\t/") == std::string_view::npos &&
+      (lead.find(':') != std::string_view::npos || lead.find(" is ") != std::string_view::npos ||
+       lead.find(" to ") != std::string_view::npos);
+  if (password_word && (PassphraseWords(v) || WordsPassword(v))) return true;
+  if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
+    return false;
   if (!named) return LooksRandomLetters(v);
   return true;
 }
@@ -1639,6 +1649,15 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kBase64Credentials:
       if (!Base64Credentials(secret)) return true;
       return false;  // (the decoded text was judged; the base64 itself is not filler)
+    case Verify::kSpacedPassphrase: {
+      if (!EndsLine(content, m.secret_to)) return true;
+      std::string_view words = secret;  // (a number after the words is left out)
+      if (const size_t sp = words.rfind(' ');
+          sp != std::string_view::npos &&
+          words.substr(sp + 1).find_first_not_of("0123456789") == std::string_view::npos)
+        words = words.substr(0, sp);
+      return !PassphraseWords(words);  // (words are judged here, not by entropy or filler)
+    }
     case Verify::kSeedWords: {
       std::set<std::string_view> distinct;
       size_t words = 0;

@@ -801,6 +801,12 @@ std::vector<Case> Version13Cases(Gen& g) {
   c.push_back({"hexchat-server-password", "N=Libera.Chat\nL=6\nI=alice\nB=tig3r" + g.Of(kDigits, 2) + "!\nS=irc.libera.chat\n",
                "N=Libera.Chat\nL=6\nI=alice\nB=\nS=irc.libera.chat\n"});
   c.push_back({"redis-password", "CONFIG SET requirepass \"sfwv0HUM&" + g.Of(kAlnum, 6) + "\"\n", "CONFIG GET requirepass\n"});
+  c.push_back({"wifi-psk", "[wifi-security]\nkey-mgmt=wpa-psk\npsk=indigo orbit sierra " + g.Of(kDigits, 2) + "\n",
+               "[wifi-security]\nkey-mgmt=wpa-psk\npsk-flags=1\n"});
+  c.push_back({"prose-passphrase", "- guest wifi password: kestrel sierra basalt " + g.Of(kDigits, 2) + "\n",
+               "- guest wifi password: see the vault entry\n"});
+  c.push_back({"consul-acl-token", "acl {\n  enabled = true\n  tokens {\n    agent = \"" + UuidOf(g) + "\"\n  }\n}\n",
+               "acl {\n  enabled = true\n  tokens {\n    agent = \"${CONSUL_AGENT_TOKEN}\"\n  }\n}\n"});
   return c;
 }
 
@@ -1716,7 +1722,8 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "Changed my bank login password to v3JOTsLOq3Njp47M1K5w0Os \xe2\x80\x94 must not forget it.",
         "- staging db `192.168.1.20` \xe2\x80\x94 app / `S4ffr0n&F4lc0n11`",
         "Staging admin login is `admin` / `ARm5rJxE1Ygcf-fqBXW` until SSO is ready.",
-        "\"Jwt:Key\": \"Sh81E7AUSJdbEc/I3OPnvGd0A+KAVWYJWwu/MGM7QJE=\","})
+        "\"Jwt:Key\": \"Sh81E7AUSJdbEc/I3OPnvGd0A+KAVWYJWwu/MGM7QJE=\",",
+        "- [ ] new router, admin password is shadow.glacier.pebble"})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"\"pgbouncer\" \"md5e28cdc98a5995016815f2b0239868f1c\"",
@@ -1728,7 +1735,9 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "            # See if we have anything to pass to Term::Rendezvous.",
         "- db snapshots / 2024-01-15T10:00", "password = \"<your-password>\"",
         "api_key: ServerName2", "Use the key material of the server: key 0 is the default.",
-        "token = TOKEN_VALUE_FROM_VAULT"})
+        "token = TOKEN_VALUE_FROM_VAULT",
+        "syn keyword sshconfigPreferredAuth hostbased publickey password gssapi-with-mic",
+        "wifi password: ask the front desk today"})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
@@ -2071,7 +2080,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // OBS, Opsgenie, W&B, fastlane match, PagerDuty, Hardhat accounts; Dockerfile ENV, Makefile
       // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
       // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
-      {13, "c40c87e00c272d6abc84a7b66f47d4bb78b6a41123e8a9b761b291b0fd475434"},
+      {13, "acd59ccbf430b7491ee023e861894c0a5f6a74af844f32b757a5f8c43a704cb5"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
