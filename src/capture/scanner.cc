@@ -1069,6 +1069,15 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
       v.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos &&
       Entropy(v) >= std::log2(static_cast<double>(v.size())) - 1.0)
     return true;
+  // (Or, scan version 13, 10 or 11 lower-case letters and digits mixed as generated ones are,
+  // bnv1j4t5h2: four or more changes between a letter and a digit, no run of 4 letters.)
+  if (v.size() >= 10 && cls.lower && cls.digit && !cls.upper && !cls.other && !WordsAndDigits(v)) {
+    size_t changes = 0;
+    for (size_t k = 1; k < v.size(); ++k)
+      changes += (std::isdigit(static_cast<unsigned char>(v[k])) != 0) !=
+                 (std::isdigit(static_cast<unsigned char>(v[k - 1])) != 0);
+    if (changes >= 4) return true;
+  }
   if (cls.Count() < 3 &&
       !(cls.upper && cls.lower && !cls.digit && !cls.other && LooksRandomLetters(v)))
     return false;
@@ -1076,9 +1085,9 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   for (std::string_view w : {"test", "admin", "demo", "welcome", "qwerty", "letmein", "default",
                              "guest", "user", "root", "pass"})
     if (ContainsCaseless(v, w)) return false;
-  // (All four classes, as a chosen Pepper@7799 is: a repeat or two more, log2(n) - 1; three
-  // with a symbol, 1gl001988! or 3@gl35283, a repeat more than three without, scan version 13.)
-  const double slack = cls.Count() == 4 ? 1.0 : cls.other ? 0.75 : 0.5;
+  // (All four classes, as a chosen Pepper@7799 is: a repeat or two more, log2(n) - 1; three,
+  // 1gl001988!, 3@gl35283, s2Wzum2xWs, one repeat more than before scan version 13.)
+  const double slack = cls.Count() == 4 ? 1.0 : 0.75;
   return Entropy(v) >= std::log2(static_cast<double>(v.size())) - slack;
 }
 

@@ -1255,7 +1255,7 @@ TEST(ScanRules, TypeNamesAndCvsMethodsAreNotSecrets) {
 }
 
 // A short password must stand alone: quoted, closed by a tag or ending its line. Types,
-// lists of option names and a value on the next line are not passwords.
+// lists of option names, a value on the next line and repeats are not passwords.
 TEST(ScanRules, ShortPasswordNeedsAValueOfItsOwn) {
   EXPECT_TRUE(RulesFound("    FDefaultPassword: UTF8String;\n").empty());
   EXPECT_TRUE(RulesFound("  val password: Option2<Str> = null\n").empty());
@@ -1263,7 +1263,9 @@ TEST(ScanRules, ShortPasswordNeedsAValueOfItsOwn) {
   EXPECT_TRUE(RulesFound("<dt>Password:</dt>\n<dd>\n  Fz8#kQ2mW\n").empty());
   EXPECT_TRUE(RulesFound("password=Lk8#mQ2wZr tail\n").empty());
   EXPECT_TRUE(RulesFound("password=aA1aA1aA1a\n").empty());      // repeats: not chosen
-  EXPECT_TRUE(RulesFound("password=kq8mw2zrtp\n").empty());      // 2 classes
+  EXPECT_TRUE(RulesFound("password=server01db\n").empty());      // 2 classes, a word
+  // (scan version 13: lower case and digits mixed as generated ones are count)
+  EXPECT_TRUE(Has(RulesFound("password=kq8mw2zrtp\n"), "short-password-assignment"));
   EXPECT_TRUE(Has(RulesFound("password=Lk8#mQ2wZr  \r\n"), "short-password-assignment"));
   EXPECT_TRUE(Has(RulesFound("\"password\": \"Lk8#mQ2wZr\",\n"), "short-password-assignment"));
 }
@@ -1723,7 +1725,8 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "- staging db `192.168.1.20` \xe2\x80\x94 app / `S4ffr0n&F4lc0n11`",
         "Staging admin login is `admin` / `ARm5rJxE1Ygcf-fqBXW` until SSO is ready.",
         "\"Jwt:Key\": \"Sh81E7AUSJdbEc/I3OPnvGd0A+KAVWYJWwu/MGM7QJE=\",",
-        "- [ ] new router, admin password is shadow.glacier.pebble"})
+        "- [ ] new router, admin password is shadow.glacier.pebble", "password = bnv1j4t5h2",
+        "password: \"s2Wzum2xWs\""})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"\"pgbouncer\" \"md5e28cdc98a5995016815f2b0239868f1c\"",
@@ -1737,7 +1740,7 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "api_key: ServerName2", "Use the key material of the server: key 0 is the default.",
         "token = TOKEN_VALUE_FROM_VAULT",
         "syn keyword sshconfigPreferredAuth hostbased publickey password gssapi-with-mic",
-        "wifi password: ask the front desk today"})
+        "wifi password: ask the front desk today", "password = server01db"})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
