@@ -10,13 +10,15 @@
 # manager exports, recovery codes, 140 and 120; p8: a developer's and a sysadmin's home
 # as a generic scanner test would sample it, 233 and 181; p9: roles the others sample
 # little: a data scientist, a mobile developer, a network engineer, a streamer, a trader, a
-# web designer, a student and an SRE, 200 and 160). Every secret is random, in its real format. A positive
+# web designer, a student and an SRE, 200 and 160; p10: false alarms first, code, templates,
+# docs, logs, lockfiles, public keys, hashes and encrypted blobs beside secrets in the same
+# kinds of files, 100 and 300). Every secret is random, in its real format. A positive
 # counts as found when a finding names its file; any finding in a look-alike is a false
 # alarm.
 #
 #   bench/secret-probes/run.sh [HAVEN] [SEED...]     (default build/haven; seeds 1 2 3)
 #
-# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind9. Needs python3 and
+# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind10. Needs python3 and
 # python3-cryptography (p3, p4 and p5 make real key and certificate formats). p5's seed-
 # phrase cases read the BIP-39 and Monero English word lists from p5/data/
 # (bip39_english.txt, monero_english.txt: published lists, not kept here; p5 is left out
@@ -27,7 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 haven=$(realpath "${1:-build/haven}")
 [ $# -gt 0 ] && shift
 seeds=${*:-1 2 3}
-for p in 1 2 3 4 5 6 7 8 9; do
+for p in 1 2 3 4 5 6 7 8 9 10; do
   dir=/tmp/blind; [ "$p" = 1 ] || dir=/tmp/blind$p
   if [ "$p" = 5 ] && [ ! -f "$here/p5/data/bip39_english.txt" -o ! -f "$here/p5/data/monero_english.txt" ]; then
     echo "p5 left out: p5/data/bip39_english.txt and p5/data/monero_english.txt are missing"

@@ -152,7 +152,7 @@ const ContentRule kContentRules[] = {
   // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
   // Scan version 12: also in JSON inside a JSON string, its quotes escaped (\"password\": \"X\").
   {"short-password-assignment",
-   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)\\?["']?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
+   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)\\?["']?(?:[ \t]{0,16}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
    true, 1, 0, true, false, Verify::kShortPassword},
   // Scan version 12. The same short value under an environment variable's upper-case name
   // for a secret or a token (APP_SECRET=T3@p0t1988.; also a second assignment of a systemd
@@ -327,7 +327,7 @@ const ContentRule kContentRules[] = {
   // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
@@ -381,10 +381,10 @@ const ContentRule kContentRules[] = {
   // Scan version 10. A quoted value under a secret's key that holds ',' or ';', which end
   // the other form's values: to its closing quote (password: "Mustang,sunshine50!").
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^"'\s\\,;]{1,100}[,;][^"'\s\\]{1,100})["'])re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,4}["']([^"'\s\\,;]{1,100}[,;][^"'\s\\]{1,100})["'])re",
    true, 1, 3.2, true, false},
   {"secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}\\?["']?\]?(?:[ \t]{0,4}\??=[ \t]{0,4}\\?["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["'`]|:[ \t]{1,4}\\?["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}\\?["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}\\?["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["'`]|:[ \t]{1,4}\\?["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // A secret set by a shell's or an rc file's "set NAME VALUE" rather than NAME=VALUE: fish's
   // set -gx OPENAI_API_KEY ..., csh's setenv DB_PASSWORD ..., lftp's set ftp:password ...
@@ -471,9 +471,10 @@ const ContentRule kContentRules[] = {
   // (Verify::kStrongValue; after login or wifi and ":" it must read as random, not as a
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
   // X", "wifi home: X", "The password for the NAS is "X"." Scan version 13: "password to X",
-  // a database's "db ... app / X", and a remark after a quoted value or after a dash.
+  // a database's "db ... app / X" or an admin's "admin / X", and a remark after a quoted value
+  // or after a dash.
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:password|passphrase)[ \t]to|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente|db|database)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:password|passphrase)[ \t]to|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente|db|database|admin|root)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
@@ -666,13 +667,14 @@ const ContentRule kContentRules[] = {
   {"cloud-init-chpasswd",
    R"re(chpasswd:[^\n]{0,40}\n(?:[^\n]{0,120}\n){0,3}[ \t]{0,16}list:[ \t]{0,4}\|[-+]?[ \t]{0,4}\r?\n[ \t]{1,16}[a-z_][a-z0-9_\-]{0,31}:([^\s:]{6,128}))re",
    false, 1, 2.3, true, true, Verify::kOddValue, true},
-  // CloudFormation: a NoEcho parameter's Default (in either order), a parameters file's
-  // ParameterValue under a secret-named ParameterKey. Key blocks.
+  // CloudFormation: a NoEcho parameter's Default (in either order; in JSON too from scan
+  // version 13), a parameters file's ParameterValue under a secret-named ParameterKey. Key
+  // blocks.
   {"cloudformation-secret-default",
-   R"re(NoEcho:[ \t]{0,4}["']?(?:true|True|TRUE)["']?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}Default:[ \t]{0,4}["']?([^\s"']{6,128}))re",
+   R"re(NoEcho"?:[ \t]{0,4}["']?(?:true|True|TRUE)["']?,?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}"?Default"?:[ \t]{0,4}["']?([^\s"']{6,128}))re",
    false, 1, 2.3, true, true, Verify::kOddValue, true},
   {"cloudformation-secret-default",
-   R"re(Default:[ \t]{0,4}["']?([^\s"']{6,128})["']?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}NoEcho:[ \t]{0,4}["']?(?:true|True|TRUE))re",
+   R"re(Default"?:[ \t]{0,4}["']?([^\s"']{6,128})["']?,?[ \t]{0,4}\r?\n(?:[^\n]{0,200}\n){0,4}[ \t]{1,16}"?NoEcho"?:[ \t]{0,4}["']?(?:true|True|TRUE))re",
    false, 1, 2.3, true, true, Verify::kOddValue, true},
   {"cloudformation-secret-parameter",
    R"re("ParameterKey"[ \t]{0,4}:[ \t]{0,4}"[A-Za-z0-9]{0,40}(?:Password|Passwd|Secret|Token|Pass|Pwd|ApiKey|PrivateKey)[A-Za-z0-9]{0,20}"[ \t]{0,4},\s{0,40}"ParameterValue"[ \t]{0,4}:[ \t]{0,4}"([^"\r\n]{6,200})")re",
@@ -705,7 +707,7 @@ const ContentRule kContentRules[] = {
    true, 1, 2.3, true, false, Verify::kOddValue, true},
   // (Scan version 12: role options between WITH and PASSWORD, WITH LOGIN PASSWORD '...'.)
   {"sql-set-password",
-   R"re(\b(?:(?:WITH|ENCRYPTED|UNENCRYPTED)(?:\s|\\040){1,4}(?:(?:NO)?(?:LOGIN|SUPERUSER|CREATEDB|CREATEROLE|INHERIT|REPLICATION|BYPASSRLS|ENCRYPTED)(?:\s|\\040){1,4}){0,6}|(?:USER|ROLE)(?:\s|\\040){1,4}[^\s;'"]{1,64}(?:\s|\\040){1,4})PASSWORD(?:\s|\\040){1,4}'([^'\r\n]{4,128})')re",
+   R"re(\b(?:(?:WITH|ENCRYPTED|UNENCRYPTED)(?:\s|\\040){1,4}(?:(?:NO)?(?:LOGIN|SUPERUSER|CREATEDB|CREATEROLE|INHERIT|REPLICATION|BYPASSRLS|ENCRYPTED)(?:\s|\\040){1,4}){0,6}|(?:USER|ROLE)(?:\s|\\040){1,4}[^\s;'"]{1,64}(?:\s|\\040){1,4}(?:(?:NO)?(?:LOGIN|SUPERUSER|CREATEDB|CREATEROLE|INHERIT|REPLICATION|BYPASSRLS)[ \t]{1,4}){0,3})PASSWORD(?:\s|\\040){1,4}'([^'\r\n]{4,128})')re",
    true, 1, 2.3, true, false, Verify::kOddValue, true},
   // impacket's target: [domain/]user:password@host (psexec.py, wmiexec.py, secretsdump.py ...).
   {"impacket-target",
@@ -801,10 +803,10 @@ const ContentRule kContentRules[] = {
   // keyword rules stop at (< > ( ) { } [ ] ; , $ % \): "P<Csw(JfMcOp", ".ma[/Z1COFHp.dD.";
   // a template's forms (${...}, {{...}}, $(...), %(name)s, <name>) are not (Verify::kOddValue).
   {"quoted-password-symbols",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
    true, 1, 0, true, false, Verify::kOddValue},
   {"quoted-password-symbols",
-   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
+   R"re((?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|psk|secret)["']?\]?[ \t]{0,16}(?::=|=>|=|:)[ \t]{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
    true, 1, 0, true, false, Verify::kOddValue},
   // The same unquoted at a line's end in a configuration file (key = value, key value).
   {"line-password-symbols",
@@ -837,10 +839,14 @@ const ContentRule kContentRules[] = {
    R"re((?:^|\n)[ \t]{0,8}ENV[ \t]{1,8}[A-Za-z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Za-z0-9_]{0,20}[ \t]{1,8}["']?([^\s"'$=][^\s"']{7,199}))re",
    false, 1, 3.0, true, false, Verify::kLineEnd},
   // A Makefile's variable set with := ::= :::= or += (DB_PASSWORD := 500346cf4600303):
-  // secret-assignment takes = and ?= bare, := only quoted (code assigns expressions so).
+  // secret-assignment takes = and ?= bare, := only quoted (code assigns expressions so); a
+  // value of 8-11 characters is judged as short-password-assignment's.
   {"make-secret-variable",
    R"re((?:^|\n)[ \t]{0,8}(?:(?:export|override)[ \t]{1,4})?[A-Z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY)[A-Z0-9_]{0,20}[ \t]{0,4}(?::{1,3}=|\+=)[ \t]{0,4}([^\s"'$(#][^\s"'#]{11,199}))re",
    false, 1, 3.2, true, false, Verify::kLineEnd},
+  {"make-secret-variable",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:export|override)[ \t]{1,4})?[A-Z0-9_]{0,40}(?:PASSWORD|PASSWD|PASS|PWD|SECRET|TOKEN)[A-Z0-9_]{0,20}[ \t]{0,4}(?::{1,3}=|\+=)[ \t]{0,4}([^\s"'$(#][^\s"'#]{7,10}))re",
+   false, 1, 0, true, false, Verify::kShortPassword},
   // A secret's key and its value separated by blanks alone, as fluentd's, nginx's and similar
   // configurations write them (api_key e7ae1c646f5dd5966e09932e3c7e2d3f, access_token ...):
   // 16 or more characters of a token's alphabet ending the line.

@@ -274,11 +274,11 @@ bool HasPlaceholderWord(std::string_view v) {
     if (k != std::string_view::npos) c = kTo[k];
   }
   for (std::string_view w :
-       {"changeme",   "change_me",  "change-me",   "changeit", "password", "passwd",
-        "secret",     "your",       "placeholder", "dummy",    "redacted", "sample",
-        "insert",     "replace",    "token",       "hunter2",  "foobar",   "notreal",
-        "fake",       "privatekey", "private_key", "apikey",   "api_key",  "accesskey",
-        "access_key", "credential", "passphrase"})
+       {"changeme",   "change_me",  "change-me",   "changeit",   "password",   "passwd",
+        "secret",     "your",       "placeholder", "dummy",      "redacted",   "sample",
+        "insert",     "replace",    "token",       "hunter2",    "foobar",     "notreal",
+        "fake",       "privatekey", "private_key", "apikey",     "api_key",    "accesskey",
+        "access_key", "credential", "passphrase",  "not-a-real", "not_a_real", "notareal"})
     if (ContainsCaseless(leet, w)) return true;
   std::string letters;
   for (char c : v)
@@ -432,6 +432,12 @@ bool LooksPlaceholder(std::string_view v) {
       v.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
     return true;
   if (v.starts_with("pk.eyJ")) return true;  // a Mapbox public token (sk.: secret)
+  // PostHog's project key (phc_; phx_ is a personal key) and Datadog's client token (pub and
+  // 32 hex digits): made for browsers' code (scan version 13).
+  if (v.starts_with("phc_")) return true;
+  if (v.size() == 35 && v.starts_with("pub") &&
+      v.find_first_not_of("0123456789abcdef", 3) == std::string_view::npos)
+    return true;
   if (v.size() >= 200 && v.starts_with("Ag") &&
       v.find_first_not_of(kBase64Chars) == std::string_view::npos)
     return true;
@@ -1129,11 +1135,11 @@ bool KeyNamesNoSecret(std::string_view key) {
     if (ContainsCaseless(key, w)) return true;
   while (!key.empty() && !std::isalnum(static_cast<unsigned char>(key.back()))) key.remove_suffix(1);
   for (std::string_view w :
-       {"hash",     "algorithm", "_alg",     "type",   "length",  "_len",   "size",
-        "_file",    "path",      "_name",    "format", "version", "expiry", "expires",
-        "sha256",   "sha512",    "sha1",     "md5",    "digest",  "bcrypt", "_ttl",
-        "timeout",  "source",    "provider", "_mode",  "method",  "_url",   "_uri",
-        "endpoint", "header",    "prefix",   "policy", "rotation"})
+       {"hash",     "algorithm", "_alg",     "type",   "length",   "_len",       "size",
+        "_file",    "path",      "_name",    "format", "version",  "expiry",     "expires",
+        "sha256",   "sha512",    "sha1",     "md5",    "digest",   "bcrypt",     "_ttl",
+        "timeout",  "source",    "provider", "_mode",  "method",   "_url",       "_uri",
+        "endpoint", "header",    "prefix",   "policy", "rotation", "fingerprint"})
     if (key.size() >= w.size() && ContainsCaseless(key.substr(key.size() - w.size()), w))
       return true;
   return key.size() > 3 && (key.ends_with("_id") || key.ends_with("Id") || key.ends_with("ID")) &&
@@ -1384,6 +1390,28 @@ bool LeetHumanPassword(std::string_view v) {
 }
 
 bool HumanPassword(std::string_view v) { return PlainHumanPassword(v) || LeetHumanPassword(v); }
+
+// Scan version 13. Lower-case words with a digit or a few between or after them
+// (marble6ravenforever, river2zephyrforever): 12 to 32 letters and digits, 1 to 4 digits,
+// every run of letters 3 or more long with a vowel, two runs or more; not a placeholder's or a
+// default's word. A chosen password in a password's place only (its entropy is a word's).
+bool WordsDigitPassword(std::string_view v) {
+  if (v.size() < 12 || v.size() > 32) return false;
+  size_t digits = 0, runs = 0;
+  for (size_t i = 0; i < v.size();) {
+    if (std::isdigit(static_cast<unsigned char>(v[i]))) {
+      ++digits, ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < v.size() && std::islower(static_cast<unsigned char>(v[j]))) ++j;
+    const std::string_view run = v.substr(i, j - i);
+    if (run.size() < 3 || run.find_first_of("aeiouy") == std::string_view::npos) return false;
+    ++runs, i = j;
+  }
+  return digits >= 1 && digits <= 4 && runs >= 2 && !HasPlaceholderWord(v) &&
+         !HasDefaultPasswordWord(v);
+}
 
 // A generated password of three groups of six letters and digits joined by '-' (Safari's
 // and iCloud Keychain's strong passwords: gu8gzx-56kx5w-h84z5v), digits and letters in it.
@@ -1636,7 +1664,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kNotWebConfig: {
       const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
       const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
-      for (std::string_view w : {"authDomain", ".firebaseapp.com", "messagingSenderId"})
+      for (std::string_view w :
+           {"authDomain", ".firebaseapp.com", "messagingSenderId", "current_key",
+            "mobilesdk_app_id", "GOOGLE_APP_ID", "GCM_SENDER_ID"})
         if (around.find(w) != std::string_view::npos) return true;
       break;
     }
@@ -1686,9 +1716,16 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
   // (A keyword rule's words and a number or passphrase is judged by its place below, not by
   // its entropy: velvet.river.velvet.93 holds 3.1 bits.)
+  // Where the key says password (a key holding pass, pwd or psk, or the rule's own place).
+  auto password_place_of = [&](std::string_view key) {
+    return rule.password_value || ContainsCaseless(key, "pass") || ContainsCaseless(key, "pwd") ||
+           ContainsCaseless(key, "psk");
+  };
   if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret) &&
       !(rule.generic &&
-        (WordsPassword(secret) || PassphraseWords(secret) || HumanPassword(secret))))
+        (WordsPassword(secret) || PassphraseWords(secret) || HumanPassword(secret) ||
+         (WordsDigitPassword(secret) &&
+          password_place_of(KeyBefore(content, m.from, m.secret_from))))))
     return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
@@ -1704,11 +1741,14 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // password or secret key, ContentRule::password_value), and a name elsewhere (api_key:
   // release-candidate-12).
   if (GroupedGeneratedPassword(secret)) return false;
-  const bool password_place = rule.password_value || ContainsCaseless(key, "pass") ||
-                              ContainsCaseless(key, "pwd") || ContainsCaseless(key, "psk");
-  if (WordsPassword(secret)) return !(password_place || ContainsCaseless(key, "secret"));
+  const bool password_place = password_place_of(key);
+  // (not a placeholder's words: not-a-real-password-42, your-secret-here-1; scan version 13)
+  if (WordsPassword(secret))
+    return HasPlaceholderWord(secret) || !(password_place || ContainsCaseless(key, "secret"));
   // A word and a number is taken where a password is named; elsewhere it is judged below.
-  if (password_place && (HumanPassword(secret) || CamelWordsPassword(secret))) return false;
+  if (password_place &&
+      (HumanPassword(secret) || CamelWordsPassword(secret) || WordsDigitPassword(secret)))
+    return false;
   // A passphrase of words only where the place says password (not under secret: Kubernetes
   // names a secret's object so).
   if (PassphraseWords(secret)) return !password_place;

@@ -1710,7 +1710,9 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
 // lone '<' in a generated password, three classes with a symbol and a repeat, MikroTik's
 // pairs, prose ("password to X", "db ... app / X", a remark after a quoted value); and what
 // stays quiet: PostgreSQL's hashes, git's signingkey, Grafana's default key, pwd as a
-// folder, "pass to" in comments, a timestamp after "db ... /".
+// folder, "pass to" in comments, a timestamp after "db ... /"; from a tenth probe of
+// look-alikes, a token's fingerprint, browsers' public keys (PostHog's phc_, Datadog's client
+// token), a fixture's not-a-real password, an Android app's Firebase key (google-services.json).
 TEST(ScanRules, Version13ShapesAndLookAlikes) {
   for (const char* line :
        {"[git-ftp]\n\tpassword = K3ttl31981", "password = \"S4ffr0n1988\"",
@@ -1726,7 +1728,12 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "Staging admin login is `admin` / `ARm5rJxE1Ygcf-fqBXW` until SSO is ready.",
         "\"Jwt:Key\": \"Sh81E7AUSJdbEc/I3OPnvGd0A+KAVWYJWwu/MGM7QJE=\",",
         "- [ ] new router, admin password is shadow.glacier.pebble", "password = bnv1j4t5h2",
-        "password: \"s2Wzum2xWs\""})
+        "password: \"s2Wzum2xWs\"", "db_password     = \"%vN@jDel9~bf^lr8eU*9oFsM\"",
+        "CREATE ROLE checkout_app LOGIN PASSWORD 'qnrvn*RLpLtqdHd^p2ok';",
+        "{\n  \"Parameters\": {\n    \"MasterPassword\": {\n      \"NoEcho\": \"true\",\n"
+        "      \"Default\": \"5nq0owcadu5k6br6ujkwqsjvxxm\"\n    }\n  }\n}",
+        "[git-ftp]\n\tpassword = marble6ravenforever", "core switch admin / 9e-kUokZgU3Egn.ig._I",
+        "DB_PASSWORD := d6b840b343e"})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"\"pgbouncer\" \"md5e28cdc98a5995016815f2b0239868f1c\"",
@@ -1740,7 +1747,13 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "api_key: ServerName2", "Use the key material of the server: key 0 is the default.",
         "token = TOKEN_VALUE_FROM_VAULT",
         "syn keyword sshconfigPreferredAuth hostbased publickey password gssapi-with-mic",
-        "wifi password: ask the front desk today", "password = server01db"})
+        "wifi password: ask the front desk today", "password = server01db",
+        "{\"level\":\"info\",\"msg\":\"auth ok\",\"token_fingerprint\":\"1b4e28ba2fa1\"}",
+        "VITE_POSTHOG_KEY=phc_9fQ2LmZx7RtYb3KwP8sVnD4hJ6cA1eGu0oXyTzNqMiE",
+        "VITE_DATADOG_CLIENT_TOKEN=pub7c3f9a1e4b8d2f6a0c5e9b3d7f1a4c8e",
+        "    user_factory(password=\"not-a-real-password-42\")",
+        "      \"api_key\": [\n        {\n          \"current_key\": \"AIzaSyB3kXq9Lm2Zr7Tw4Yp8Vn1Sd6Hf0Jg5Kc2\"\n        }\n      ],\n"
+        "      \"client_info\": { \"mobilesdk_app_id\": \"1:1234567890:android:abcdef\" }"})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
@@ -2083,7 +2096,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // OBS, Opsgenie, W&B, fastlane match, PagerDuty, Hardhat accounts; Dockerfile ENV, Makefile
       // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
       // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
-      {13, "acd59ccbf430b7491ee023e861894c0a5f6a74af844f32b757a5f8c43a704cb5"},
+      {13, "80d9399227774a4719e468f77e4fdf5c56e20672f823abf70efefc55260da235"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
