@@ -36,6 +36,8 @@ for p in 1 2 3 4 5 6 7 8 9 10; do
     continue
   fi
   rm -rf "$dir" && mkdir -p "$dir" && cp -r "$here/p$p"/* "$dir/"
+  # (p9 and p10 score as p8 does: its score.py)
+  [ -f "$dir/score.py" ] || cp "$here/p8/score.py" "$dir/"
   if [ "$p" = 9 ]; then
     if [ ! -f "$here/p5/data/bip39_english.txt" ]; then
       echo "p9 left out: p5/data/bip39_english.txt is missing"; continue
