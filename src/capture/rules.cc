@@ -82,7 +82,7 @@ const ContentRule kContentRules[] = {
    R"re(\bmachine\s{1,8}[^\s]{1,253}\s{1,8}login\s{1,8}[^\s]{1,128}\s{1,8}password\s{1,8}([^\s]{6,200}))re",
    false, 1, 2.3, true, false},
   {"secret-xml-element",
-   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|secret|token|api_?key|apikey|access_?key|client_?secret|(?:encryption|signing|master|private|hmac|jwt)_?key))>([^<\s]{12,200})</)re",
+   R"re(<((?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd|secret|token|api_?key|apikey|access_?key|client_?secret|(?:encryption|signing|master|private|hmac|jwt)_?key))>([^<\s]{12,200})</)re",
    true, 2, 3.2, true, false},
   {"url-credentials",
    R"re(\b[A-Za-z][A-Za-z0-9+.\-]{1,20}://[^\s:/@"'<>]{0,64}:([^\s/@"'<>][^\s@"'<>]{5,127})@[A-Za-z0-9][A-Za-z0-9.\-_]{0,253})re",
@@ -361,7 +361,7 @@ const ContentRule kContentRules[] = {
    true, 1, 2.5, true, false, Verify::kNone, true},
   // Scan version 10. A shell variable named PASS (PASS="..."; sshpass -p "$PASS" after it).
   {"shell-pass-variable",
-   R"re((?:^|\n)[ \t]{0,8}(?:(?:export|local|readonly|declare)[ \t]{1,4})?PASS=["']?([^\s"'`;$][^\s"'`;]{7,199}))re",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:export|local|readonly|declare|set|SET)[ \t]{1,4})?PASS=["']?([^\s"'`;$][^\s"'`;]{7,199}))re",
    false, 1, 3.0, true, false},
   // Scan version 10. An Apple app-specific password (four groups of four lower case letters)
   // under its name (fastlane's FASTLANE_APPLE_APPLICATION_SPECIFIC_PASSWORD).
@@ -561,7 +561,7 @@ const ContentRule kContentRules[] = {
    true, 1, 3.0, false, false},
   // The mongo shell's db.auth("user", "password").
   {"mongo-shell-auth",
-   R"re(\bdb\.auth\([ \t]{0,4}["'][^"'\r\n]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']([^"'\r\n]{6,128})["'])re", false, 1,
+   R"re(\b[A-Za-z_][A-Za-z0-9_]{0,30}\.auth\([ \t]{0,4}["'][^"'\r\n]{1,64}["'][ \t]{0,4},[ \t]{0,4}["']([^"'\r\n]{6,128})["'])re", false, 1,
    2.3, true, false, Verify::kOddValue, true},
   // Bundler's credentials for a gem source: BUNDLE_<HOST, dots as __> = "user:password".
   {"bundler-credentials",
@@ -833,6 +833,11 @@ const ContentRule kContentRules[] = {
   {"secret-argument",
    R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
    true, 1, 0, true, false, Verify::kOddValue},
+  // A short password (8 or 9 characters) as a call's argument under a password's name (PHP's
+  // define('DB_PASSWORD', 'May.2018!')), judged as short-password-assignment's.
+  {"secret-argument",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:PASSWORD|PASSWD|PASS|password|passwd|pass)["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{8,9})["'])re",
+   false, 1, 0, true, false, Verify::kShortPassword},
   // A Dockerfile's ENV in its blank-separated form (ENV ADMIN_PASSWORD cobalt-thunder-yellow4):
   // a secret baked into every layer after it.
   {"dockerfile-env-secret",
@@ -869,11 +874,15 @@ const ContentRule kContentRules[] = {
    R"re(\bcreateUser[ \t]{1,4}(?:-e[ \t]{1,4}[^\s]{1,64}[ \t]{1,4})?[^\s]{1,64}[ \t]{1,4}(?:MD5|SHA(?:-?[0-9]{3})?)[ \t]{1,4}["']?([^\s"']{8,128}))re",
    false, 1, 2.3, true, false, Verify::kOddValue, true},
   // Cisco IOS: a TACACS+ or RADIUS server's key (tacacs-server host H key X, radius-server
-  // host H auth-port 1812 key 0 X, a server block's "key 0 X"), a type 7 password (a
+  // host H auth-port 1812 key 0 X, a server block's "key 0 X", and any "key X" inside a
+  // "tacacs server NAME" or "radius server NAME" block), a type 7 password (a
   // reversible encoding: two decimal digits of salt, then hex), and a plain (type 0) one.
   {"network-server-key",
    R"re((?:^|\n)[ \t]{0,8}(?:(?:tacacs-server|radius-server)[ \t]{1,4}(?:host[ \t]{1,4}[^\s]{1,64}[ \t]{1,4}(?:[^\r\n]{0,80}?[ \t])?)?key[ \t]{1,4}(?:[07][ \t]{1,4})?|key[ \t]{1,4}[07][ \t]{1,4})([^\s"']{6,128}))re",
    false, 1, 2.3, true, false, Verify::kOddValueLineEnd, true},
+  {"network-server-key",
+   R"re((?:^|\n)(?:tacacs|radius)[ \t]server[ \t][^\r\n]{1,64}\r?\n(?:[ \t][^\r\n]{0,200}\r?\n){0,8}[ \t]{1,4}key[ \t]{1,4}(?:[07][ \t]{1,4})?([^\s"']{6,128}))re",
+   false, 1, 2.3, true, true, Verify::kOddValueLineEnd, true},
   {"cisco-type7-password",
    R"re((?:^|\n)[ \t]{0,8}(?:enable[ \t]{1,4}|username[ \t]{1,4}[^\s]{1,64}[ \t]{1,4}(?:privilege[ \t]{1,4}[0-9]{1,2}[ \t]{1,4})?)?(?:password|secret|key)[ \t]{1,4}7[ \t]{1,4}((?:0[0-9]|1[0-5])[0-9A-F]{8,200}))re",
    false, 1, 2.5, false, false},
@@ -901,9 +910,10 @@ const ContentRule kContentRules[] = {
   {"gradle-signing-password",
    R"re(\b(?:storePassword|keyPassword)[ \t]{1,4}["']([^"'\r\n$]{6,128})["'])re", false, 1, 2.3, true, false,
    Verify::kOddValue, true},
-  // JDBC: DriverManager.getConnection(url, "user", "password"), over lines.
+  // JDBC: DriverManager.getConnection(url, "user", "password"), over lines; Perl's
+  // DBI->connect(dsn, "user", "password", ...) too.
   {"jdbc-connection-password",
-   R"re(\bgetConnection[ \t]{0,4}\([^()]{0,300}?,\s{0,40}"[^"\r\n]{1,64}"[ \t]{0,4},\s{0,40}"([^"\r\n]{4,128})"[ \t]{0,4}\))re",
+   R"re((?:\bgetConnection|DBI->connect)[ \t]{0,4}\([^()]{0,300}?,\s{0,40}"[^"\r\n]{1,64}"[ \t]{0,4},\s{0,40}"([^"\r\n]{4,128})"[ \t]{0,4}[,)])re",
    false, 1, 2.3, true, true, Verify::kOddValue, true},
   // Streaming and chat: Twitch's chat token (oauth: and 30 characters), a Twitch stream key
   // (live_, the channel's number, a random part), OBS's service.json key, Opsgenie's
@@ -934,13 +944,37 @@ const ContentRule kContentRules[] = {
   // basalt 67): three to six lower-case words and a number, to the line's end
   // (Verify::kSpacedPassphrase).
   {"prose-passphrase",
-   R"re((?:^|\s)(?:[Pp]ass(?:word|phrase|wort)|PASSWORD|[Kk]ennwort|psk|PSK|[Ww]i-?[Ff]i|WIFI|wlan|WLAN)\b[^\r\n]{0,30}?(?::|[ \t]is)[ \t]{1,4}["'`]?([a-z]{3,12}(?: [a-z]{3,12}){2,5}(?: [0-9]{1,4})?))re",
+   R"re((?:^|\s)(?:[Pp]ass(?:word|phrase|wort)|PASSWORD|[Kk]ennwort|psk|PSK|[Ww]i-?[Ff]i|WIFI|wlan|WLAN)\b[^\r\n]{0,30}?(?::|[ \t]is|[ \t]=)[ \t]{1,4}["'`]?([a-z]{3,12}(?: [a-z]{3,12}){2,5}(?: [0-9]{1,4})?))re",
    false, 1, 0, true, false, Verify::kSpacedPassphrase},
   // Consul's ACL tokens in its configuration's tokens block (agent = "<uuid>", default,
   // initial_management, agent_recovery, replication).
   {"consul-acl-token",
    R"re(\btokens[ \t]{0,4}\{[^{}]{0,400}?\b(?:agent|default|initial_management|master|agent_recovery|agent_master|replication|config_file_service_registration)[ \t]{0,4}=[ \t]{0,4}"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")re",
    false, 1, 3.0, false, true},
+  // From an eleventh outsider probe (a home directory sampled widely). A passphrase of words
+  // under a PASSPHRASE or PASSWORD variable, quoted (duplicity's export PASSPHRASE="igloo
+  // kumquat falcon marble", restic's RESTIC_PASSWORD='...'), judged by the passphrase test.
+  {"passphrase-variable",
+   R"re((?:^|\n)[ \t]{0,8}(?:export[ \t]{1,4})?[A-Z0-9_]{0,30}(?:PASSPHRASE|PASSWORD|PASSWD)=["']([a-z]{3,12}(?: [a-z]{3,12}){2,7}(?: [0-9]{1,4})?)["'])re",
+   false, 1, 0, true, false, Verify::kSpacedPassphrase},
+  // ESPHome's API encryption key (api: encryption: key: base64 of 32 bytes).
+  {"esphome-api-key",
+   R"re(\bencryption:[ \t]{0,4}\r?\n[ \t]{1,16}key:[ \t]{0,4}["']?([A-Za-z0-9+/]{43}=))re", false, 1, 3.5, false, true},
+  // A Facebook (Meta Graph API) access token: EAA and 80 or more letters and digits.
+  {"facebook-access-token", R"re(\b(EAA[A-Za-z0-9]{80,400}))re", false, 1, 3.5, false, false},
+  // Android's saved Wi-Fi networks (WifiConfigStore.xml): PreSharedKey, its quotes escaped.
+  {"android-wifi-psk",
+   R"re(name="PreSharedKey">(?:&quot;|")?([^<&"]{8,63})(?:&quot;|")?</string>)re", false, 1, 2.3, true, false,
+   Verify::kOddValue, true},
+  // A macOS property list's (launchd's EnvironmentVariables) key naming a secret and its
+  // string on the next line.
+  {"plist-secret-string",
+   R"re(<key>[A-Za-z0-9_.\-]{0,40}(?:PASSWORD|PASSWD|TOKEN|SECRET|API_?KEY|Password|Token|Secret|ApiKey)[A-Za-z0-9_.\-]{0,20}</key>\s{0,40}<string>([^<\s]{8,200})</string>)re",
+   false, 1, 3.0, true, true},
+  // slrn's nnrpaccess "server" "user" "password".
+  {"slrn-nnrpaccess",
+   R"re(\bnnrpaccess[ \t]{1,4}"[^"\r\n]{1,200}"[ \t]{1,4}"[^"\r\n]{1,64}"[ \t]{1,4}"([^"\r\n]{4,128})")re", false, 1, 2.3,
+   true, false, Verify::kOddValue, true},
   // An INI file's bare pass= or pwd= key alone on its line with its value (pwd=iY_E_IPu-^@tZ):
   // in code, pwd is the working directory (let pwd = a:dict.tmpdir, pwd = os.getcwd()).
   {"ini-pass-assignment",
@@ -961,8 +995,9 @@ const PathRule kPathRules[] = {
     {"ssh-private-key-file", ".ssh/id_*", "*.pub", ""},
     // (a file of credential_process entries alone holds none: scan version 11)
     {"aws-credentials-file", ".aws/credentials", "", "aws_"},
-    // (scan version 11: with a password; a .netrc of logins alone holds none)
-    {"netrc-file", ".netrc", "", "password"},
+    // (scan version 11: with a password; a .netrc of logins alone holds none; scan version
+    // 13: nor one of anonymous logins, an e-mail address as the password)
+    {"netrc-file", ".netrc", "", "password", false, false, false, false, true},
     {"pgpass-file", ".pgpass", "", ""},
     {"git-credentials-file", ".git-credentials", "", ""},
     {"docker-config-auths", ".docker/config.json", "", "\"auth\""},
@@ -1129,7 +1164,8 @@ std::string RuleTableDigest() {
            r.content_need + (r.whole_file_secret ? std::string("\0W", 2) : std::string()) +
            (r.short_text ? std::string("\0S", 2) : std::string()) +
            (r.raw_key ? std::string("\0R", 2) : std::string()) +
-           (r.password_table ? std::string("\0T", 2) : std::string()) + '\n';
+           (r.password_table ? std::string("\0T", 2) : std::string()) +
+           (r.netrc_password ? std::string("\0N", 2) : std::string()) + '\n';
   for (const char* e : kExampleSecrets) all += std::string("E\0", 2) + e + '\n';
   for (const char* e : kEncryptedMarkers) all += std::string("M\0", 2) + e + '\n';
   return Sha256(AsBytes(all)).Hex();

@@ -104,6 +104,9 @@ struct PathRule {
   // a text of at most 8 KiB with a row whose password column (the one a header names
   // "password", else the last) holds a chosen password.
   bool password_table = false;
+  // Scan version 13. The file must hold `password` and a value that is not an e-mail address
+  // (a .netrc of anonymous FTP logins holds none).
+  bool netrc_password = false;
 };
 
 std::span<const ContentRule> ContentRules();

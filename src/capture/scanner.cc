@@ -424,6 +424,15 @@ bool PrintfFormat(std::string_view v) {
 }
 
 // Values of keyword rules that are not secrets: references, paths, identifiers, words.
+// An e-mail address in lower case (anonymous FTP's password by convention: .netrc's "login
+// anonymous password bob@h.test"; scan version 13).
+bool LooksEmailAddress(std::string_view v) {
+  const size_t at = v.find('@');
+  return at != std::string_view::npos && at > 0 && v.find('.', at) != std::string_view::npos &&
+         v.back() != '.' && v.find('@', at + 1) == std::string_view::npos &&
+         v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789._+-@") == std::string_view::npos;
+}
+
 bool LooksPlaceholder(std::string_view v) {
   if (v.empty()) return true;
   if (MarkedReference(v)) return true;
@@ -443,6 +452,7 @@ bool LooksPlaceholder(std::string_view v) {
     return true;
   if (LooksHash(v)) return true;
   if (LooksFileNameOrAddress(v)) return true;
+  if (LooksEmailAddress(v)) return true;
 
   for (std::string_view s :
        {"${", "{{", "$(", "%(", "://", "xxxx", "XXXX", "****", "...", "----", "____"})
@@ -863,6 +873,29 @@ bool RawHexKey(std::string_view name, std::string_view head) {
 bool WordsPassword(std::string_view v);
 bool WordsAndDigits(std::string_view v);
 
+// PathRule::netrc_password: `password` followed by a value that is not an e-mail address
+// (anonymous FTP's convention) among the head's blank-separated tokens, comments left out.
+bool NetrcPassword(std::string_view head) {
+  bool after_password = false;
+  for (size_t i = 0; i < head.size();) {
+    while (i < head.size() && std::isspace(static_cast<unsigned char>(head[i]))) ++i;
+    size_t j = i;
+    while (j < head.size() && !std::isspace(static_cast<unsigned char>(head[j]))) ++j;
+    const std::string_view token = head.substr(i, j - i);
+    if (token.empty()) break;
+    if (token[0] == '#') {  // a comment, to the line's end
+      j = std::min(head.find('\n', i), head.size());
+      after_password = false;
+      i = j;
+      continue;
+    }
+    if (after_password && !LooksEmailAddress(token) && !LooksFiller(token)) return true;
+    after_password = token == "password";
+    i = j;
+  }
+  return false;
+}
+
 // A table's cell that holds a chosen password (PasswordTable): 8 to 64 printable
 // characters without blanks (quotes around them dropped), not an address, a URL or a path,
 // 3 classes of characters, words and a number, or a generated run of one case's letters and
@@ -882,7 +915,7 @@ bool PasswordCell(std::string_view v) {
   if (const size_t at = v.find('@');
       at != std::string_view::npos && v.find('.', at) != std::string_view::npos)
     return false;  // an address
-  const bool words = WordsPassword(v);
+  const bool words = WordsPassword(v) || PassphraseWords(v);  // (passphrases: scan version 13)
   // (or, scan version 13, 16 or more letters of one case and digits that read as generated:
   // PgBouncer's d30302d84a961b6ac19e31a9a56)
   const CharClasses cls = ClassesOf(v);
@@ -891,8 +924,10 @@ bool PasswordCell(std::string_view v) {
   if (cls.Count() < 3 && !words && !generated) return false;
   // (a generated run of 16 symbols or fewer cannot reach log2(n) - 1 when long: 3 bits)
   const double n = static_cast<double>(v.size());
-  const double need =
-      cls.Count() < 3 && !words ? std::min(3.0, std::log2(n) - 1.5) : std::log2(n) - 1.0;
+  // (words are judged by their test, not by entropy: pepper.orbit.igloo.drizzle)
+  const double need = words             ? 0.0
+                      : cls.Count() < 3 ? std::min(3.0, std::log2(n) - 1.5)
+                                        : std::log2(n) - 1.0;
   return Entropy(v) >= need && !LooksFiller(v) && !IsExample(v) && !LooksHash(v) &&
          (words || !LooksPlaceholder(v));
 }
@@ -1327,8 +1362,8 @@ bool PlainHumanPassword(std::string_view v) {
   size_t d = i;
   while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
   // (scan version 13: one digit after two or more words, TigerLagoon3_, as WordsPassword
-  // takes three words and one digit)
-  if (d - i < (words >= 2 ? 1u : 2u) || d - i > 6 || v.size() - d > 2) return false;
+  // takes three words and one digit, or after one word of 8 letters or more, Noodleiris9)
+  if (d - i < (words >= 2 || longest >= 8 ? 1u : 2u) || d - i > 6 || v.size() - d > 2) return false;
   for (size_t k = d; k < v.size(); ++k)
     if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
   for (std::string_view w :
@@ -1470,7 +1505,13 @@ bool OddValue(std::string_view v, bool password_place) {
   // A regular expression (^[a-zA-Z0-9!@#]{6,16}$), a mechanism's or a constant's name
   // (CRAM-MD5, SCRAM-SHA-256).
   if (v.front() == '^' && v.back() == '$') return false;
-  if (v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == std::string_view::npos)
+  // (in a password's place, 10 or more upper-case letters and digits mixed as generated ones
+  // are, RGNQE7FENL61BX5, are a password; scan version 13)
+  if (v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == std::string_view::npos &&
+      !(password_place && v.size() >= 10 &&
+        v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == std::string_view::npos &&
+        std::count_if(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }) >= 2 &&
+        Entropy(v) >= 3.0))
     return false;
   if (v.front() == '+' && v.back() == '+') return false;      // a string concatenated in code
   if (PrintfFormat(v) || HasPercentMapping(v)) return false;  // Signature=%s&Timestamp=%d
@@ -1742,6 +1783,12 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   // release-candidate-12).
   if (GroupedGeneratedPassword(secret)) return false;
   const bool password_place = password_place_of(key);
+  // A value holding a non-ASCII letter and no digit is text (a translation's label:
+  // "settings.api_key": "API-Schl\u00fcssel"; scan version 13).
+  if (std::any_of(secret.begin(), secret.end(),
+                  [](char c) { return static_cast<unsigned char>(c) >= 0x80; }) &&
+      secret.find_first_of("0123456789") == std::string_view::npos)
+    return true;
   // (not a placeholder's words: not-a-real-password-42, your-secret-here-1; scan version 13)
   if (WordsPassword(secret))
     return HasPlaceholderWord(secret) || !(password_place || ContainsCaseless(key, "secret"));
@@ -2517,6 +2564,7 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
         }
         st.need_found = *table;
       }
+      if (st.rule->netrc_password) st.need_found = !binary && NetrcPassword(head);
       if (!st.rule->whole_file_secret) continue;
       if (!whole) whole = !binary && !TemplateName(base) && WholeFileSecret(head);
       st.need_found = *whole;
@@ -2525,7 +2573,8 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
     // it (a file named *key*, *secret* or *token* of any size is otherwise read through
     // SHA-256 for a fingerprint never used).
     std::erase_if(path_rules, [](const PathRuleState& st) {
-      return (st.rule->whole_file_secret || st.rule->raw_key || st.rule->password_table) &&
+      return (st.rule->whole_file_secret || st.rule->raw_key || st.rule->password_table ||
+              st.rule->netrc_password) &&
              !st.need_found;
     });
   }

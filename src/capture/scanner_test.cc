@@ -805,6 +805,23 @@ std::vector<Case> Version13Cases(Gen& g) {
                "[wifi-security]\nkey-mgmt=wpa-psk\npsk-flags=1\n"});
   c.push_back({"prose-passphrase", "- guest wifi password: kestrel sierra basalt " + g.Of(kDigits, 2) + "\n",
                "- guest wifi password: see the vault entry\n"});
+  c.push_back({"network-server-key", "tacacs server ISE\n address ipv4 10.0.0.5\n key MyRockyDragon" + g.Of(kDigits, 2) + "\n",
+               "tacacs server ISE\n address ipv4 10.0.0.5\n key 7 $(vault read ise)\n"});
+  c.push_back({"secret-argument", "define( 'DB_PASSWORD', 'May." + g.Of(kDigits, 4) + "!' );\n",
+               "define( 'DB_PASSWORD', 'password' );\n"});
+  // From an eleventh outsider probe.
+  c.push_back({"passphrase-variable", "export PASSPHRASE=\"igloo kumquat falcon marble tundra " + g.Of(kDigits, 2) + "\"\n",
+               "export PASSPHRASE=\"see the vault entry\"\n"});
+  c.push_back({"esphome-api-key", "api:\n  encryption:\n    key: \"" + g.Of(kB64, 43) + "=\"\n",
+               "api:\n  encryption:\n    key: !secret api_key\n"});
+  c.push_back({"facebook-access-token", "const PAGE_TOKEN = 'EAAJ" + g.Of(kAlnum, 150) + "';\n",
+               "const PAGE_TOKEN = process.env.FB_PAGE_TOKEN;\n"});
+  c.push_back({"android-wifi-psk", "<string name=\"SSID\">&quot;home&quot;</string>\n<string name=\"PreSharedKey\">&quot;simbacharlie" + g.Of(kDigits, 2) + "&quot;</string>\n",
+               "<string name=\"SSID\">&quot;home&quot;</string>\n<null name=\"PreSharedKey\" />\n"});
+  c.push_back({"plist-secret-string", "<dict>\n  <key>API_TOKEN</key>\n  <string>" + g.Of(kAlnum, 32) + "</string>\n</dict>\n",
+               "<dict>\n  <key>API_TOKEN_FILE</key>\n  <string>/Users/bob/.config/token</string>\n</dict>\n"});
+  c.push_back({"slrn-nnrpaccess", "nnrpaccess \"news.h.test\" \"chloe\" \"" + g.Of(kUpper + kDigits, 24) + "\"\n",
+               "nnrpaccess \"news.h.test\" \"chloe\" \"\"\n"});
   c.push_back({"consul-acl-token", "acl {\n  enabled = true\n  tokens {\n    agent = \"" + UuidOf(g) + "\"\n  }\n}\n",
                "acl {\n  enabled = true\n  tokens {\n    agent = \"${CONSUL_AGENT_TOKEN}\"\n  }\n}\n"});
   return c;
@@ -1450,6 +1467,18 @@ TEST(ScanRules, PathRules) {
   EXPECT_TRUE(Has(RulesFound("key = \"monkey6maplelonger\"\nuser = bob {\n login = PAM\n}\n",
                              "/home/u/lab/tacacs/tac_plus.conf"),
                   "tacacs-plus-key"));
+  // A .netrc of anonymous logins (an address as the password) and commented-out passwords
+  // holds none; one real password is enough.
+  EXPECT_FALSE(Has(RulesFound("machine a.h.test\n  login bob\n  # password kept in keychain\n"
+                              "machine ftp.h.test login anonymous password bob@h.test\n",
+                              "/home/u/.netrc"),
+                   "netrc-file"));
+  EXPECT_TRUE(Has(RulesFound("machine api.h.test login bob password u_z=glyfGUr&rH&*", "/home/u/.netrc"),
+                  "netrc-file"));
+  EXPECT_TRUE(Has(RulesFound("name,url,username,password,note\n"
+                             "h.test,https://h.test/login,vera@h.test,pepper.orbit.igloo.drizzle,\n",
+                             "/home/u/Downloads/Chrome Passwords.csv"),
+                  "password-table-file"));
   EXPECT_FALSE(Has(RulesFound("# The key is set in the included file\ninclude = /etc/tacacs+/keys\n",
                               "/home/u/lab/tacacs/tac_plus.conf"),
                    "tacacs-plus-key"));
@@ -1733,7 +1762,10 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "{\n  \"Parameters\": {\n    \"MasterPassword\": {\n      \"NoEcho\": \"true\",\n"
         "      \"Default\": \"5nq0owcadu5k6br6ujkwqsjvxxm\"\n    }\n  }\n}",
         "[git-ftp]\n\tpassword = marble6ravenforever", "core switch admin / 9e-kUokZgU3Egn.ig._I",
-        "DB_PASSWORD := d6b840b343e"})
+        "DB_PASSWORD := d6b840b343e", "<server>\n  <password>Noodleiris9</password>\n</server>",
+        "adm.auth(\"faridweber\", \"RGNQE7FENL61BX5\");", "set PASS=Highland1974.\r",
+        "my $dbh = DBI->connect(\"DBI:mysql:shop\", \"oskar\", \"NKLtl.bZylygVa6F0taes\", {RaiseError => 1});",
+        "<pass>raven-marble-raven-yonder-83</pass>", "Passwort = cactus tundra jigsaw biscuit 39"})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   for (const char* line :
        {"\"pgbouncer\" \"md5e28cdc98a5995016815f2b0239868f1c\"",
@@ -1748,6 +1780,8 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "token = TOKEN_VALUE_FROM_VAULT",
         "syn keyword sshconfigPreferredAuth hostbased publickey password gssapi-with-mic",
         "wifi password: ask the front desk today", "password = server01db",
+        "  \"settings.api_key\": \"API-Schl\xc3\xbcssel\",",
+        "machine ftp.h.test login anonymous password bob@h.test",
         "{\"level\":\"info\",\"msg\":\"auth ok\",\"token_fingerprint\":\"1b4e28ba2fa1\"}",
         "VITE_POSTHOG_KEY=phc_9fQ2LmZx7RtYb3KwP8sVnD4hJ6cA1eGu0oXyTzNqMiE",
         "VITE_DATADOG_CLIENT_TOKEN=pub7c3f9a1e4b8d2f6a0c5e9b3d7f1a4c8e",
@@ -2096,7 +2130,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // OBS, Opsgenie, W&B, fastlane match, PagerDuty, Hardhat accounts; Dockerfile ENV, Makefile
       // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
       // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
-      {13, "80d9399227774a4719e468f77e4fdf5c56e20672f823abf70efefc55260da235"},
+      {13, "ab50b73e7b9098e0d04bf2f16741735ed1ea728e7f3fc0bb0daa08944ea274bf"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
