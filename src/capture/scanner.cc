@@ -1629,6 +1629,52 @@ bool InSealedSecret(std::string_view content, size_t from) {
 // The checks after a rule's expression matched: its decoding, the published examples, its
 // entropy threshold, template filler and (keyword rules) placeholder values. A decoding
 // rule may widen the secret to what it decoded (m.secret_to).
+// Verify::kUrlDecode's test of a URL's password before it is decoded.
+bool UrlPasswordRejected(std::string_view content, const RawMatch& m, std::string_view secret) {
+  // An empty user ("redis://:pw@host") takes a password without ':': cvs's
+  // ":pserver:anoncvs@host" is a method and a user, not a password.
+  if (m.secret_from >= 4 && content.substr(m.secret_from - 4, 4) == "://:" &&
+      secret.find(':') != std::string_view::npos)
+    return true;
+  // A '/' cannot stand in a URL's password unescaped, yet base64 passwords are pasted so
+  // (postgres://app:PqiPlU/Oeyeu4G2P@db): such a value is taken when it is base64's
+  // alphabet, of both cases, with digits or letters that read as random, and does not
+  // start with a port; otherwise the match is a host, a port and a path before an '@'
+  // (https://host:8080/users/@me).
+  if (const size_t slash = secret.find('/'); slash != std::string_view::npos) {
+    const CharClasses c = ClassesOf(secret);
+    const bool port = slash > 0 && secret.substr(0, slash).find_first_not_of("0123456789") ==
+                                       std::string_view::npos;
+    // (a piece of 8 or more between '/' that reads as random)
+    const bool random = AnyPiece(secret, [](std::string_view piece) {
+      const CharClasses pc = ClassesOf(piece);
+      return piece.size() >= 8 && pc.upper && pc.lower &&
+             (pc.digit ? !LooksPlaceholder(piece) && !CamelWords(piece) : RandomPiece(piece));
+    });
+    if (secret.size() < 12 || port || !c.upper || !c.lower || !random ||
+        secret.find_first_not_of(kBase64Chars) != std::string_view::npos)
+      return true;
+  }
+  return false;
+}
+
+// Verify::kNamedKey's test of a value under a name ending in _KEY or _AUTH.
+bool NamedKeyRejected(std::string_view content, const RawMatch& m, std::string_view secret) {
+  const std::string_view key = KeyBefore(content, m.from, m.secret_from);
+  for (std::string_view w :
+       {"PUBLIC",  "PUBLISHABLE", "PUBKEY",   "SITE",        "SORT",    "PARTITION", "PRIMARY",
+        "FOREIGN", "CACHE",       "INDEX",    "GPG",         "PGP",     "SSH",       "HOST",
+        "LOOKUP",  "HOTKEY",      "SHORTCUT", "IDEMPOTENCY", "ROUTING", "GROUP",     "OBJECT",
+        "BUCKET",  "PREFIX",      "COLUMN",   "FIELD",       "MAP"})
+    if (key.find(w) != std::string_view::npos) return true;
+  // Upper case, lower case and digits; or (scan version 10) 32 or more hex digits of
+  // one case (JWT_SIGNING_KEY=a345c7be..., a key made by openssl rand -hex 32).
+  const CharClasses c = ClassesOf(secret);
+  const bool hex = secret.size() >= 32 && c.digit && c.lower != c.upper &&
+                   secret.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+  return !hex && (!c.upper || !c.lower || !c.digit);
+}
+
 bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
   std::string decoded;
@@ -1643,30 +1689,7 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       if (!RealBasicAuth(secret)) return true;
       break;
     case Verify::kUrlDecode:
-      // An empty user ("redis://:pw@host") takes a password without ':': cvs's
-      // ":pserver:anoncvs@host" is a method and a user, not a password.
-      if (m.secret_from >= 4 && content.substr(m.secret_from - 4, 4) == "://:" &&
-          secret.find(':') != std::string_view::npos)
-        return true;
-      // A '/' cannot stand in a URL's password unescaped, yet base64 passwords are pasted so
-      // (postgres://app:PqiPlU/Oeyeu4G2P@db): such a value is taken when it is base64's
-      // alphabet, of both cases, with digits or letters that read as random, and does not
-      // start with a port; otherwise the match is a host, a port and a path before an '@'
-      // (https://host:8080/users/@me).
-      if (const size_t slash = secret.find('/'); slash != std::string_view::npos) {
-        const CharClasses c = ClassesOf(secret);
-        const bool port = slash > 0 && secret.substr(0, slash).find_first_not_of("0123456789") ==
-                                           std::string_view::npos;
-        // (a piece of 8 or more between '/' that reads as random)
-        const bool random = AnyPiece(secret, [](std::string_view piece) {
-          const CharClasses pc = ClassesOf(piece);
-          return piece.size() >= 8 && pc.upper && pc.lower &&
-                 (pc.digit ? !LooksPlaceholder(piece) && !CamelWords(piece) : RandomPiece(piece));
-        });
-        if (secret.size() < 12 || port || !c.upper || !c.lower || !random ||
-            secret.find_first_not_of(kBase64Chars) != std::string_view::npos)
-          return true;
-      }
+      if (UrlPasswordRejected(content, m, secret)) return true;
       decoded = DecodeHexEscapes(secret, "%");
       secret = decoded;
       break;
@@ -1679,22 +1702,9 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       break;
     case Verify::kAnyPrintable:
       break;
-    case Verify::kNamedKey: {
-      const std::string_view key = KeyBefore(content, m.from, m.secret_from);
-      for (std::string_view w :
-           {"PUBLIC",  "PUBLISHABLE", "PUBKEY",   "SITE",        "SORT",    "PARTITION", "PRIMARY",
-            "FOREIGN", "CACHE",       "INDEX",    "GPG",         "PGP",     "SSH",       "HOST",
-            "LOOKUP",  "HOTKEY",      "SHORTCUT", "IDEMPOTENCY", "ROUTING", "GROUP",     "OBJECT",
-            "BUCKET",  "PREFIX",      "COLUMN",   "FIELD",       "MAP"})
-        if (key.find(w) != std::string_view::npos) return true;
-      // Upper case, lower case and digits; or (scan version 10) 32 or more hex digits of
-      // one case (JWT_SIGNING_KEY=a345c7be..., a key made by openssl rand -hex 32).
-      const CharClasses c = ClassesOf(secret);
-      const bool hex = secret.size() >= 32 && c.digit && c.lower != c.upper &&
-                       secret.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-      if (!hex && (!c.upper || !c.lower || !c.digit)) return true;
+    case Verify::kNamedKey:
+      if (NamedKeyRejected(content, m, secret)) return true;
       break;
-    }
     case Verify::kStrongValue:
       if (!StrongProseValue(content, m.from, m.secret_to, secret)) return true;
       m.secret_to = m.secret_from + secret.size();  // (the trimmed value is reported)
