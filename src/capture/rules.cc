@@ -941,10 +941,11 @@ const ContentRule kContentRules[] = {
   {"hardhat-account-key",
    R"re(\baccounts[ \t]{0,4}:[ \t]{0,4}\[[ \t]{0,4}["'](?:0x)?([0-9a-fA-F]{64})["'])re", false, 1, 3.0, false, false},
   // A passphrase of words between blanks named in a note (guest wifi password: kestrel sierra
-  // basalt 67): three to six lower-case words and a number, to the line's end
-  // (Verify::kSpacedPassphrase).
+  // basalt 67): after ':' or '=', three to six lower-case words and a number, to the line's
+  // end (Verify::kSpacedPassphrase). The number is needed: prose ends lines with words
+  // ("password is necessary because gcloud caches").
   {"prose-passphrase",
-   R"re((?:^|\s)(?:[Pp]ass(?:word|phrase|wort)|PASSWORD|[Kk]ennwort|psk|PSK|[Ww]i-?[Ff]i|WIFI|wlan|WLAN)\b[^\r\n]{0,30}?(?::|[ \t]is|[ \t]=)[ \t]{1,4}["'`]?([a-z]{3,12}(?: [a-z]{3,12}){2,5}(?: [0-9]{1,4})?))re",
+   R"re((?:^|\s)(?:[Pp]ass(?:word|phrase|wort)|PASSWORD|[Kk]ennwort|psk|PSK|[Ww]i-?[Ff]i|WIFI|wlan|WLAN)\b[^\r\n]{0,30}?(?::|[ \t]=)[ \t]{1,4}["'`]?([a-z]{3,12}(?: [a-z]{3,12}){2,5} [0-9]{1,4}))re",
    false, 1, 0, true, false, Verify::kSpacedPassphrase},
   // Consul's ACL tokens in its configuration's tokens block (agent = "<uuid>", default,
   // initial_management, agent_recovery, replication).
@@ -960,8 +961,9 @@ const ContentRule kContentRules[] = {
   // ESPHome's API encryption key (api: encryption: key: base64 of 32 bytes).
   {"esphome-api-key",
    R"re(\bencryption:[ \t]{0,4}\r?\n[ \t]{1,16}key:[ \t]{0,4}["']?([A-Za-z0-9+/]{43}=))re", false, 1, 3.5, false, true},
-  // A Facebook (Meta Graph API) access token: EAA and 80 or more letters and digits.
-  {"facebook-access-token", R"re(\b(EAA[A-Za-z0-9]{80,400}))re", false, 1, 3.5, false, false},
+  // A Facebook (Meta Graph API) access token: EAA and 80 or more letters and digits, standing
+  // alone (quoted or between blanks: not a run inside base64, as in bundled WebAssembly).
+  {"facebook-access-token", R"re((?:^|[\s"'=:])(EAA[A-Za-z0-9]{80,400})["'\s,;&])re", false, 1, 3.5, false, false},
   // Android's saved Wi-Fi networks (WifiConfigStore.xml): PreSharedKey, its quotes escaped.
   {"android-wifi-psk",
    R"re(name="PreSharedKey">(?:&quot;|")?([^<&"]{8,63})(?:&quot;|")?</string>)re", false, 1, 2.3, true, false,

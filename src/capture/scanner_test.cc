@@ -1782,6 +1782,9 @@ TEST(ScanRules, Version13ShapesAndLookAlikes) {
         "wifi password: ask the front desk today", "password = server01db",
         "  \"settings.api_key\": \"API-Schl\xc3\xbcssel\",",
         "machine ftp.h.test login anonymous password bob@h.test",
+        "    # saving key_string and password is necessary because gcloud caches",
+        "{\\f[CR]\\-protected\\f[R]}: Password is provided through protected",
+        "const wasm = 'AGFzbQEAAAAB/EAAAoBUAACMUAACJEgAAixQAAE0VAADUEQAAzxQAABAYAADJFgAA3BYAAMERAADgFwAAuxQAAHQUAAB8FQAA5RQAAAgXAAAfEAAAZRUAAKMUAAAoFQAAAhUAAJkVAAAsEA';",
         "{\"level\":\"info\",\"msg\":\"auth ok\",\"token_fingerprint\":\"1b4e28ba2fa1\"}",
         "VITE_POSTHOG_KEY=phc_9fQ2LmZx7RtYb3KwP8sVnD4hJ6cA1eGu0oXyTzNqMiE",
         "VITE_DATADOG_CLIENT_TOKEN=pub7c3f9a1e4b8d2f6a0c5e9b3d7f1a4c8e",
@@ -2130,7 +2133,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // OBS, Opsgenie, W&B, fastlane match, PagerDuty, Hardhat accounts; Dockerfile ENV, Makefile
       // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
       // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
-      {13, "ab50b73e7b9098e0d04bf2f16741735ed1ea728e7f3fc0bb0daa08944ea274bf"},
+      {13, "0856a89f267e48a497554e843db7d91f1faab13535c20ee7ec35fd709142d6da"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
