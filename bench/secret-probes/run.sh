@@ -13,13 +13,16 @@
 # web designer, a student and an SRE, 200 and 160; p10: false alarms first, code, templates,
 # docs, logs, lockfiles, public keys, hashes and encrypted blobs beside secrets in the same
 # kinds of files, 100 and 300; p11: a home directory sampled as widely as its writer could,
-# 160 and 130). Every secret is random, in its real format. A positive
+# 160 and 130; p12: AI and developer platforms' keys of 2023-2026 where their tools keep them,
+# MCP and agent configs, notebooks, 160 and 130; p13: the bytes beyond tidy UTF-8, UTF-16
+# .reg and PowerShell files, CRLF, escapes, long lines, SQLite and LevelDB files, 150 and
+# 130). Every secret is random, in its real format. A positive
 # counts as found when a finding names its file; any finding in a look-alike is a false
 # alarm.
 #
 #   bench/secret-probes/run.sh [HAVEN] [SEED...]     (default build/haven; seeds 1 2 3)
 #
-# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind11. Needs python3 and
+# Each probe works in /tmp/blind, /tmp/blind2 ... /tmp/blind13. Needs python3 and
 # python3-cryptography (p3, p4 and p5 make real key and certificate formats). p5's seed-
 # phrase cases read the BIP-39 and Monero English word lists from p5/data/
 # (bip39_english.txt, monero_english.txt: published lists, not kept here; p5 is left out
@@ -30,14 +33,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 haven=$(realpath "${1:-build/haven}")
 [ $# -gt 0 ] && shift
 seeds=${*:-1 2 3}
-for p in 1 2 3 4 5 6 7 8 9 10 11; do
+for p in 1 2 3 4 5 6 7 8 9 10 11 12 13; do
   dir=/tmp/blind; [ "$p" = 1 ] || dir=/tmp/blind$p
   if [ "$p" = 5 ] && [ ! -f "$here/p5/data/bip39_english.txt" -o ! -f "$here/p5/data/monero_english.txt" ]; then
     echo "p5 left out: p5/data/bip39_english.txt and p5/data/monero_english.txt are missing"
     continue
   fi
-  rm -rf "$dir" && mkdir -p "$dir" && cp -r "$here/p$p"/* "$dir/"
-  # (p9, p10 and p11 score as p8 does: its score.py)
+  rm -rf "$dir" && mkdir -p "$dir" && cp -r "$here/p$p"/* "$dir/" && rm -rf "$dir"/out_*
+  # (p9 to p13 score as p8 does: its score.py)
   [ -f "$dir/score.py" ] || cp "$here/p8/score.py" "$dir/"
   if [ "$p" = 9 ]; then
     if [ ! -f "$here/p5/data/bip39_english.txt" ]; then

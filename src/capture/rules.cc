@@ -9,11 +9,12 @@ namespace haven::capture {
 
 namespace {
 
-// The words that name a secret in the keyword rules' keys (glued prefixes too: authtoken,
+// The words that name a secret in the keyword rules' keys (German's and Dutch's password
+// words from scan version 14: Passwort=, wachtwoord:; glued prefixes too: authtoken,
 // clientsecret; JWT keys, Jwt:Key, from scan version 13; not signingkey, git's GPG key id), shared by
 // secret-argument, secret-assignment and shell-set-secret.
 #define HV_SECRET_WORDS                                                                       \
-  R"re((?:password|passwd|pass_?phrase|(?:client|app|api|shared)?secret|)re"                  \
+  R"re((?:password|passwd|pass_?phrase|passwort|kennwort|wachtwoord|(?:client|app|api|shared)?secret|)re" \
   R"re((?:auth|api|access|refresh|session|bearer|bot|oauth|app)?token|api[_.\-]?key|apikey|)re" \
   R"re(access[_.\-]?key|private[_.\- ]?key|auth[_.\-]?key|secret[_.\-]?key|)re"         \
   R"re((?:master|encryption|hmac|aes|shared|app|jwt)[_.\-:]?key|credentials?))re"
@@ -41,6 +42,15 @@ const ContentRule kContentRules[] = {
    R"re(\b(sk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{16,200}T3BlbkFJ[A-Za-z0-9_\-]{16,200}))re",
    false, 1, 3.0, false, false},
   {"openai-project-key", R"re(\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,200}))re", false, 1, 3.5, false, false},
+  // Scan version 14, from a probe of AI and developer platforms: DeepSeek's (and Moonshot's)
+  // sk- and 32 hex digits; Fly.io's macaroon tokens (FlyV1 fm2_..., several joined by ','),
+  // Resend's re_, Supabase's secret API keys (sb_secret_; sb_publishable_ is public).
+  {"sk-hex-api-key", R"re(\b(sk-[a-f0-9]{32})\b)re", false, 1, 3.0, false, false},
+  {"fly-api-token",
+   R"re(\b(FlyV1[ \t]fm[12][a-z]?_[A-Za-z0-9+/=_\-]{40,800}(?:,fm[12][a-z]?_[A-Za-z0-9+/=_\-]{20,800}){0,8}))re",
+   false, 1, 3.5, false, false},
+  {"resend-api-key", R"re(\b(re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24})\b)re", false, 1, 3.0, false, false},
+  {"supabase-secret-key", R"re(\b(sb_secret_[A-Za-z0-9_\-]{20,80}))re", false, 1, 3.0, false, false},
   {"openai-legacy-key", R"re(\b(sk-[A-Za-z0-9]{48})\b)re", false, 1, 3.5, false, false},
   {"anthropic-key", R"re(\b(sk-ant-(?:api|admin|sid)[0-9]{2}-[A-Za-z0-9_\-]{40,160}))re", false, 1, 3.5, false, false},
   {"npm-token", R"re(\b(npm_[A-Za-z0-9]{36})\b)re", false, 1, 3.0, false, false},
@@ -96,7 +106,7 @@ const ContentRule kContentRules[] = {
    R"re((?:Authorization|Proxy-Authorization)["']?\s{0,4}[:=]\s{0,4}["']?\s{0,4}Basic\s{1,4}([A-Za-z0-9+/]{8,400}={0,2}))re",
    true, 1, 0, true, false, Verify::kBasicAuth},
   {"api-key-header",
-   R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
+   R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token|DD-Application-Key)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
    true, 1, 3.0, true, false},
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
@@ -128,9 +138,26 @@ const ContentRule kContentRules[] = {
   {"cli-user-password",
    R"re((?:\blftp\b[^\r\n]{0,200}\s-u\s{1,4}["']?[^\s,"']{1,64},["']?|\b(?:smbclient|rpcclient|smbget|smbcacls|smbtree|winexe|net)\b[^\r\n]{0,200}\s-U\s{0,4}["']?[^\s%"']{1,64}%)([^\s"']{6,128}))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
-  // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass(word) pass:X
-  {"openssl-pass-argument", R"re(\s-pass(?:in|out|word)?\s{1,4}["']?pass:([^\s"']{6,128}))re", false, 1, 2.5,
+  // openssl's pass phrase arguments: -passin pass:X, -passout pass:X, -pass(word) pass:X (the
+  // value quoted after pass: from scan version 14, -passout pass:'X')
+  {"openssl-pass-argument", R"re(\s-pass(?:in|out|word)?\s{1,4}["']?pass:["']?([^\s"']{6,128}))re", false, 1, 2.5,
    true, false},
+  // Scan version 14. Windows' cmdkey /pass:X (a stored credential), macOS's security
+  // add-generic-password / add-internet-password -w X (a keychain item).
+  {"cli-keychain-password",
+   R"re((?:\bcmdkey(?:\.exe)?\b[^\r\n]{0,200}\s/pass(?:word)?:|\bsecurity\s{1,4}add-(?:generic|internet)-password\b[^\r\n]{0,300}\s-w\s{1,4})["']?([^\s"'\-$*][^\s"']{5,127}))re",
+   false, 1, 2.5, true, false, Verify::kNone, true},
+  // Scan version 14. A token as curl's user with an empty password (curl -u TOKEN: as
+  // SonarQube, Stripe and other APIs take a token).
+  {"cli-user-token",
+   R"re(\b(?:curl|xh|wget)\b[^\r\n]{0,300}\s(?:-u|--user)(?:\s{1,4}|=)["']?([A-Za-z0-9_\-]{20,128}):["']?[ \t\r\n])re",
+   false, 1, 3.0, true, false},
+  // Scan version 14. Algolia's client made with an application id and a key of 32 hex
+  // digits in code (algoliasearch('APPID', 'KEY')): the admin key unless the client is for
+  // search only (Verify::kNotSearchOnly).
+  {"algolia-api-key",
+   R"re(\balgoliasearch\(\s{0,4}["'][A-Z0-9]{10}["']\s{0,4},\s{0,4}["']([a-f0-9]{32})["'])re",
+   false, 1, 3.0, false, false, Verify::kNotSearchOnly},
   // aws configure set aws_secret_access_key X (no = between)
   {"aws-configure-secret",
    R"re(\baws(?:\s{1,4}--[a-z\-]{1,20}(?:=|\s{1,4})[^\s;&|]{1,64}){0,3}\s{1,4}configure\s{1,4}set\s{1,4}(?:[A-Za-z0-9_\-]{1,40}\.){0,2}(?:aws_secret_access_key|aws_session_token)\s{1,4}["']?([A-Za-z0-9/+=]{40,2000}))re",
@@ -145,14 +172,15 @@ const ContentRule kContentRules[] = {
   {"user-password-line",
    R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\s]{6,128})["'])re",
    false, 1, 2.5, true, false},
-  // A password of 8-11 characters after a password-like key (DB_PASSWORD=, imap_pass =,
+  // A password of 8-11 characters (from scan version 14, 6 or 7 that read as a chosen password:
+  // Coco45, Nala76!; and under a bare pw) after a password-like key (DB_PASSWORD=, imap_pass =,
   // remotepass =, dbPassword: "x", <password>x</password>): the other keyword rules need 12
   // or more, and human-chosen passwords are often shorter. Kept apart by its own gate
   // (Verify::kShortPassword): a short value passes only when it mixes classes like a password
   // and is quoted, closed by a tag or alone at its line's end (not a type: `Password: String;`).
   // Scan version 12: also in JSON inside a JSON string, its quotes escaped (\"password\": \"X\").
   {"short-password-assignment",
-   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd)\\?["']?(?:[ \t]{0,16}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{8,11}))re",
+   R"re((?:(?:^|[^A-Za-z0-9])(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{0,20}(?:password|passwd|passphrase|pass|pwd|pw)\\?["']?(?:[ \t]{0,16}\??=[ \t]{0,4}\\?["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}\\?["']|:[ \t]{1,4}\\?["']?)|<(?:[A-Za-z0-9]{1,20}[_\-.:]?)?(?:password|passwd|pass|pwd)>)([^\s"'`;,<>(){}\[\]\\]{6,11}))re",
    true, 1, 0, true, false, Verify::kShortPassword},
   // Scan version 12. The same short value under an environment variable's upper-case name
   // for a secret or a token (APP_SECRET=T3@p0t1988.; also a second assignment of a systemd
@@ -324,15 +352,21 @@ const ContentRule kContentRules[] = {
   {"camel-secret-assignment",
    R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|Api[Kk]ey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["'`]|:[ \t]{1,4}["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
-  // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
+  // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>; a bare pw
+  // from scan version 14, "moodle pw = X"): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["']|pw)["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
   {"pascal-secret-assignment",
    R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,200})["'])re",
+   false, 1, 3.2, true, false},
+  // Scan version 14. A key passed to a function named for it: Weaviate's
+  // Auth.api_key("..."), AuthApiKey(api_key=...) is secret-assignment's.
+  {"api-key-call",
+   R"re(\b(?:api_key|apiKey|ApiKey|api_token|apiToken)\(\s{0,4}["']([^"'\s\\]{16,200})["']\s{0,4}\))re",
    false, 1, 3.2, true, false},
   // A quoted key and a quoted value as the arguments of a call: PHP's
   // define('DB_PASSWORD', '...'), config.set("api_token", "...").
@@ -472,10 +506,17 @@ const ContentRule kContentRules[] = {
   // network's or a user's name) that ends its line: "wifi password is X", "bank login: bob /
   // X", "wifi home: X", "The password for the NAS is "X"." Scan version 13: "password to X",
   // a database's "db ... app / X" or an admin's "admin / X", and a remark after a quoted value
-  // or after a dash.
+  // or after a dash. Scan version 14: the word in more languages (Swedish, Norwegian, Danish,
+  // Finnish, Czech, Hungarian, Turkish, Croatian, Slovenian, Estonian, Latvian, Russian,
+  // Chinese, Japanese, Korean; a full-width colon after the last three) and " - " after it.
   {"prose-password",
-   R"re((?:^|\s)(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|has\xc5\x82o|schl\xc3\xbcssel)\b[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]\(currently)|(?:password|passphrase)[ \t]to|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente|db|database|admin|root)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   R"re((?:^|\s)(?:(?:(?:password|passwd|passphrase|passcode|pass|pwd?|pre-shared key|psk|passwort|kennwort|mot de passe|contrase\xc3\xb1a|contrasena|senha|wachtwoord|parola|parole|parool|has\xc5\x82o|schl\xc3\xbcssel|l\xc3\xb6senord|losenord|passord|adgangskode|salasana|heslo|jelszo|sifre|\xc5\x9fifre|lozinka|geslo)\b|jelsz\xc3\xb3|\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c|\xd0\x9f\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c|\xe5\xaf\x86\xe7\xa0\x81|\xe3\x83\x91\xe3\x82\xb9\xe3\x83\xaf\xe3\x83\xbc\xe3\x83\x89|\xeb\xb9\x84\xeb\xb0\x80\xeb\xb2\x88\xed\x98\xb8)[^\r\n]{0,40}?(?:[ \t](?:is|es|ist|est)|:|[ \t]/|[ \t]-|[ \t]\(currently)|(?:password|passphrase)[ \t]to|(?:login|wifi|wi-fi|wlan|anmeldung|zugang|identifiant|usuario|utente|db|database|admin|root)\b[^\r\n]{0,40}?(?:[ \t]/|:)|password|passwort|kennwort|pwd?)[ \t]{1,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
    true, 1, 3.0, true, false, Verify::kStrongValue, true},
+  // (The same after the word in Chinese, Japanese or Korean and a colon, full-width or not,
+  // with or without a blank: "密码：X".)
+  {"prose-password",
+   R"re((?:\xe5\xaf\x86\xe7\xa0\x81|\xe3\x83\x91\xe3\x82\xb9\xe3\x83\xaf\xe3\x83\xbc\xe3\x83\x89|\xeb\xb9\x84\xeb\xb0\x80\xeb\xb2\x88\xed\x98\xb8)[^\r\n:]{0,40}?(?:\xef\xbc\x9a|:)[ \t]{0,4}["'`]?([^\s"'`()\[\]{}<>,=;]{10,64}))re",
+   false, 1, 3.0, true, false, Verify::kStrongValue, true},
   // Scan version 9. A BIP32 extended private key (xprv, tprv and the SegWit forms yprv,
   // zprv, Yprv, Zprv, uprv, vprv): 111 base58 characters, the whole wallet's keys.
   {"bip32-extended-private-key",
@@ -987,6 +1028,20 @@ const ContentRule kContentRules[] = {
   {"net-use-password",
    R"re(\bnet[ \t]{1,4}use[ \t]{1,4}(?:[A-Za-z]:[ \t]{1,4})?\\\\[^\s]{1,200}[ \t]{1,4}["']?([^\s"'/*][^\s"']{3,127})["']?[ \t]{1,4}/(?:user|u):)re",
    true, 1, 2.3, true, false, Verify::kNone, true},
+  // (scan version 14: the password after /user:NAME, net use Z: \\nas\backup /user:bob X)
+  {"net-use-password",
+   R"re(\bnet[ \t]{1,4}use[ \t]{1,4}(?:[A-Za-z]:[ \t]{1,4})?\\\\[^\s]{1,200}[ \t]{1,4}/(?:user|u):[^\s/]{1,64}[ \t]{1,4}["']?([^\s"'/*][^\s"']{3,127}))re",
+   true, 1, 2.3, true, false, Verify::kNone, true},
+  // Scan version 14. A Wi-Fi profile netsh exported with key=clear: the key in plain text
+  // after <protected>false</protected> (protected, it is a DPAPI blob).
+  {"wifi-profile-key",
+   R"re(<protected>false</protected>\s{0,40}<keyMaterial>([^<\r\n]{8,63})</keyMaterial>)re",
+   false, 1, 2.0, true, true, Verify::kNone, true},
+  // Scan version 14. Windows setup's answer file (autounattend.xml, unattend.xml): an
+  // account's or the administrator's password with <PlainText>true</PlainText>.
+  {"unattend-password",
+   R"re(<(?:AdministratorPassword|Password|AutoLogon>\s{0,40}<Password)>\s{0,40}<Value>([^<\r\n]{4,128})</Value>\s{0,40}<PlainText>true</PlainText>)re",
+   false, 1, 2.0, true, true, Verify::kNone, true},
 };
 // clang-format on
 
@@ -1052,6 +1107,9 @@ const PathRule kPathRules[] = {
     {"password-file", "*[Tt]oken*", "", "", true},
     {"password-file", "*[Aa]pi[._-][Kk]ey*", "", "", true},
     {"password-file", "*[Aa]pikey*", "", "", true},
+    // (scan version 14: a *.key file of one token, or an API key's id and secret on two
+    // lines: Kraken's kraken.key)
+    {"password-file", "*.key", "", "", true},
     // Scan version 10. A small table of accounts and their passwords in a note's file (no
     // extension, .txt, .md, .csv, .tsv, .org, .log) named for passwords, accounts or
     // credentials (PathRule::password_table): a note kept in Documents or on the Desktop, or
@@ -1059,6 +1117,11 @@ const PathRule kPathRules[] = {
     {"password-table-file", "*[Pp]assw*", "", "", false, false, false, true},
     {"password-table-file", "*[Aa]ccounts*", "", "", false, false, false, true},
     {"password-table-file", "*[Cc]redentials*", "", "", false, false, false, true},
+    // (scan version 14: a note of API keys, tokens or secrets, "openweather: X")
+    {"password-table-file", "*[Aa]pi[._-][Kk]eys*", "", "", false, false, false, true},
+    {"password-table-file", "*[Aa]pi[Kk]eys*", "", "", false, false, false, true},
+    {"password-table-file", "*[Tt]okens*", "", "", false, false, false, true},
+    {"password-table-file", "*[Ss]ecrets*", "", "", false, false, false, true},
     // ... and any CSV or TSV file whose header names a password column (KeePass's, a
     // browser's, Bitwarden's export under any name).
     {"password-table-file", "*.csv", "", "", false, false, false, true},

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 13;
+inline constexpr int kScanVersion = 14;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -65,6 +65,10 @@ enum class Verify {
   // (kestrel sierra basalt 67), ending its line: PassphraseWords' test on the words (three or
   // more of 3-12 letters with a vowel, no setting's, reference's or stop word).
   kSpacedPassphrase,
+  // Scan version 14. An Algolia key outside a search client (algoliasearch/lite, a
+  // searchClient, a search-only key named within 600 characters before it): a search-only
+  // key is public by design, the admin key an indexer holds is not.
+  kNotSearchOnly,
 };
 
 struct ContentRule {

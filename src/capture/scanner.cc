@@ -23,6 +23,7 @@
 
 #include "capture/fs.h"
 #include "capture/rules.h"
+#include "capture/text_encoding.h"
 #include "core/bytes.h"
 #include "core/error.h"
 #include "core/id.h"
@@ -130,11 +131,19 @@ bool TailMatches(std::string_view glob, std::string_view path) {
   return any;
 }
 
+// Where `needle` first occurs in `hay` from `from`, ASCII case folded, or npos.
+size_t FindCaseless(std::string_view hay, std::string_view needle, size_t from = 0) {
+  if (from > hay.size()) return std::string_view::npos;
+  auto it = std::search(hay.begin() + static_cast<std::ptrdiff_t>(from), hay.end(), needle.begin(),
+                        needle.end(), [](char a, char b) {
+                          return std::tolower(static_cast<unsigned char>(a)) ==
+                                 std::tolower(static_cast<unsigned char>(b));
+                        });
+  return it == hay.end() ? std::string_view::npos : static_cast<size_t>(it - hay.begin());
+}
+
 bool ContainsCaseless(std::string_view hay, std::string_view needle) {
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  });
-  return it != hay.end();
+  return FindCaseless(hay, needle) != std::string_view::npos;
 }
 
 bool IsExample(std::string_view secret) {
@@ -262,23 +271,46 @@ bool SwitchesCase(std::string_view v) {
 }
 
 bool LooksPlaceholder(std::string_view v);
+bool MixedLowerDigits(std::string_view v);
+bool RunTogetherWords(std::string_view v);
+
+// The letter a digit or symbol stands for in leet spelling (4 and @ a, 0 o, 1 i, 3 e, 5 and
+// $ s, 7 t), or 0.
+char LeetLetter(char c) {
+  static constexpr std::string_view kFrom = "4@0135$7", kTo = "aaoiesst";
+  const size_t k = kFrom.find(c);
+  return k == std::string_view::npos ? 0 : kTo[k];
+}
+
+// The symbols a chosen password ends in (Planet2018!, lion1990.).
+constexpr std::string_view kTailSymbols = "!.#@$&*?%+-_";
+
+// v[from..] is at most two of kTailSymbols.
+bool SymbolTail(std::string_view v, size_t from) {
+  if (v.size() - from > 2) return false;
+  for (size_t k = from; k < v.size(); ++k)
+    if (kTailSymbols.find(v[k]) == std::string_view::npos) return false;
+  return true;
+}
 
 // A placeholder's or a name's word in a value (changeme, password, secret, your, dummy,
 // hunter2, foobar, ...), also written with digits for letters (p4ssw0rd) and the XKCD
 // example passphrase (correct horse battery staple) in any spelling.
 bool HasPlaceholderWord(std::string_view v) {
   std::string leet(v);
-  for (char& c : leet) {
-    static constexpr std::string_view kFrom = "4@0315$7", kTo = "aaoiesst";
-    size_t k = kFrom.find(c);
-    if (k != std::string_view::npos) c = kTo[k];
-  }
+  for (char& c : leet)
+    if (const char l = LeetLetter(c)) c = l;
+  // (hunter2, the famous example, first or not followed by a digit: Hunter2024 is one,
+  // Velvet.hunter21& is chosen; scan version 14)
+  for (size_t at = 0; (at = FindCaseless(leet, "hunter2", at)) != std::string::npos; ++at)
+    if (at == 0 || at + 7 == leet.size() || !std::isdigit(static_cast<unsigned char>(v[at + 7])))
+      return true;
   for (std::string_view w :
-       {"changeme",   "change_me",  "change-me",   "changeit",   "password",   "passwd",
-        "secret",     "your",       "placeholder", "dummy",      "redacted",   "sample",
-        "insert",     "replace",    "token",       "hunter2",    "foobar",     "notreal",
-        "fake",       "privatekey", "private_key", "apikey",     "api_key",    "accesskey",
-        "access_key", "credential", "passphrase",  "not-a-real", "not_a_real", "notareal"})
+       {"changeme",   "change_me",   "change-me",   "changeit",   "password",  "passwd",
+        "secret",     "your",        "placeholder", "dummy",      "redacted",  "sample",
+        "insert",     "replace",     "token",       "foobar",     "notreal",   "fake",
+        "privatekey", "private_key", "apikey",      "api_key",    "accesskey", "access_key",
+        "credential", "passphrase",  "not-a-real",  "not_a_real", "notareal"})
     if (ContainsCaseless(leet, w)) return true;
   std::string letters;
   for (char c : v)
@@ -441,6 +473,8 @@ bool LooksPlaceholder(std::string_view v) {
       v.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string_view::npos)
     return true;
   if (v.starts_with("pk.eyJ")) return true;  // a Mapbox public token (sk.: secret)
+  // LiteLLM's reference to an environment variable (os.environ/NAME; scan version 14).
+  if (v.starts_with("os.environ")) return true;
   // PostHog's project key (phc_; phx_ is a personal key) and Datadog's client token (pub and
   // 32 hex digits): made for browsers' code (scan version 13).
   if (v.starts_with("phc_")) return true;
@@ -833,7 +867,7 @@ std::string_view WithoutLineEnd(std::string_view head) {
 // A whole file that is one secret (PathRule::whole_file_secret): `head` is the file when it
 // is shorter than the head read. One line, a final newline allowed; two classes of
 // characters at least (digits alone are a counter or an id).
-bool WholeFileSecret(std::string_view head) {
+bool OneLineSecret(std::string_view head) {
   if (head.size() > 202) return false;
   head = WithoutLineEnd(head);
   if (head.size() < 8 || head.size() > 200) return false;
@@ -851,6 +885,20 @@ bool WholeFileSecret(std::string_view head) {
   // password file, whose repeats keep it under 3.0 bits; a file's name makes it one.)
   return (Entropy(head) >= 3.0 || HumanPassword(head)) && !LooksPlaceholder(head) &&
          !LooksFiller(head) && !LooksHash(head) && !IsExample(head);
+}
+
+bool WholeFileSecret(std::string_view head) {
+  if (OneLineSecret(head)) return true;
+  // (Scan version 14: or two lines of 16 or more characters each, each a token at 3.5
+  // bits: an API key's id and its secret, Kraken's kraken.key.)
+  const size_t nl = head.find('\n');
+  if (nl == std::string_view::npos || nl + 1 >= head.size() || head.size() > 404) return false;
+  const std::string_view first = WithoutLineEnd(head.substr(0, nl + 1)),
+                         second = WithoutLineEnd(head.substr(nl + 1));
+  if (second.find('\n') != std::string_view::npos) return false;
+  for (std::string_view line : {first, second})
+    if (line.size() < 16 || Entropy(line) < 3.5 || !OneLineSecret(line)) return false;
+  return true;
 }
 
 // A whole file that is a raw private key (PathRule::raw_key): one line of 64 or 128 hex
@@ -992,11 +1040,25 @@ bool PasswordTable(std::string_view head, bool need_header) {
   return false;
 }
 
+// The words that name a password in prose-password's lead (languages other than English
+// from scan version 14 as its expression has them; ContainsCaseless folds ASCII only).
+// clang-format off
+constexpr std::string_view kPasswordWords[] = {
+    "pass", "pw", "psk", "pre-shared", "kennwort", "contrase", "senha", "wachtwoord", "parol",
+    "has\xc5\x82o", "schl\xc3\xbcssel", "l\xc3\xb6senord", "losenord", "adgangskode", "salasana",
+    "heslo", "jelsz", "sifre", "\xc5\x9fifre", "lozinka", "geslo",
+    "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c",
+    "\xd0\x9f\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c", "\xe5\xaf\x86\xe7\xa0\x81",
+    "\xe3\x83\x91\xe3\x82\xb9\xe3\x83\xaf\xe3\x83\xbc\xe3\x83\x89",
+    "\xeb\xb9\x84\xeb\xb0\x80\xeb\xb2\x88\xed\x98\xb8"};
+// clang-format on
+
 // A value named in prose (Verify::kStrongValue): 10 or more characters mixing 3 of lower
 // case, upper case, digits and symbols (a sentence's final '.' or ':' left out: `v` is
 // trimmed, the caller moves the match's end), or both cases reading as random letters, not
 // an address or a path, and nothing after it on its line but punctuation (a note's line,
 // not a sentence that goes on: "the password is stored in ..."). `from`: the match's start.
+
 bool StrongProseValue(std::string_view content, size_t from, size_t end, std::string_view& v) {
   while (!v.empty() && (v.back() == '.' || v.back() == ':')) v.remove_suffix(1);
   if (v.size() < 10) return false;
@@ -1040,9 +1102,7 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
       content.substr(from, static_cast<size_t>(v.data() - content.data()) - from);
   bool named =
       lead.find(" /") != std::string_view::npos || lead.find("\t/") != std::string_view::npos;
-  for (std::string_view w : {"pass", "pw", "psk", "pre-shared", "kennwort", "contrase", "senha",
-                             "wachtwoord", "parola", "has\xc5\x82o", "schl\xc3\xbcssel"})
-    named = named || ContainsCaseless(lead, w);
+  for (std::string_view w : kPasswordWords) named = named || ContainsCaseless(lead, w);
   // (scan version 13: where a password word names it and ':', "is" or "to" gives it, words
   // joined by . - _ are a passphrase, "wifi password: shadow.glacier.pebble", and words and a
   // number a chosen password, as under a password key; not after the word alone: "password
@@ -1053,13 +1113,17 @@ bool StrongProseValue(std::string_view content, size_t from, size_t end, std::st
       (lead.find(':') != std::string_view::npos || lead.find(" is ") != std::string_view::npos ||
        lead.find(" to ") != std::string_view::npos);
   if (password_word && (PassphraseWords(v) || WordsPassword(v))) return true;
+  // (scan version 14: lower-case letters and digits mixed as generated ones are, where a
+  // password word names them: "пароль : tbb8betta9k6au6e")
+  if (named && lead.find(" /") == std::string_view::npos && MixedLowerDigits(v)) return true;
   if (!(c.Count() >= 3 || (c.upper && c.lower && !c.digit && !c.other && LooksRandomLetters(v))))
     return false;
   if (!named) return LooksRandomLetters(v);
   return true;
 }
 
-// A short value (8-11 characters) that ends at `end` of content and reads like a chosen
+// A short value (8-11 characters; 6 or 7 from scan version 14, a chosen password's shape
+// alone) that ends at `end` of content and reads like a chosen
 // password: closed by a quote or a tag or alone at the end of its line (more of it, or code
 // after it, is for the other rules: `Password: UTF8String;`, `password= scmVersion= $(...)`),
 // 3 of the 4 character classes, and at most a couple of repeats (its entropy within half a
@@ -1105,20 +1169,15 @@ bool ShortPasswordLike(std::string_view content, size_t key, size_t end, std::st
   // (Or upper and lower case letters that read as random letters: pQmZrtKwbX.)
   const CharClasses cls = ClassesOf(v);
   if (HumanPassword(v)) return true;
+  // 6 or 7 characters (scan version 14) only as a word and a number (Coco45, Nala76!).
+  if (v.size() < 8) return false;
   // Hex digits of one case, 9-11, letters and digits both (openssl rand -hex 5).
   if (v.size() >= 9 && cls.digit && cls.lower != cls.upper && !cls.other &&
       v.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos &&
       Entropy(v) >= std::log2(static_cast<double>(v.size())) - 1.0)
     return true;
-  // (Or, scan version 13, 10 or 11 lower-case letters and digits mixed as generated ones are,
-  // bnv1j4t5h2: four or more changes between a letter and a digit, no run of 4 letters.)
-  if (v.size() >= 10 && cls.lower && cls.digit && !cls.upper && !cls.other && !WordsAndDigits(v)) {
-    size_t changes = 0;
-    for (size_t k = 1; k < v.size(); ++k)
-      changes += (std::isdigit(static_cast<unsigned char>(v[k])) != 0) !=
-                 (std::isdigit(static_cast<unsigned char>(v[k - 1])) != 0);
-    if (changes >= 4) return true;
-  }
+  // (Or, scan version 13, 10 or 11 lower-case letters and digits mixed as generated ones are.)
+  if (MixedLowerDigits(v)) return true;
   if (cls.Count() < 3 &&
       !(cls.upper && cls.lower && !cls.digit && !cls.other && LooksRandomLetters(v)))
     return false;
@@ -1190,6 +1249,70 @@ bool WordsAndDigits(std::string_view v) {
     longest = std::max(longest, run);
   }
   return longest >= 4 && !LooksRandomLetters(v, 1, 0);
+}
+
+// Text a person can type: no control character but blanks and line ends (a match the
+// regular expression could not place again is kept with the line before it: ExtractRun), nor
+// DEL, and bytes outside UTF-8's
+// sequences few (a Latin-1 or cp1252 letter or three, Passwort=C7v64jO1_X7lmvT81\xfc: at most
+// 3, and under a quarter of the value).
+bool TypedText(std::string_view v) {
+  size_t stray = 0;
+  for (size_t i = 0; i < v.size();) {
+    const auto c = static_cast<unsigned char>(v[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) return false;
+      ++i;
+      continue;
+    }
+    size_t n = c >= 0xc2 && c < 0xe0   ? 2
+               : c >= 0xe0 && c < 0xf0 ? 3
+               : c >= 0xf0 && c < 0xf5 ? 4
+                                       : 0;
+    for (size_t k = 1; n > 0 && k < n; ++k)
+      if (i + k >= v.size() || (static_cast<unsigned char>(v[i + k]) & 0xc0) != 0x80) n = 0;
+    if (n == 0) {
+      ++stray, ++i;
+    } else {
+      i += n;
+    }
+  }
+  return stray <= 3 && stray * 4 < v.size();
+}
+
+// An encrypted value in braces: Jenkins' {AQAAAB...=} (credentials.xml), Maven's {...=}
+// (mvn --encrypt-password); the key that opens it is kept elsewhere (scan version 14).
+bool BracedCiphertext(std::string_view v) {
+  return v.size() >= 22 && v.front() == '{' && v.back() == '}' &&
+         v.substr(1, v.size() - 2).find_first_not_of(kBase64Chars) == std::string_view::npos;
+}
+
+// Scan version 14. Lower-case words run together (igloohazelwalnut): 15 to 64 letters a to z
+// that read as words (not random letters, 25 to 55 % vowels), no placeholder's word, not
+// one long word (a suffix such as -tion, -ment, -ness, -ability ends those).
+bool RunTogetherWords(std::string_view v) {
+  if (v.size() < 15 || v.size() > 64 ||
+      v.find_first_not_of("abcdefghijklmnopqrstuvwxyz") != std::string_view::npos)
+    return false;
+  const size_t vowels = CountVowels(v);
+  if (vowels * 100 < v.size() * 25 || vowels * 100 > v.size() * 55) return false;
+  for (std::string_view s : {"tion", "sion", "ment", "ness", "ity", "able", "ible", "ing", "ings",
+                             "ally", "ized", "ised", "ism", "ist", "ful", "less", "ous", "ive"})
+    if (v.ends_with(s)) return false;
+  return !LooksRandomLetters(v) && !HasPlaceholderWord(v) && !HasDefaultPasswordWord(v);
+}
+
+// 10 or more lower-case letters and digits mixed as generated ones are (bnv1j4t5h2): four or
+// more changes between a letter and a digit, not words and digits.
+bool MixedLowerDigits(std::string_view v) {
+  const CharClasses cls = ClassesOf(v);
+  if (v.size() < 10 || !cls.lower || !cls.digit || cls.upper || cls.other || WordsAndDigits(v))
+    return false;
+  size_t changes = 0;
+  for (size_t k = 1; k < v.size(); ++k)
+    changes += (std::isdigit(static_cast<unsigned char>(v[k])) != 0) !=
+               (std::isdigit(static_cast<unsigned char>(v[k - 1])) != 0);
+  return changes >= 4;
 }
 
 // The entropy a rule's secret needs: the rule's threshold, or for a keyword rule's value
@@ -1363,9 +1486,8 @@ bool PlainHumanPassword(std::string_view v) {
   while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
   // (scan version 13: one digit after two or more words, TigerLagoon3_, as WordsPassword
   // takes three words and one digit, or after one word of 8 letters or more, Noodleiris9)
-  if (d - i < (words >= 2 || longest >= 8 ? 1u : 2u) || d - i > 6 || v.size() - d > 2) return false;
-  for (size_t k = d; k < v.size(); ++k)
-    if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
+  if (d - i < (words >= 2 || longest >= 8 ? 1u : 2u) || d - i > 6 || !SymbolTail(v, d))
+    return false;
   for (std::string_view w :
        {"user", "pass", "secret", "sample", "change", "python", "ubuntu", "debian", "version",
         "release", "build", "node", "java", "postgres", "mysql", "redis", "server", "client"})
@@ -1384,9 +1506,7 @@ bool CamelWordsPassword(std::string_view v) {
   if (i < 8 || capitals < 2 || !std::isupper(static_cast<unsigned char>(v[0]))) return false;
   size_t d = i;
   while (d < v.size() && std::isdigit(static_cast<unsigned char>(v[d]))) ++d;
-  if (d == i || d - i > 6 || v.size() - d > 2) return false;
-  for (size_t k = d; k < v.size(); ++k)
-    if (std::string_view("!.#@$&*?%+-_").find(v[k]) == std::string_view::npos) return false;
+  if (d == i || d - i > 6 || !SymbolTail(v, d)) return false;
   const std::string_view letters = v.substr(0, i);
   return CamelWords(letters) && !EndsInCodeWord(letters) && !HasDefaultPasswordWord(v) &&
          !HasPlaceholderWord(v);
@@ -1397,12 +1517,13 @@ bool CamelWordsPassword(std::string_view v) {
 // letters and a number is tried; the word, read back (0 o, 1 i, 3 e, 4 a, 5 s, 7 t, @ a,
 // $ s), must keep two of its letters as written.
 bool LeetHumanPassword(std::string_view v) {
-  if (v.size() < 8 || v.size() > 32 || !std::isalpha(static_cast<unsigned char>(v[0])))
+  // (a letter first, or from scan version 14 a digit for one: 1gl002001)
+  if (v.size() < 8 || v.size() > 32 ||
+      !(std::isalpha(static_cast<unsigned char>(v[0])) ||
+        (std::isdigit(static_cast<unsigned char>(v[0])) && LeetLetter(v[0]))))
     return false;
-  static constexpr std::string_view kFrom = "013457@$", kTo = "oieastas";
   size_t end = v.size();
-  while (end > 0 && std::string_view("!.#@$&*?%+-_").find(v[end - 1]) != std::string_view::npos &&
-         v.size() - end < 2)
+  while (end > 0 && kTailSymbols.find(v[end - 1]) != std::string_view::npos && v.size() - end < 2)
     --end;
   size_t digits = end;
   while (digits > 0 && std::isdigit(static_cast<unsigned char>(v[digits - 1]))) --digits;
@@ -1412,8 +1533,8 @@ bool LeetHumanPassword(std::string_view v) {
     for (char& c : word) {
       if (std::isalpha(static_cast<unsigned char>(c))) {
         ++letters;
-      } else if (const size_t k = kFrom.find(c); k != std::string_view::npos) {
-        c = kTo[k], ++leet;
+      } else if (const char l = LeetLetter(c)) {
+        c = l, ++leet;
       } else if (c != '_' && c != '-' && c != '.') {
         return false;
       }
@@ -1721,6 +1842,15 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
         if (around.find(w) != std::string_view::npos) return true;
       break;
     }
+    case Verify::kNotSearchOnly: {
+      const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
+      const std::string_view before = content.substr(lo, m.secret_from - lo);
+      for (std::string_view w :
+           {"algoliasearch/lite", "searchClient", "search_client", "searchOnly", "search_only",
+            "SEARCH_ONLY", "search-only", "searchKey", "search_key", "SEARCH_KEY", "liteClient"})
+        if (before.find(w) != std::string_view::npos) return true;
+      break;
+    }
     case Verify::kBase58Check:
       if (!Base58CheckWif(secret)) return true;
       break;
@@ -1764,6 +1894,8 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       break;
   }
   if (IsExample(secret)) return true;
+  // (an exporter's mark, "Bearer <redacted by exporter>" in a HAR file; scan version 14)
+  if (ContainsCaseless(secret, "redacted")) return true;
   if (!rule.generic && !rule.binary && InBase64Body(content, m.secret_from)) return true;
   // (A keyword rule's words and a number or passphrase is judged by its place below, not by
   // its entropy: velvet.river.velvet.93 holds 3.1 bits.)
@@ -1773,13 +1905,16 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
            ContainsCaseless(key, "psk");
   };
   if (rule.min_entropy > 0 && Entropy(secret) < EntropyNeeded(rule, secret) &&
-      !(rule.generic &&
-        (WordsPassword(secret) || PassphraseWords(secret) || HumanPassword(secret) ||
-         (WordsDigitPassword(secret) &&
-          password_place_of(KeyBefore(content, m.from, m.secret_from))))))
+      !(rule.generic && (WordsPassword(secret) || PassphraseWords(secret) ||
+                         RunTogetherWords(secret) || HumanPassword(secret) ||
+                         (WordsDigitPassword(secret) &&
+                          password_place_of(KeyBefore(content, m.from, m.secret_from))))))
     return true;
   if (!rule.binary && LooksFiller(secret, rule.verify != Verify::kAnyPrintable)) return true;
   if (!rule.generic) return false;
+  // A keyword rule's value is typed text (not the bytes of a binary that happen to follow
+  // "pw="), not ciphertext (scan version 14).
+  if (!TypedText(secret) || BracedCiphertext(secret)) return true;
   // The key is the word right before the value (a command's match also spans its
   // arguments: `docker login public.ecr.aws -p X` names no public value).
   const std::string_view key = KeyBefore(content, m.from, m.secret_from);
@@ -1807,8 +1942,8 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       (HumanPassword(secret) || CamelWordsPassword(secret) || WordsDigitPassword(secret)))
     return false;
   // A passphrase of words only where the place says password (not under secret: Kubernetes
-  // names a secret's object so).
-  if (PassphraseWords(secret)) return !password_place;
+  // names a secret's object so); so are words run together (scan version 14).
+  if (PassphraseWords(secret) || RunTogetherWords(secret)) return !password_place;
   return LooksPlaceholder(secret);
 }
 
@@ -2369,6 +2504,56 @@ class FileSource : public ByteSource {
   bool eof_ = false;
 };
 
+// Another source's bytes after `skip` (a UTF-8 byte-order mark left out).
+class SkipSource : public ByteSource {
+ public:
+  SkipSource(ByteSource& in, uint64_t skip) : in_(in), skip_(skip) {}
+  std::string_view View(uint64_t from, uint64_t to) override {
+    return in_.View(from + skip_, to + skip_);
+  }
+
+ private:
+  ByteSource& in_;
+  const uint64_t skip_;
+};
+
+// Another source's bytes (after `skip`) decoded as the windows move: UTF-16 as UTF-8, JSON's
+// and Java's \uXXXX escapes (scan version 14; capture/text_encoding.h). `decode` appends
+// what it decoded and returns the raw bytes it used (it may leave a cut sequence for the
+// next call unless at the end). Offsets, lines and columns are the decoded text's.
+class DecodedSource : public ByteSource {
+ public:
+  using Decode = size_t (*)(std::string_view raw, bool big, bool at_end, std::string& out);
+  DecodedSource(ByteSource& in, uint64_t skip, Decode decode, bool big)
+      : in_(in), decode_(decode), big_(big), in_pos_(skip) {}
+  std::string_view View(uint64_t from, uint64_t to) override {
+    if (from > start_) {
+      size_t drop = std::min<uint64_t>(from - start_, buf_.size());
+      buf_.erase(0, drop);
+      start_ += drop;
+    }
+    while (!eof_ && start_ + buf_.size() < to) {
+      constexpr size_t kChunk = 64 << 10;
+      const std::string_view raw = in_.View(in_pos_, in_pos_ + kChunk);
+      eof_ = raw.size() < kChunk;
+      in_pos_ += decode_(raw, big_, eof_, buf_);
+    }
+    std::string_view v(buf_);
+    if (from >= start_ + v.size()) return {};
+    v.remove_prefix(from - start_);
+    return v.substr(0, std::min<uint64_t>(to - from, v.size()));
+  }
+
+ private:
+  ByteSource& in_;
+  const Decode decode_;
+  const bool big_;
+  uint64_t in_pos_;  // the next raw byte to decode
+  std::string buf_;  // decoded bytes from start_
+  uint64_t start_ = 0;
+  bool eof_ = false;
+};
+
 // Path rules whose glob names this file: their content condition and fingerprint need
 // every byte, which the windows hand over once each.
 struct PathRuleState {
@@ -2403,10 +2588,12 @@ struct WindowCursor {
 // looks at, so each match is judged as in a whole-buffer scan.
 void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
            std::vector<RawMatch>& matches, WindowCursor& cur) {
-  // Rules whose text starts with "the character before" report where the key starts.
+  // Rules whose text starts with "the character before" report where the key starts (a
+  // byte of UTF-8 beyond ASCII is a letter's: "пароль: X"; scan version 14).
   for (RawMatch& m : matches)
     while (m.from < m.secret_from && m.from + 1 < m.to &&
-           !std::isalnum(static_cast<unsigned char>(view[m.from])) && view[m.from] != '-' &&
+           !std::isalnum(static_cast<unsigned char>(view[m.from])) &&
+           static_cast<unsigned char>(view[m.from]) < 0x80 && view[m.from] != '-' &&
            view[m.from] != '_')
       ++m.from;
   auto rules = ContentRules();
@@ -2528,9 +2715,31 @@ const std::vector<PathRuleHead>& PathRuleHeads() {
 
 }  // namespace
 
-std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
+std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& raw,
                                          size_t window) const {
   window = std::max<size_t>(window, 1);
+  // UTF-16 is read as UTF-8, a UTF-8 byte-order mark is left out; then JSON's and Java's
+  // \uXXXX escapes and \/ are read as what they stand for when the head holds some (scan
+  // version 14).
+  std::optional<DecodedSource> utf16, unescaped;
+  std::optional<SkipSource> skipped;
+  size_t skip = 0;
+  const TextEncoding encoding = DetectTextEncoding(raw.View(0, kBinaryProbe), &skip);
+  if (encoding == TextEncoding::kUtf16Le || encoding == TextEncoding::kUtf16Be)
+    utf16.emplace(raw, skip, &AppendUtf16AsUtf8, encoding == TextEncoding::kUtf16Be);
+  else if (encoding == TextEncoding::kUtf8Bom)
+    skipped.emplace(raw, skip);
+  ByteSource& text = utf16     ? static_cast<ByteSource&>(*utf16)
+                     : skipped ? static_cast<ByteSource&>(*skipped)
+                               : raw;
+  if (HasUnicodeEscapes(text.View(0, kBinaryProbe)))
+    unescaped.emplace(
+        text, 0,
+        [](std::string_view r, bool, bool at_end, std::string& out) {
+          return AppendUnescaped(r, at_end, out);
+        },
+        false);
+  ByteSource& src = unescaped ? static_cast<ByteSource&>(*unescaped) : text;
   // The last non-empty component, as TailMatches takes it (a path given with a final '/').
   std::string_view base;
   size_t base_end = path.size();
@@ -2567,9 +2776,13 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& src,
         if (!table) {
           // A file named for passwords (or PgBouncer's userlist) may use the last column; any
           // other CSV needs a header.
-          const bool named = ContainsCaseless(base, "passw") || ContainsCaseless(base, "account") ||
-                             ContainsCaseless(base, "credential") ||
-                             ContainsCaseless(base, "userlist");
+          // (scan version 14: or API keys, tokens or secrets, "openweather: X" in api-keys.md)
+          const bool named =
+              ContainsCaseless(base, "passw") || ContainsCaseless(base, "account") ||
+              ContainsCaseless(base, "credential") || ContainsCaseless(base, "userlist") ||
+              ContainsCaseless(base, "apikey") || ContainsCaseless(base, "api-key") ||
+              ContainsCaseless(base, "api_key") || ContainsCaseless(base, "token") ||
+              ContainsCaseless(base, "secret");
           table = !binary && !TemplateName(base) && NoteName(base) && PasswordTable(head, !named);
         }
         st.need_found = *table;

@@ -735,6 +735,52 @@ std::vector<Case> Version8Cases(Gen& g) {
 
 // Scan version 13, from the probes' unseen seeds and a ninth outsider probe (network
 // devices, streaming, mobile signing, notebooks).
+// Scan version 14's rules, from two outsider probes at new seeds: Windows' cmdkey and
+// macOS's keychain on command lines, a token as curl's user, Algolia's admin key in code.
+std::vector<Case> Version14Cases(Gen& g) {
+  std::vector<Case> c;
+  c.push_back({"cli-keychain-password",
+               "cmdkey /generic:pg.h.test /user:etl /pass:'Saffron!" + g.Of(kDigits, 4) + "pepper'\n",
+               "cmdkey /generic:pg.h.test /user:etl /pass\n"});
+  c.push_back({"cli-keychain-password",
+               "security add-generic-password -a bob -s vpn -w " + g.Of(kAlnum, 18) + "\n",
+               "security add-generic-password -a bob -s vpn -w\n"});
+  c.push_back({"cli-user-token",
+               "curl -u " + g.Of(kHexLower, 40) + ": https://sonarcloud.io/api/projects/search\n",
+               "curl -u $SONAR_TOKEN: https://sonarcloud.io/api/projects/search\n"});
+  const std::string app = g.Of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 10);
+  c.push_back({"algolia-api-key",
+               "const client = algoliasearch('" + app + "', '" + g.Of(kHexLower, 32) + "');\n",
+               "import algoliasearch from 'algoliasearch/lite';\nconst searchClient = algoliasearch('" +
+                   app + "', '" + g.Of(kHexLower, 32) + "');\n"});
+  c.push_back({"sk-hex-api-key", "  - deepseek=sk-" + g.Of(kHexLower, 32) + "\n",
+               "  - deepseek=sk-0123456789abcdef\n"});
+  c.push_back({"fly-api-token",
+               "FLY_API_TOKEN: FlyV1 fm2_" + g.Of(kAlnum + "_-", 120) + ",fm2_" + g.Of(kAlnum, 40) + "\n",
+               "FLY_API_TOKEN: ${{ secrets.FLY_API_TOKEN }}\n"});
+  c.push_back({"resend-api-key", "const resend = new Resend(\"re_" + g.Of(kAlnum, 8) + "_" + g.Of(kAlnum, 24) + "\");\n",
+               "const resend = new Resend(process.env.RESEND_API_KEY);\n"});
+  c.push_back({"supabase-secret-key", "const KEY = \"sb_secret_" + g.Of(kAlnum, 31) + "\";\n",
+               "const KEY = \"sb_publishable_" + g.Of(kAlnum, 31) + "\";\n"});
+  c.push_back({"api-key-call", "    auth_credentials=Auth.api_key(\"" + g.Of(kAlnum, 40) + "\"),\n",
+               "    auth_credentials=Auth.api_key(os.environ[\"WEAVIATE_API_KEY\"]),\n"});
+  c.push_back({"wifi-profile-key",
+               "\t\t\t<sharedKey>\n\t\t\t\t<keyType>passPhrase</keyType>\n\t\t\t\t<protected>false</protected>\n"
+               "\t\t\t\t<keyMaterial>Lantern72-Thistle!" + g.Of(kDigits, 4) + "</keyMaterial>\n",
+               "\t\t\t\t<protected>true</protected>\n\t\t\t\t<keyMaterial>01000000D08C9DDF0115D1118C7A00C0" +
+                   g.Of("0123456789ABCDEF", 64) + "</keyMaterial>\n"});
+  c.push_back({"unattend-password",
+               "<AdministratorPassword>\n  <Value>zM!B2J6o0K." + g.Of(kAlnum, 10) +
+                   "</Value>\n  <PlainText>true</PlainText>\n</AdministratorPassword>\n",
+               "<AdministratorPassword>\n  <Value>UABhAHMAcwB3AG8AcgBkAA==</Value>\n"
+               "  <PlainText>false</PlainText>\n</AdministratorPassword>\n"});
+  c.push_back({"net-use-password",
+               "net use Z: \\\\nas08.h.test\\backup /user:snovak Nectar22*Cedar+" + g.Of(kDigits, 4) +
+                   " /persistent:no\n",
+               "net use Z: \\\\nas08.h.test\\backup /user:snovak * /persistent:no\n"});
+  return c;
+}
+
 std::vector<Case> Version13Cases(Gen& g) {
   const std::string kUpperHex = "0123456789ABCDEF";
   std::vector<Case> c;
@@ -948,6 +994,7 @@ std::vector<Case> Cases(Gen& g) {
   for (Case& x : ShortPasswordAndToolCases(g)) c.push_back(std::move(x));
   for (Case& x : Version8Cases(g)) c.push_back(std::move(x));
   for (Case& x : Version13Cases(g)) c.push_back(std::move(x));
+  for (Case& x : Version14Cases(g)) c.push_back(std::move(x));
   return c;
 }
 
@@ -1116,7 +1163,9 @@ TEST(ScanPlaceholders, PythonMappingFormat) {
 TEST(ScanPlaceholders, ChangeMe) {
   EXPECT_EQ(FillerFindings({"ADMIN_PASSWORD=changeme", "ADMIN_PASSWORD=ChangeMe123456",
                             "secret_key = 'change_me_before_deploying'",
-                            "STRIPE=sk_live_CHANGEMEchangemeCHANGEME1234"}),
+                            "STRIPE=sk_live_CHANGEMEchangemeCHANGEME1234",
+                            // in leet (scan version 14: 3 reads e and 1 reads i, as written)
+                            "ADMIN_PASSWORD=Ch4ng3M3!", "password: n0t4r34lp4ss"}),
             std::vector<std::string>{});
 }
 
@@ -1742,6 +1791,83 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
 // folder, "pass to" in comments, a timestamp after "db ... /"; from a tenth probe of
 // look-alikes, a token's fingerprint, browsers' public keys (PostHog's phc_, Datadog's client
 // token), a fixture's not-a-real password, an Android app's Firebase key (google-services.json).
+// Scan version 14, from outsider probes at new seeds: chosen passwords of 6 and 7 characters
+// under a password's key, a bare pw, a leet word with a digit first in a URL, the password
+// word in more languages and after " - ", words run together under a password's key,
+// openssl's quoted pass:, a password holding hunter2 and more; and what stays quiet.
+TEST(ScanRules, Version14ShapesAndLookAlikes) {
+  for (const char* line :
+       {"[client]\npassword=\"Coco45\"", "[git-ftp]\n\tpassword = Nala76!",
+        "/ppp secret add name=egarcia password=Coco86! profile=default-encryption service=l2tp",
+        "moodle pw = Izmir#7463nebula", "index-url = https://ugarcia:1gl002001@pypi.h.test/simple",
+        "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c : tbb8betta9k6au6e",
+        "l\xc3\xb6senord - tAzssxl0baP0", "\xe5\xaf\x86\xe7\xa0\x81\xef\xbc\x9aXk9mQ2vL7pRw",
+        "\xc5\x9fifre: Xk9#mQ2vL7pR", "    <password>igloohazelwalnut</password>",
+        "passwd = meadowcactusumberjigsawnectar",
+        "openssl pkcs12 -export -in c.pem -inkey k.pem -out b.p12 -passout pass:'Nutmegmeadow799!'",
+        "\"password\": \"Velvet.hunter21&\"",
+        "security add-internet-password -a bob -s h.test -w 'Xq7#pLm2vR9t'",
+        "Passwort=FMulJ9nH_KcTa7\xe4", "mail.smtp.password=06pcv\\u00fceI5QN\\u00e9310",
+        "\"password\": \"Mrbl31986!\\u004095\"",
+        "  \"state\": \"{\\u0022provider\\u0022:\\u0022custom\\u0022,\\u0022vaultToken\\u0022:\\u0022hvs."
+        "CAESIr8B2eG54baJ6kPABZxSkcvuRuguqH8qc2n1\\u0022}\"",
+        "{\"webhook\":\"https:\\/\\/hooks.slack.com\\/services\\/T7K00TDDP\\/B7K00TDDPQ\\/"
+        "xN3kQ8rT2vL5mP9wZ4cY7bJ1\"}",
+        "curl -H \"DD-APPLICATION-KEY: 4b62eb3a36a55a2692feecbf5405954647e42fcc\" https://h.test"})
+    EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
+  for (const char* line :
+       {"password=\"Test12\"", "password: hunter2", "password = \"hunter2!\"", "pw = getpass()",
+        "password: abcdef", "<password>internationalization</password>",
+        "passwd = configurationmanagement", "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c: "
+        "\xd1\x81\xd0\xbc. \xd0\xbc\xd0\xb5\xd0\xbd\xd0\xb5\xd0\xb4\xd0\xb6\xd0\xb5\xd1\x80",
+        "Password - reset it from the admin page", "curl -u admin: https://h.test/api",
+        "const searchClient = algoliasearch('JPKF93EM0O', '07bc57b713d9d23c10f33600677bf6dd');",
+        "openssl pkcs12 -export -out b.p12 -passout env:P12_PASS", "cmdkey /list",
+        "        <password>{AQAAABBU92RRiXcpe2SAApZf/VQgOtNbVqAEYnb1WN3atRtghU1K14rcNjRhABr=}</password>",
+        "      <password>{Qbo3scgThPWXzf5jBlnzqem/hI6J+zNeZ2LV9NC/vTI=}</password>",
+        "{\"name\": \"Authorization\", \"value\": \"Bearer <redacted by exporter>\"}",
+        "  \"note\": \"see \\u0022the wiki\\u0022 for the key \\u2014 not here\"",
+        "  master_key: os.environ/LITELLM_MASTER_KEY"})
+    EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
+}
+
+// Scan version 14: UTF-16 (Windows' .reg exports, PowerShell 5's files) is read as UTF-8,
+// with or without a byte-order mark, in either byte order; a UTF-8 mark is left out (a rule
+// anchored at a line's start still sees line 1); lines and columns are the text's.
+TEST(ScanRules, Utf16AndByteOrderMarks) {
+  auto utf16 = [](const std::string& ascii, bool big) {
+    std::string out;
+    for (char ch : ascii) out += big ? std::string(1, '\0') + ch : std::string(1, ch) + '\0';
+    return out;
+  };
+  const std::string reg = "Windows Registry Editor Version 5.00\r\n\r\n[HKEY_CURRENT_USER\\Software\\"
+                          "SimonTatham\\PuTTY\\Sessions\\nas]\r\n\"ProxyPassword\"=\"6wNso6wf3ID-hoA8uvnCZPu0E\"\r\n";
+  for (const std::string& bytes :
+       {"\xff\xfe" + utf16(reg, false), "\xfe\xff" + utf16(reg, true), utf16(reg, false),
+        utf16(reg, true)}) {
+    const auto f = S().Scan("putty.reg", bytes);
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].line, 4u);
+    EXPECT_EQ(f[0].column, 2u);
+    EXPECT_EQ(f[0].excerpt.find('\0'), std::string::npos);
+  }
+  // A placeholder in UTF-16 stays quiet; so does the same file's registry text alone.
+  EXPECT_TRUE(S().Scan("a.reg", "\xff\xfe" + utf16("\"ProxyPassword\"=\"changeme\"\r\n", false)).empty());
+  EXPECT_TRUE(S().Scan("a.reg", "\xff\xfe" + utf16("Windows Registry Editor Version 5.00\r\n", false)).empty());
+  // A UTF-8 mark before a line-anchored rule (PASS= as a shell variable).
+  EXPECT_TRUE(Has(RulesFound("\xef\xbb\xbfPASS=\"Qm7#vXp2Lr9t\"\n"), "shell-pass-variable"));
+  // Streamed in small windows, the decoded text gives the same findings.
+  std::string big = "\xff\xfe";
+  for (int i = 0; i < 8000; ++i) big += utf16("# filler line " + std::to_string(i) + "\r\n", false);
+  big += utf16(reg, false);
+  const auto whole = S().Scan("big.reg", big);
+  const auto windows = S().Scan("big.reg", big, 64 << 10);
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].line, 8004u);
+  ASSERT_EQ(windows.size(), 1u);
+  EXPECT_EQ(windows[0].line, whole[0].line);
+}
+
 TEST(ScanRules, Version13ShapesAndLookAlikes) {
   for (const char* line :
        {"[git-ftp]\n\tpassword = K3ttl31981", "password = \"S4ffr0n1988\"",
@@ -2134,6 +2260,12 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // :=, blank-separated keys, INI pwd=, net use, recovery codes; quoted values with
       // symbols as call arguments; leet and CamelCase chosen passwords; Grafana's default key
       {13, "0856a89f267e48a497554e843db7d91f1faab13535c20ee7ec35fd709142d6da"},
+      // Version 14: UTF-16 read as UTF-8 and a UTF-8 mark left out; chosen passwords of 6
+      // and 7 characters, a bare pw, the password word in 15 more languages, words run
+      // together under a password's key, cmdkey and keychain passwords, a token as curl's
+      // user, Algolia's admin key, notes of API keys, two-line *.key files; leet 1 and 3
+      // read as i and e, hunter2 a placeholder only alone
+      {14, "3d074bbd6be61e2e7daa0d655d3a0ac2b54245f14105d8ad02f750a14d6f71b1"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
