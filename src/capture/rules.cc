@@ -145,7 +145,7 @@ const ContentRule kContentRules[] = {
   // Scan version 14. Windows' cmdkey /pass:X (a stored credential), macOS's security
   // add-generic-password / add-internet-password -w X (a keychain item).
   {"cli-keychain-password",
-   R"re((?:\bcmdkey(?:\.exe)?\b[^\r\n]{0,200}\s/pass(?:word)?:|\bsecurity\s{1,4}add-(?:generic|internet)-password\b[^\r\n]{0,300}\s-w\s{1,4})["']?([^\s"'\-$*][^\s"']{5,127}))re",
+   R"re((?:\bcmdkey(?:\.exe)?\b[^\r\n]{0,200}\s/pass(?:word)?:|\bsecurity\s{1,4}add-(?:generic|internet)-password\b[^\r\n]{0,300}[ \t]-w[ \t]{1,4})["']?([^\s"'\-$*][^\s"']{5,127}))re",
    false, 1, 2.5, true, false, Verify::kNone, true},
   // Scan version 14. A token as curl's user with an empty password (curl -u TOKEN: as
   // SonarQube, Stripe and other APIs take a token).
@@ -352,12 +352,16 @@ const ContentRule kContentRules[] = {
   {"camel-secret-assignment",
    R"re((?:^|[^A-Za-z0-9])[a-z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pass|Pwd|Secret|Token|Api[Kk]ey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey|Credentials?)(?:[A-Z][A-Za-z0-9]{0,19}){0,2}["']?\]?(?:[ \t]{0,4}=[ \t]{0,4}["'`]?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["'`]|:[ \t]{1,4}["'`]?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    false, 1, 3.2, true, false},
-  // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>; a bare pw
-  // from scan version 14, "moodle pw = X"): after
+  // pass/pwd names (DB_PASS=, ROOT_PWD=, smtp.pass:, remotepass =, 'dbpassword' =>): after
   // the more specific keyword rules above, which a secret both match is reported by.
   {"pass-assignment",
-   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["']|pw)["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   R"re((?:^|[^A-Za-z0-9])(?:(?:[A-Za-z0-9]{1,20}[_\-.]){1,3}(?:pass|pwd|pw)|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:remote|local|db|smtp|imap|pop3?|mail|root|admin|ftp|sql|ldap|bind|store|key|trust|proxy|auth|user|login|rpc|web|vnc)pass(?:wd)?|(?:[A-Za-z0-9]{1,20}[_\-.]){0,3}[A-Za-z0-9]{2,20}passw(?:or)?d|["'](?:pass|pwd)["'])["']?\]?(?:[ \t]{0,16}\??=[ \t]{0,4}["']?|[ \t]{0,4}(?::=|=>|:)[ \t]{0,4}["']|:[ \t]{1,4}["']?)([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
    true, 1, 3.2, true, false},
+  // (Scan version 14: a bare pw and '=', the value ending its line: "moodle pw = X"; not
+  // `pw: TYPE;`, a declaration.)
+  {"pass-assignment",
+   R"re((?:^|[^A-Za-z0-9])pw[ \t]{0,16}=[ \t]{0,4}["']?([^\s"'`;,<>(){}\[\]\\]{12,200}))re",
+   true, 1, 3.2, true, false, Verify::kLineEnd},
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
   {"pascal-secret-assignment",
@@ -369,9 +373,10 @@ const ContentRule kContentRules[] = {
    R"re(\b(?:api_key|apiKey|ApiKey|api_token|apiToken)\(\s{0,4}["']([^"'\s\\]{16,200})["']\s{0,4}\))re",
    false, 1, 3.2, true, false},
   // A quoted key and a quoted value as the arguments of a call: PHP's
-  // define('DB_PASSWORD', '...'), config.set("api_token", "...").
+  // define('DB_PASSWORD', '...'), config.set("api_token", "..."); on one line (scan version
+  // 14: a translation file's "Passwort",\n "login.forget" are two entries).
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,2000})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["'][ \t]{0,4},[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{10,2000})["'])re",
    true, 1, 3.2, true, false},
   // Scan version 10, from a third probe. A Kubernetes container's env entry whose name
   // names a secret and whose value: follows on the next line (- name: ADMIN_PASSWORD /
@@ -869,15 +874,15 @@ const ContentRule kContentRules[] = {
   // define('DB_PASSWORD', 'b,!0&V,m^jD@-%SI'), to its closing quote; judged as
   // quoted-password-symbols' values (Verify::kOddValue).
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["'][ \t]{0,4},[ \t]{0,4}'([^'\s]{0,199}[<>(){}\[\];,$%\\][^'\s]{0,199})')re",
    true, 1, 0, true, false, Verify::kOddValue},
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["']\s{0,4},\s{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3})re" HV_SECRET_WORDS R"re((?:[_\-.][A-Za-z0-9]{1,20}){0,3}["'][ \t]{0,4},[ \t]{0,4}"([^"\s]{0,199}[<>(){}\[\];,$%\\][^"\s]{0,199})")re",
    true, 1, 0, true, false, Verify::kOddValue},
   // A short password (8 or 9 characters) as a call's argument under a password's name (PHP's
   // define('DB_PASSWORD', 'May.2018!')), judged as short-password-assignment's.
   {"secret-argument",
-   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:PASSWORD|PASSWD|PASS|password|passwd|pass)["']\s{0,4},\s{0,4}["']([^\s"'`;,<>(){}\[\]\\]{8,9})["'])re",
+   R"re(["'](?:[A-Za-z0-9]{1,20}[_\-.]){0,3}(?:PASSWORD|PASSWD|PASS|password|passwd|pass)["'][ \t]{0,4},[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{8,9})["'])re",
    false, 1, 0, true, false, Verify::kShortPassword},
   // A Dockerfile's ENV in its blank-separated form (ENV ADMIN_PASSWORD cobalt-thunder-yellow4):
   // a secret baked into every layer after it.
@@ -1038,9 +1043,10 @@ const ContentRule kContentRules[] = {
    R"re(<protected>false</protected>\s{0,40}<keyMaterial>([^<\r\n]{8,63})</keyMaterial>)re",
    false, 1, 2.0, true, true, Verify::kNone, true},
   // Scan version 14. Windows setup's answer file (autounattend.xml, unattend.xml): an
-  // account's or the administrator's password with <PlainText>true</PlainText>.
+  // account's or the administrator's password with <PlainText>true</PlainText> (not the
+  // *SENSITIVE*DATA*DELETED* Windows' Panther folder keeps).
   {"unattend-password",
-   R"re(<(?:AdministratorPassword|Password|AutoLogon>\s{0,40}<Password)>\s{0,40}<Value>([^<\r\n]{4,128})</Value>\s{0,40}<PlainText>true</PlainText>)re",
+   R"re(<(?:AdministratorPassword|Password|AutoLogon>\s{0,40}<Password)>\s{0,40}<Value>([^<\r\n*][^<\r\n]{3,127})</Value>\s{0,40}<PlainText>true</PlainText>)re",
    false, 1, 2.0, true, true, Verify::kNone, true},
 };
 // clang-format on

@@ -1942,8 +1942,12 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
       (HumanPassword(secret) || CamelWordsPassword(secret) || WordsDigitPassword(secret)))
     return false;
   // A passphrase of words only where the place says password (not under secret: Kubernetes
-  // names a secret's object so); so are words run together (scan version 14).
-  if (PassphraseWords(secret) || RunTogetherWords(secret)) return !password_place;
+  // names a secret's object so); so are words run together (scan version 14) that end the
+  // line or meet a closing tag (not a declaration's type, `pw: pcompilerwidestring;`).
+  if (PassphraseWords(secret)) return !password_place;
+  if (RunTogetherWords(secret))
+    return !password_place || !(EndsLine(content, m.secret_to) ||
+                                (m.secret_to < content.size() && content[m.secret_to] == '<'));
   return LooksPlaceholder(secret);
 }
 
@@ -2122,7 +2126,10 @@ struct Scanner::Impl {
     std::vector<unsigned> flags, ids;
     auto rules = ContentRules();
     for (unsigned i = 0; i < rules.size(); ++i) {
-      if (binary_only && !rules[i].binary) continue;
+      // Binary files get the key-block rules and (scan version 14) the rules of fixed token
+      // formats (not the keyword rules): a Discord or GitHub token in an Electron app's
+      // LevelDB log, a SQLite database, a binary property list.
+      if (binary_only && !rules[i].binary && rules[i].generic) continue;
       exprs.push_back(rules[i].pattern);
       flags.push_back(rules[i].caseless ? HS_FLAG_CASELESS : 0u);
       ids.push_back(i);
@@ -2329,7 +2336,8 @@ namespace {
 std::string CacheFile(const std::string& dir) {
   hs_platform_info_t plat{};
   hs_populate_platform(&plat);
-  std::string key = RuleTableDigest() + "\n" + hs_version() + "\n" +
+  // ("binary: fixed formats": which rules the binary database holds, scan version 14)
+  std::string key = RuleTableDigest() + "\nbinary: fixed formats\n" + hs_version() + "\n" +
                     std::to_string(plat.tune) + "/" + std::to_string(plat.cpu_features);
   return dir + "/scan-v" + std::to_string(kScanVersion) + "-" +
          Sha256(AsBytes(key)).Hex().substr(0, 16) + ".hsdb";

@@ -1435,11 +1435,16 @@ TEST(ScanRules, InlineAllowAllowsOnlyItsLine) {
   EXPECT_EQ(f[0].line, 2u);
 }
 
-TEST(ScanRules, BinaryFilesOnlyForKeyBlocks) {
+// Binary files get the key-block rules and (scan version 14) the fixed token formats (a
+// Discord or GitHub token in a LevelDB log or a SQLite database), not the keyword rules.
+TEST(ScanRules, BinaryFilesForKeyBlocksAndTokenFormats) {
   Gen g(9);
   std::string bin("\x7f" "ELF\0\0\0", 7);
   std::string token = "ghp_" + g.Of(kAlnum, 36);
-  EXPECT_TRUE(S().Scan("b", bin + token + bin).empty());
+  auto t = S().Scan("b", bin + "\x01\x02authToken\"" + token + "\"\x03" + bin);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].rule, "github-token");
+  EXPECT_TRUE(S().Scan("b", bin + "\x01password = \"Xk9#mQ2vL7pR" + g.Of(kAlnum, 8) + "\"\x02" + bin).empty());
   auto f = S().Scan("b", bin + "\n" + PemBlock(g, "OPENSSH PRIVATE KEY") + bin);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "private-key");
@@ -1818,11 +1823,13 @@ TEST(ScanRules, Version14ShapesAndLookAlikes) {
   for (const char* line :
        {"password=\"Test12\"", "password: hunter2", "password = \"hunter2!\"", "pw = getpass()",
         "password: abcdef", "<password>internationalization</password>",
-        "passwd = configurationmanagement", "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c: "
+        "passwd = configurationmanagement", "        pw: pcompilerwidestring;", "\xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c: "
         "\xd1\x81\xd0\xbc. \xd0\xbc\xd0\xb5\xd0\xbd\xd0\xb5\xd0\xb4\xd0\xb6\xd0\xb5\xd1\x80",
         "Password - reset it from the admin page", "curl -u admin: https://h.test/api",
         "const searchClient = algoliasearch('JPKF93EM0O', '07bc57b713d9d23c10f33600677bf6dd');",
         "openssl pkcs12 -export -out b.p12 -passout env:P12_PASS", "cmdkey /list",
+        "security add-generic-password -U -a \"$USER\" -s npm-publish -w\nnpm publish --access public",
+        "<AdministratorPassword>\n  <Value>*SENSITIVE*DATA*DELETED*</Value>\n  <PlainText>true</PlainText>",
         "        <password>{AQAAABBU92RRiXcpe2SAApZf/VQgOtNbVqAEYnb1WN3atRtghU1K14rcNjRhABr=}</password>",
         "      <password>{Qbo3scgThPWXzf5jBlnzqem/hI6J+zNeZ2LV9NC/vTI=}</password>",
         "{\"name\": \"Authorization\", \"value\": \"Bearer <redacted by exporter>\"}",
@@ -2265,7 +2272,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // together under a password's key, cmdkey and keychain passwords, a token as curl's
       // user, Algolia's admin key, notes of API keys, two-line *.key files; leet 1 and 3
       // read as i and e, hunter2 a placeholder only alone
-      {14, "3d074bbd6be61e2e7daa0d655d3a0ac2b54245f14105d8ad02f750a14d6f71b1"},
+      {14, "c7383d60c3a23d12bb0d7bb0ba6747acc3396510f72ea2a9b3c58eef178caf50"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
