@@ -1796,6 +1796,26 @@ bool NamedKeyRejected(std::string_view content, const RawMatch& m, std::string_v
   return !hex && (!c.upper || !c.lower || !c.digit);
 }
 
+// Verify::kNotWebConfig's and kNotSearchOnly's test: within 600 characters of the key (a web
+// app's Firebase configuration around it; a search-only client before it), a word that says
+// the key is public by design.
+bool InPublicContext(Verify verify, std::string_view content, const RawMatch& m) {
+  const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
+  if (verify == Verify::kNotWebConfig) {
+    const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
+    for (std::string_view w : {"authDomain", ".firebaseapp.com", "messagingSenderId", "current_key",
+                               "mobilesdk_app_id", "GOOGLE_APP_ID", "GCM_SENDER_ID"})
+      if (around.find(w) != std::string_view::npos) return true;
+    return false;
+  }
+  const std::string_view before = content.substr(lo, m.secret_from - lo);
+  for (std::string_view w :
+       {"algoliasearch/lite", "searchClient", "search_client", "searchOnly", "search_only",
+        "SEARCH_ONLY", "search-only", "searchKey", "search_key", "SEARCH_KEY", "liteClient"})
+    if (before.find(w) != std::string_view::npos) return true;
+  return false;
+}
+
 bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
   std::string_view secret = content.substr(m.secret_from, m.secret_to - m.secret_from);
   std::string decoded;
@@ -1833,24 +1853,10 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kShortPassword:
       if (!ShortPasswordLike(content, m.from, m.secret_to, secret)) return true;
       break;
-    case Verify::kNotWebConfig: {
-      const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
-      const std::string_view around = content.substr(lo, m.secret_to + 600 - lo);
-      for (std::string_view w :
-           {"authDomain", ".firebaseapp.com", "messagingSenderId", "current_key",
-            "mobilesdk_app_id", "GOOGLE_APP_ID", "GCM_SENDER_ID"})
-        if (around.find(w) != std::string_view::npos) return true;
+    case Verify::kNotWebConfig:
+    case Verify::kNotSearchOnly:
+      if (InPublicContext(rule.verify, content, m)) return true;
       break;
-    }
-    case Verify::kNotSearchOnly: {
-      const size_t lo = m.secret_from > 600 ? m.secret_from - 600 : 0;
-      const std::string_view before = content.substr(lo, m.secret_from - lo);
-      for (std::string_view w :
-           {"algoliasearch/lite", "searchClient", "search_client", "searchOnly", "search_only",
-            "SEARCH_ONLY", "search-only", "searchKey", "search_key", "SEARCH_KEY", "liteClient"})
-        if (before.find(w) != std::string_view::npos) return true;
-      break;
-    }
     case Verify::kBase58Check:
       if (!Base58CheckWif(secret)) return true;
       break;
