@@ -2470,52 +2470,65 @@ class MemorySource : public ByteSource {
   std::string_view all_;
 };
 
-// Reads the file as the windows move: the buffer holds one window and its margins.
-// The buffer grows by what is read, not by the window asked for: a window is 4 MiB and most
-// files are small, and growing the buffer to the window zero-filled 4 MiB per file (the scan
-// of /usr/share/doc and /usr/share/man spent a third of its time in page faults and memset).
-// Reads ask for no more than the size fstat gave plus one byte (EOF seen at once); a file
-// that grew since is read 64 KiB at a time.
-class FileSource : public ByteSource {
+// A source that holds one window of bytes from start_ and its margins: View drops what lies
+// before `from` and asks Fill for more until `to` is held or the end is reached (eof_).
+class BufferedSource : public ByteSource {
  public:
-  FileSource(int fd, std::string path, uint64_t size_hint)
-      : fd_(fd), path_(std::move(path)), size_hint_(size_hint) {}
-  ~FileSource() override { close(fd_); }
   std::string_view View(uint64_t from, uint64_t to) override {
     if (from > start_) {
       size_t drop = std::min<uint64_t>(from - start_, buf_.size());
       buf_.erase(0, drop);
       start_ += drop;
     }
-    while (!eof_ && start_ + buf_.size() < to) {
-      // Up to the size fstat gave plus one byte (EOF seen at once), then 64 KiB at a time.
-      const uint64_t cap = bytes_ <= size_hint_ ? size_hint_ + 1 - bytes_ : 64 << 10;
-      size_t want = static_cast<size_t>(std::min<uint64_t>(to - start_ - buf_.size(), cap));
-      size_t old = buf_.size();
-      buf_.resize(old + want);
-      ssize_t n;
-      do {
-        n = read(fd_, buf_.data() + old, want);
-      } while (n < 0 && errno == EINTR);  // (not an end of file: the read is tried again)
-      if (n < 0) Fail(ErrorCode::kIo, "read " + path_ + ": " + strerror(errno));
-      buf_.resize(old + static_cast<size_t>(n));
-      if (n == 0) eof_ = true;
-      bytes_ += static_cast<uint64_t>(n);
-    }
+    while (!eof_ && start_ + buf_.size() < to) Fill(to);
     std::string_view v(buf_);
     if (from >= start_ + v.size()) return {};
     v.remove_prefix(from - start_);
     return v.substr(0, std::min<uint64_t>(to - from, v.size()));
   }
+
+ protected:
+  // Appends bytes to buf_ (or sets eof_): at least one call in a few makes progress.
+  virtual void Fill(uint64_t to) = 0;
+  std::string buf_;  // bytes from start_
+  uint64_t start_ = 0;
+  bool eof_ = false;
+};
+
+// Reads the file as the windows move: the buffer holds one window and its margins.
+// The buffer grows by what is read, not by the window asked for: a window is 4 MiB and most
+// files are small, and growing the buffer to the window zero-filled 4 MiB per file (the scan
+// of /usr/share/doc and /usr/share/man spent a third of its time in page faults and memset).
+// Reads ask for no more than the size fstat gave plus one byte (EOF seen at once); a file
+// that grew since is read 64 KiB at a time.
+class FileSource : public BufferedSource {
+ public:
+  FileSource(int fd, std::string path, uint64_t size_hint)
+      : fd_(fd), path_(std::move(path)), size_hint_(size_hint) {}
+  ~FileSource() override { close(fd_); }
   uint64_t bytes() const { return bytes_; }
 
  private:
+  void Fill(uint64_t to) override {
+    // Up to the size fstat gave plus one byte (EOF seen at once), then 64 KiB at a time.
+    const uint64_t cap = bytes_ <= size_hint_ ? size_hint_ + 1 - bytes_ : 64 << 10;
+    size_t want = static_cast<size_t>(std::min<uint64_t>(to - start_ - buf_.size(), cap));
+    size_t old = buf_.size();
+    buf_.resize(old + want);
+    ssize_t n;
+    do {
+      n = read(fd_, buf_.data() + old, want);
+    } while (n < 0 && errno == EINTR);  // (not an end of file: the read is tried again)
+    if (n < 0) Fail(ErrorCode::kIo, "read " + path_ + ": " + strerror(errno));
+    buf_.resize(old + static_cast<size_t>(n));
+    if (n == 0) eof_ = true;
+    bytes_ += static_cast<uint64_t>(n);
+  }
+
   int fd_;
   std::string path_;
-  std::string buf_;
-  uint64_t start_ = 0, bytes_ = 0;
+  uint64_t bytes_ = 0;
   const uint64_t size_hint_;  // the file's size when it was opened
-  bool eof_ = false;
 };
 
 // Another source's bytes after `skip` (a UTF-8 byte-order mark left out).
@@ -2535,37 +2548,24 @@ class SkipSource : public ByteSource {
 // and Java's \uXXXX escapes (scan version 14; capture/text_encoding.h). `decode` appends
 // what it decoded and returns the raw bytes it used (it may leave a cut sequence for the
 // next call unless at the end). Offsets, lines and columns are the decoded text's.
-class DecodedSource : public ByteSource {
+class DecodedSource : public BufferedSource {
  public:
   using Decode = size_t (*)(std::string_view raw, bool big, bool at_end, std::string& out);
   DecodedSource(ByteSource& in, uint64_t skip, Decode decode, bool big)
       : in_(in), decode_(decode), big_(big), in_pos_(skip) {}
-  std::string_view View(uint64_t from, uint64_t to) override {
-    if (from > start_) {
-      size_t drop = std::min<uint64_t>(from - start_, buf_.size());
-      buf_.erase(0, drop);
-      start_ += drop;
-    }
-    while (!eof_ && start_ + buf_.size() < to) {
-      constexpr size_t kChunk = 64 << 10;
-      const std::string_view raw = in_.View(in_pos_, in_pos_ + kChunk);
-      eof_ = raw.size() < kChunk;
-      in_pos_ += decode_(raw, big_, eof_, buf_);
-    }
-    std::string_view v(buf_);
-    if (from >= start_ + v.size()) return {};
-    v.remove_prefix(from - start_);
-    return v.substr(0, std::min<uint64_t>(to - from, v.size()));
-  }
 
  private:
+  void Fill(uint64_t) override {
+    constexpr size_t kChunk = 64 << 10;
+    const std::string_view raw = in_.View(in_pos_, in_pos_ + kChunk);
+    eof_ = raw.size() < kChunk;
+    in_pos_ += decode_(raw, big_, eof_, buf_);
+  }
+
   ByteSource& in_;
   const Decode decode_;
   const bool big_;
   uint64_t in_pos_;  // the next raw byte to decode
-  std::string buf_;  // decoded bytes from start_
-  uint64_t start_ = 0;
-  bool eof_ = false;
 };
 
 // Path rules whose glob names this file: their content condition and fingerprint need
