@@ -19,6 +19,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 #include <unordered_map>
 
 #include "capture/fs.h"
@@ -2005,6 +2006,40 @@ bool LooksBinary(std::string_view content) {
   return odd > limit;  // more than 10% (odd * 10 > size, in integers)
 }
 
+bool OpaqueFormat(std::string_view head) {
+  // Executables (ELF, Mach-O, PE), compressed data and archives (gzip, xz, zstd, bzip2, zip,
+  // 7z), images, fonts and media: no plain text to find but a key block by chance.
+  static constexpr std::string_view kMagic[] = {
+      "\x7f"
+      "ELF",
+      "\xcf\xfa\xed\xfe",
+      "\xce\xfa\xed\xfe",
+      "\xca\xfe\xba\xbe",
+      "MZ",
+      "\x1f\x8b",
+      "\xfd"
+      "7zXZ",
+      "\x28\xb5\x2f\xfd",
+      "BZh",
+      "PK\x03\x04",
+      "7z\xbc\xaf\x27\x1c",
+      "\x89PNG",
+      "\xff\xd8\xff",
+      "GIF8",
+      "RIFF",
+      "wOFF",
+      "wOF2",
+      "OTTO",
+      std::string_view("\x00\x01\x00\x00\x00", 5),
+      "ID3",
+      "OggS",
+      "fLaC",
+      "\x1a\x45\xdf\xa3"};
+  for (std::string_view m : kMagic)
+    if (head.starts_with(m)) return true;
+  return head.size() >= 12 && head.substr(4, 4) == "ftyp";  // MP4, MOV, HEIC
+}
+
 std::string SanitizeForTerminal(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -2092,8 +2127,10 @@ std::string ScanAllow::Digest() const {
 }
 
 struct Scanner::Impl {
-  hs_database_t* text_db = nullptr;
-  hs_database_t* binary_db = nullptr;
+  // One database per kind of content (ScanKind): every rule for text; the key-block rules
+  // and the fixed token formats for binary files; the key-block rules alone for executables
+  // and compressed or media files.
+  std::array<hs_database_t*, 3> dbs{};
   hs_scratch_t* proto = nullptr;
   // Compiled on first use (all of them take ~25 ms; most scans need none).
   mutable std::vector<std::regex> regex;
@@ -2123,11 +2160,11 @@ struct Scanner::Impl {
   ~Impl() {
     for (hs_scratch_t* s : free_scratch) hs_free_scratch(s);
     if (proto) hs_free_scratch(proto);
-    if (text_db) hs_free_database(text_db);
-    if (binary_db) hs_free_database(binary_db);
+    for (hs_database_t* db : dbs)
+      if (db) hs_free_database(db);
   }
 
-  static hs_database_t* Compile(bool binary_only) {
+  static hs_database_t* Compile(ScanKind kind) {
     std::vector<const char*> exprs;
     std::vector<unsigned> flags, ids;
     auto rules = ContentRules();
@@ -2135,7 +2172,9 @@ struct Scanner::Impl {
       // Binary files get the key-block rules and (scan version 14) the rules of fixed token
       // formats (not the keyword rules): a Discord or GitHub token in an Electron app's
       // LevelDB log, a SQLite database, a binary property list.
-      if (binary_only && !rules[i].binary && rules[i].generic) continue;
+      if (kind != ScanKind::kText && !rules[i].binary &&
+          (rules[i].generic || kind == ScanKind::kOpaque))
+        continue;
       exprs.push_back(rules[i].pattern);
       flags.push_back(rules[i].caseless ? HS_FLAG_CASELESS : 0u);
       ids.push_back(i);
@@ -2179,7 +2218,7 @@ struct Scanner::Impl {
   // Offsets are relative to `buf` (one window of a file). Runs are collapsed as Hyperscan reports them, so the table
   // holds one entry per run; *overflow is set (and nothing returned) when a window holds
   // more than kMaxRawMatches runs: the caller scans it again in halves.
-  std::vector<RawMatch> Match(std::string_view buf, bool binary, bool* overflow) const {
+  std::vector<RawMatch> Match(std::string_view buf, ScanKind kind, bool* overflow) const {
     struct Run {
       unsigned rule;
       unsigned long long first, last;  // ends first, first+1, ..., last
@@ -2210,7 +2249,7 @@ struct Scanner::Impl {
     *overflow = false;
     if (buf.empty()) return {};  // (no rule matches nothing; hs_scan refuses a null buffer)
     hs_scratch_t* s = const_cast<Impl*>(this)->Take();
-    hs_error_t rc = hs_scan(binary ? binary_db : text_db, buf.data(),
+    hs_error_t rc = hs_scan(dbs[static_cast<size_t>(kind)], buf.data(),
                             static_cast<unsigned>(buf.size()), 0, s, on_match, &ends);
     const_cast<Impl*>(this)->Give(s);
     *overflow = rc == HS_SCAN_TERMINATED;
@@ -2335,21 +2374,21 @@ struct Scanner::Impl {
 
 namespace {
 
-// Cache file: "HVSC" + SHA-256(rest) + u32 length of the text database + both databases
-// (hs_serialize_database). A file that fails its hash or does not deserialize is ignored.
+// Cache file: "HVSC" + SHA-256(rest) + each database (ScanKind's order) as a u32 length and
+// its hs_serialize_database bytes. A file that fails its hash or does not deserialize is ignored.
 // The name covers everything a compiled database depends on: the rules, the Hyperscan
 // version and this CPU's features (a home directory may be shared between machines).
 std::string CacheFile(const std::string& dir) {
   hs_platform_info_t plat{};
   hs_populate_platform(&plat);
-  // ("binary: fixed formats": which rules the binary database holds, scan version 14)
-  std::string key = RuleTableDigest() + "\nbinary: fixed formats\n" + hs_version() + "\n" +
+  // ("text, binary, opaque": the databases and which rules each holds, scan version 14)
+  std::string key = RuleTableDigest() + "\ntext, binary, opaque\n" + hs_version() + "\n" +
                     std::to_string(plat.tune) + "/" + std::to_string(plat.cpu_features);
   return dir + "/scan-v" + std::to_string(kScanVersion) + "-" +
          Sha256(AsBytes(key)).Hex().substr(0, 16) + ".hsdb";
 }
 
-bool LoadCached(const std::string& file, hs_database_t** text, hs_database_t** binary) {
+bool LoadCached(const std::string& file, std::span<hs_database_t*> dbs) {
   int fd = open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   std::string data;
@@ -2360,35 +2399,36 @@ bool LoadCached(const std::string& file, hs_database_t** text, hs_database_t** b
   if (n < 0 || data.size() < 40 || data.compare(0, 4, "HVSC") != 0) return false;
   std::string_view rest(data.data() + 36, data.size() - 36);
   if (std::memcmp(Sha256(AsBytes(rest)).bytes.data(), data.data() + 4, 32) != 0) return false;
-  uint32_t tlen;
-  std::memcpy(&tlen, rest.data(), 4);
-  if (tlen > rest.size() - 4) return false;
-  if (hs_deserialize_database(rest.data() + 4, tlen, text) != HS_SUCCESS) return false;
-  if (hs_deserialize_database(rest.data() + 4 + tlen, rest.size() - 4 - tlen, binary) !=
-      HS_SUCCESS) {
-    hs_free_database(*text);
-    *text = nullptr;
-    return false;
+  // Each database as a u32 length and its serialized bytes, in order.
+  size_t loaded = 0;
+  for (; loaded < dbs.size(); ++loaded) {
+    uint32_t len;
+    if (rest.size() < 4) break;
+    std::memcpy(&len, rest.data(), 4);
+    if (len > rest.size() - 4 ||
+        hs_deserialize_database(rest.data() + 4, len, &dbs[loaded]) != HS_SUCCESS)
+      break;
+    rest.remove_prefix(4 + len);
   }
-  return true;
+  if (loaded == dbs.size() && rest.empty()) return true;
+  for (size_t k = 0; k < loaded; ++k) {
+    hs_free_database(dbs[k]);
+    dbs[k] = nullptr;
+  }
+  return false;
 }
-
-void StoreCached(const std::string& dir, const std::string& file, hs_database_t* text,
-                 hs_database_t* binary) {
-  char *t = nullptr, *b = nullptr;
-  size_t tn = 0, bn = 0;
-  if (hs_serialize_database(text, &t, &tn) != HS_SUCCESS) return;
-  if (hs_serialize_database(binary, &b, &bn) != HS_SUCCESS) {
-    free(t);
-    return;
+void StoreCached(const std::string& dir, const std::string& file,
+                 std::span<hs_database_t* const> dbs) {
+  std::string rest;
+  for (hs_database_t* db : dbs) {
+    char* bytes = nullptr;
+    size_t len = 0;
+    if (hs_serialize_database(db, &bytes, &len) != HS_SUCCESS) return;
+    const uint32_t len32 = static_cast<uint32_t>(len);
+    rest.append(reinterpret_cast<const char*>(&len32), 4);
+    rest.append(bytes, len);
+    free(bytes);
   }
-  std::string rest(4, '\0');
-  uint32_t tlen = static_cast<uint32_t>(tn);
-  std::memcpy(rest.data(), &tlen, 4);
-  rest.append(t, tn);
-  rest.append(b, bn);
-  free(t);
-  free(b);
   auto h = Sha256(AsBytes(rest));
   std::string data = "HVSC" + std::string(reinterpret_cast<const char*>(h.bytes.data()), 32) + rest;
   std::error_code ec;  // the cache base may not exist yet; a failure shows in open()
@@ -2419,14 +2459,14 @@ Scanner::Scanner(const std::string& cache_dir) : impl_(std::make_unique<Impl>())
     ctype.widen('a');
   }
   std::string file = cache_dir.empty() ? "" : CacheFile(cache_dir);
-  if (file.empty() || !LoadCached(file, &impl_->text_db, &impl_->binary_db)) {
-    impl_->text_db = Impl::Compile(false);
-    impl_->binary_db = Impl::Compile(true);
-    if (!file.empty()) StoreCached(cache_dir, file, impl_->text_db, impl_->binary_db);
+  if (file.empty() || !LoadCached(file, impl_->dbs)) {
+    for (size_t k = 0; k < impl_->dbs.size(); ++k)
+      impl_->dbs[k] = Impl::Compile(static_cast<ScanKind>(k));
+    if (!file.empty()) StoreCached(cache_dir, file, impl_->dbs);
   }
-  if (hs_alloc_scratch(impl_->text_db, &impl_->proto) != HS_SUCCESS ||
-      hs_alloc_scratch(impl_->binary_db, &impl_->proto) != HS_SUCCESS)
-    Fail(ErrorCode::kFatal, "hyperscan: cannot allocate scratch");
+  for (hs_database_t* db : impl_->dbs)
+    if (hs_alloc_scratch(db, &impl_->proto) != HS_SUCCESS)
+      Fail(ErrorCode::kFatal, "hyperscan: cannot allocate scratch");
   impl_->regex.resize(ContentRules().size());
   impl_->regex_once = std::make_unique<std::once_flag[]>(ContentRules().size());
   impl_->anchored.resize(ContentRules().size());
@@ -2440,7 +2480,10 @@ uint64_t Scanner::CountMatches(std::string_view content, bool binary) const {
   for (size_t off = 0; off < content.size() || off == 0;) {
     size_t len = std::min(kDefaultScanWindow, content.size() - off);
     bool overflow = false;
-    n += impl_->Match(content.substr(off, len), binary, &overflow).size();
+    n += impl_
+             ->Match(content.substr(off, len), binary ? ScanKind::kBinary : ScanKind::kText,
+                     &overflow)
+             .size();
     if (overflow) n += kMaxRawMatches;
     off += len;
     if (len == 0) break;
@@ -2773,6 +2816,9 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& raw,
   std::string_view head = src.View(0, kBinaryProbe + 4096 + 64);
   const bool encrypted = IsEncrypted(head);
   const bool binary = LooksBinary(head);
+  const ScanKind kind = !binary              ? ScanKind::kText
+                        : OpaqueFormat(head) ? ScanKind::kOpaque
+                                             : ScanKind::kBinary;
   // The path rules' conditions on the whole file, each judged once and only for a file a
   // rule's glob named (most files have none).
   if (!path_rules.empty()) {
@@ -2830,7 +2876,7 @@ std::vector<Finding> Scanner::ScanSource(std::string_view path, ByteSource& raw,
       own_end = at_eof ? cur.buf_start + view.size() : own_start + win;
       if (encrypted) break;
       bool overflow = false;
-      matches = impl_->Match(view, binary, &overflow);
+      matches = impl_->Match(view, kind, &overflow);
       if (!overflow) break;
       if (win <= kMinScanWindow)
         Fail(ErrorCode::kIo, std::string(path) + ": more than " + std::to_string(kMaxRawMatches) +

@@ -85,6 +85,13 @@ class Scanner {
 // text does not hold (control characters other than \t \n \v \f \r ESC, bytes outside
 // valid UTF-8): a text file with a stray NUL is still text.
 bool LooksBinary(std::string_view content);
+// Which rules a file's content gets (scan version 14): text gets every rule; a binary file
+// the key-block rules and the fixed token formats (a token in a SQLite database, a LevelDB
+// log, a binary property list); an opaque one (OpaqueFormat) the key-block rules alone.
+enum class ScanKind { kText, kBinary, kOpaque };
+// True when a binary file's first bytes are those of an executable (ELF, Mach-O, PE),
+// compressed data or an archive (gzip, xz, zstd, bzip2, zip, 7z), an image, a font or media.
+bool OpaqueFormat(std::string_view head);
 // Shannon entropy in bits per byte.
 double Entropy(std::string_view s);
 // "path:" prefixed text where bytes outside printable ASCII are escaped as \xNN.

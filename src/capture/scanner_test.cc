@@ -1440,11 +1440,18 @@ TEST(ScanRules, InlineAllowAllowsOnlyItsLine) {
 TEST(ScanRules, BinaryFilesForKeyBlocksAndTokenFormats) {
   Gen g(9);
   std::string bin("\x7f" "ELF\0\0\0", 7);
+  const std::string db = std::string("SQLite format 3\0", 16) + std::string(40, '\0');
   std::string token = "ghp_" + g.Of(kAlnum, 36);
-  auto t = S().Scan("b", bin + "\x01\x02authToken\"" + token + "\"\x03" + bin);
+  auto t = S().Scan("b", db + "\x01\x02authToken\"" + token + "\"\x03" + db);
   ASSERT_EQ(t.size(), 1u);
   EXPECT_EQ(t[0].rule, "github-token");
-  EXPECT_TRUE(S().Scan("b", bin + "\x01password = \"Xk9#mQ2vL7pR" + g.Of(kAlnum, 8) + "\"\x02" + bin).empty());
+  EXPECT_TRUE(S().Scan("b", db + "\x01password = \"Xk9#mQ2vL7pR" + g.Of(kAlnum, 8) + "\"\x02" + db).empty());
+  // An executable, a compressed file or an image (OpaqueFormat) gets the key blocks alone.
+  EXPECT_TRUE(S().Scan("b", bin + token + bin).empty());
+  EXPECT_TRUE(S().Scan("b", std::string("\x1f\x8b\x08\0\0\0", 6) + token + bin).empty());
+  EXPECT_TRUE(OpaqueFormat(std::string("\0\x01\0\0\0\x10", 6)));
+  EXPECT_FALSE(OpaqueFormat(db));
+  EXPECT_FALSE(OpaqueFormat(std::string("\xc1\x95\xcb\xf6u\0\x01-", 8)));  // a LevelDB log
   auto f = S().Scan("b", bin + "\n" + PemBlock(g, "OPENSSH PRIVATE KEY") + bin);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, "private-key");
