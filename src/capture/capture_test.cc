@@ -97,7 +97,8 @@ class CaptureTest : public ::testing::Test {
     return RunCapture(*repo_, scanner(), o);
   }
   static const Scanner& scanner() {
-    static Scanner s;
+    // (the rule set compiled once for every test process: Scanner's cache)
+    static Scanner s((std::filesystem::temp_directory_path() / "haven-test-scanner-cache").string());
     return s;
   }
   void MakeTree(int files_per_dir) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <chrono>
 
 #include <hs.h>
@@ -44,8 +46,10 @@ class Gen {
   std::mt19937 rng_;
 };
 
+// One compiled rule set for every test process (ctest runs each test in its own process):
+// the first compiles and stores it, the others load it (Scanner's cache, checked by its hash).
 const Scanner& S() {
-  static Scanner s;
+  static Scanner s((std::filesystem::temp_directory_path() / "haven-test-scanner-cache").string());
   return s;
 }
 
