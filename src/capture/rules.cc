@@ -106,7 +106,7 @@ const ContentRule kContentRules[] = {
    R"re((?:Authorization|Proxy-Authorization)["']?\s{0,4}[:=]\s{0,4}["']?\s{0,4}Basic\s{1,4}([A-Za-z0-9+/]{8,400}={0,2}))re",
    true, 1, 0, true, false, Verify::kBasicAuth},
   {"api-key-header",
-   R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token|DD-Application-Key)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
+   R"re((?:X-Api-Key|Api-Key|X-Auth-Token|X-Access-Token|X-Vault-Token|Private-Token|X-Api-Token|DD-Application-Key|Fastly-Key|X-Auth-Key)["']?\s{0,4}:\s{0,4}["']?([A-Za-z0-9_\-.~+/]{16,500}={0,2}))re",
    true, 1, 3.0, true, false},
   {"ini-pass-value",
    R"re((?:^|\n)[ \t]{0,8}pass[ \t]{0,4}=[ \t]{0,4}([A-Za-z0-9_\-]{22,200}))re", false, 1, 3.5, true, false},
@@ -217,7 +217,7 @@ const ContentRule kContentRules[] = {
   // minisign's and signify's secret key files: a comment line, then the key in base64.
   {"minisign-secret-key",
    R"re((untrusted comment: (?:minisign (?:encrypted )?|signify )secret key[^\r\n]{0,200}\r?\n([A-Za-z0-9+/]{40,300}={0,2})))re",
-   false, 2, 0, false, false},
+   false, 2, 0, false, false, Verify::kSignifyKey},
   // .NET's appSettings and NuGet.Config: <add key="SmtpPassword" value="..." />.
   {"xml-add-key-value",
    R"re(<add\s{1,4}key=["'][A-Za-z0-9_.:\-]{0,40}(?:password|passwd|pwd|secret|token|apikey|api_key|accesskey|access_key|(?:encryption|signing|master|private|hmac|jwt)_?key)[A-Za-z0-9_.:\-]{0,20}["']\s{1,4}value=["']([^"'<>\s]{8,400})["'])re",
@@ -1001,8 +1001,9 @@ const ContentRule kContentRules[] = {
   // From an eleventh outsider probe (a home directory sampled widely). A passphrase of words
   // under a PASSPHRASE or PASSWORD variable, quoted (duplicity's export PASSPHRASE="igloo
   // kumquat falcon marble", restic's RESTIC_PASSWORD='...'), judged by the passphrase test.
+  // Scan version 15: also a systemd unit's Environment="BORG_PASSPHRASE=words ...".
   {"passphrase-variable",
-   R"re((?:^|\n)[ \t]{0,8}(?:export[ \t]{1,4})?[A-Z0-9_]{0,30}(?:PASSPHRASE|PASSWORD|PASSWD)=["']([a-z]{3,12}(?: [a-z]{3,12}){2,7}(?: [0-9]{1,4})?)["'])re",
+   R"re((?:^|\n)[ \t]{0,8}(?:(?:export[ \t]{1,4})?[A-Z0-9_]{0,30}(?:PASSPHRASE|PASSWORD|PASSWD)=["']|Environment=["'][A-Z0-9_]{0,30}(?:PASSPHRASE|PASSWORD|PASSWD)=)([a-z]{3,12}(?: [a-z]{3,12}){2,7}(?: [0-9]{1,4})?)["'])re",
    false, 1, 0, true, false, Verify::kSpacedPassphrase},
   // ESPHome's API encryption key (api: encryption: key: base64 of 32 bytes).
   {"esphome-api-key",

@@ -12,7 +12,7 @@
 namespace haven::capture {
 
 // Bump whenever a rule, a threshold, the example list or the matching logic changes.
-inline constexpr int kScanVersion = 14;
+inline constexpr int kScanVersion = 15;
 
 // A check on a match beyond its expression and entropy.
 enum class Verify {
@@ -69,6 +69,11 @@ enum class Verify {
   // searchClient, a search-only key named within 600 characters before it): a search-only
   // key is public by design, the admin key an indexer holds is not.
   kNotSearchOnly,
+  // Scan version 15. base64 of a minisign or signify secret key ("Ed", its algorithms, then
+  // the KDF's salt and limits and the key): the last 64 bytes vary as random ones do (32 or
+  // more distinct byte values). An unencrypted key's KDF fields are zeros (a run of A's in
+  // its base64), so the filler test does not apply.
+  kSignifyKey,
 };
 
 struct ContentRule {

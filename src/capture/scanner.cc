@@ -21,6 +21,7 @@
 #include <set>
 #include <span>
 #include <unordered_map>
+#include <utility>
 
 #include "capture/fs.h"
 #include "capture/rules.h"
@@ -41,6 +42,7 @@ constexpr size_t kMaxRawMatches = 1 << 20;  // bound on the run table of one win
 // scan, so a streamed scan finds exactly what a whole-file scan finds):
 constexpr size_t kLineBack = 16384;     // a text rule's regex: its line, at most this far back
 constexpr size_t kKeyBlockBack = 4096;  // a key-block rule's regex (spans lines)
+constexpr size_t kLinesBack = 1024;     // a text rule whose match spans lines (scan version 15)
 constexpr size_t kPemForward = 64 << 10;  // a base64-wrapped key block after its match
 constexpr size_t kLineLook = 16384;     // blanks after a value, `haven:allow` on the line
 constexpr size_t kMaxMatchWidth = 8192;  // the longest text a rule matches (scanner_test checks)
@@ -438,14 +440,17 @@ bool MarkedReference(std::string_view v) {
 bool PrintfFormat(std::string_view v) {
   // A printf format (%s@%s, user_%s, Signature=%s&Timestamp=%d), not a generated password
   // that holds one "%s" among letters of both cases, digits and other symbols
-  // (@BiR6#xI%s7l29I!): a format has it twice, or beside a separator, or with another
-  // conversion.
+  // (@BiR6#xI%s7l29I!; from scan version 15 also 12 or more characters with "%s" between
+  // letters or digits, bVL1No%sWxUZXlu): a format has it twice, or beside a separator, or
+  // with another conversion.
   const size_t f = v.find("%s");
   if (f == std::string_view::npos) return false;
   const CharClasses c = ClassesOf(v);
   static constexpr std::string_view kSeparators = "=&:@/_.-,;|";
+  auto alnum = [&](size_t i) { return std::isalnum(static_cast<unsigned char>(v[i])) != 0; };
+  const bool inside = v.size() >= 12 && f > 0 && f + 2 < v.size() && alnum(f - 1) && alnum(f + 2);
   bool format = !(c.upper && c.lower && c.digit &&
-                  v.find_first_of("!#&*+=?@^~") != std::string_view::npos) ||
+                  (v.find_first_of("!#&*+=?@^~") != std::string_view::npos || inside)) ||
                 v.find("%s", f + 2) != std::string_view::npos ||
                 (f > 0 && kSeparators.find(v[f - 1]) != std::string_view::npos) ||
                 (f + 2 < v.size() && kSeparators.find(v[f + 2]) != std::string_view::npos);
@@ -1642,11 +1647,17 @@ bool OddValue(std::string_view v, bool password_place) {
       !(password_place && v.find_first_of(",; ") == std::string_view::npos && PassphraseWords(v)))
     return false;
   // Code: a name called, indexed or typed (str(uuid4()), keypair[:32], Nullable<string>), or
-  // passed on (is_password=is_password, key_password=key_password;).
+  // passed on (is_password=is_password, key_password=key_password;). A call or an index is
+  // closed after it or goes on on the next lines (scan version 15: KpGD(7z8Akf9:1R+v2gu?fKI]
+  // is a password).
   const size_t name =
       v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
+  auto closed = [&](char close) {
+    return name + 1 == v.size() || v.find(close, name) != std::string_view::npos;
+  };
   if (name > 0 && name != std::string_view::npos &&
-      (v[name] == '(' || v[name] == '[' || (v[name] == '<' && v.back() == '>')) &&
+      ((v[name] == '(' && closed(')')) || (v[name] == '[' && closed(']')) ||
+       (v[name] == '<' && v.back() == '>')) &&
       (std::isalpha(static_cast<unsigned char>(v[0])) || v[0] == '_'))
     return false;
   if (name != std::string_view::npos && name + 1 >= v.size() - 1 &&
@@ -1860,6 +1871,15 @@ bool Rejected(const ContentRule& rule, std::string_view content, RawMatch& m) {
     case Verify::kBase58Check:
       if (!Base58CheckWif(secret)) return true;
       break;
+    case Verify::kSignifyKey: {
+      const std::string key = DecodeBase64(secret);
+      if (key.size() < 100 || !key.starts_with("Ed")) return true;
+      std::array<bool, 256> seen{};
+      int distinct = 0;
+      for (size_t i = key.size() - 64; i < key.size(); ++i)
+        distinct += !std::exchange(seen[static_cast<unsigned char>(key[i])], true);
+      return distinct < 32 || IsExample(secret);
+    }
     case Verify::kOddValue:
     case Verify::kOddValueLineEnd: {
       if (rule.verify == Verify::kOddValueLineEnd) {
@@ -2269,6 +2289,7 @@ struct Scanner::Impl {
   // FirstMatchEndingAt's searches in one buffer: a crafted line of thousands of second
   // values (ssh-keygen -N a -N b ...) costs at most this many, then falls back.
   static constexpr size_t kMaxRetries = 256;
+  static constexpr size_t kRetryBack = 512;  // a second value's search back to its command
 
   // The regex matches of `rule` in the text before the run's last end `last`, from the end
   // of the rule's previous run (`covered`) or, when the match starts before it (a second
@@ -2290,7 +2311,20 @@ struct Scanner::Impl {
     if (ExtractFrom(buf, rule, ws, last, out)) return;
     if (ws > line_ws && retries > 0) {
       --retries;
-      if (FirstMatchEndingAt(buf, rule, line_ws, last, covered, out)) return;
+      if (FirstMatchEndingAt(buf, rule, line_ws, last, covered, kRetryBack, out)) return;
+    }
+    // A text rule whose match spans lines (HexChat's network block, OpenVPN's
+    // <auth-user-pass> lines): the match that ends at `last` within kLinesBack, reported
+    // from its secret's line (scan version 15; before, the text stood in as below).
+    if (!rules[rule].binary && retries > 0) {
+      --retries;
+      const size_t block_ws = last > kLinesBack ? last - kLinesBack : 0;
+      if (FirstMatchEndingAt(buf, rule, block_ws, last, covered, kLinesBack, out)) {
+        RawMatch& m = out.back();
+        const size_t nl = m.secret_from > 0 ? buf.rfind('\n', m.secret_from - 1) : buf.npos;
+        if (nl != buf.npos) m.shown = std::max<unsigned long long>(m.shown, nl + 1);
+        return;
+      }
     }
     // The two engines disagree on this text: keep the match (never lose a finding),
     // taking the line up to the end as its text.
@@ -2316,14 +2350,13 @@ struct Scanner::Impl {
   }
 
   // The match of `rule` that ends exactly at `last` and starts first in buf[ws, last) (one
-  // search with the rule's end-anchored expression, over the last kRetryBack bytes), when
+  // search with the rule's end-anchored expression, over the last `back` bytes), when
   // its secret ends past `after`, the previous run's end. Its report starts at `after`
   // (RawMatch::shown), or at its secret if that starts sooner: the text before `after` is
   // the previous match's and is not shown again.
   bool FirstMatchEndingAt(std::string_view buf, unsigned rule, size_t ws, unsigned long long last,
-                          unsigned long long after, std::vector<RawMatch>& out) const {
-    constexpr size_t kRetryBack = 512;
-    ws = std::max<size_t>(ws, last > kRetryBack ? last - kRetryBack : 0);
+                          unsigned long long after, size_t back, std::vector<RawMatch>& out) const {
+    ws = std::max<size_t>(ws, last > back ? last - back : 0);
     auto flags =
         ws > 0 ? std::regex_constants::match_prev_avail : std::regex_constants::match_default;
     const char* b = buf.data();

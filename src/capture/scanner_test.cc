@@ -232,6 +232,8 @@ std::vector<Case> EncodedAndCommandLineCases(Gen& g) {
                "password   required   pam_unix.so obscure sha512\n"});
   c.push_back({"api-key-header", "curl -H 'X-Api-Key: " + g.Of(kAlnum, 32) + "' https://h.test\n",
                "curl -H 'X-Api-Key: $API_KEY' https://h.test\n"});
+  c.push_back({"api-key-header", "curl -s -H \"Fastly-Key: " + g.Of(kAlnum, 32) + "\" https://api.fastly.com/current_user\n",
+               "curl -s -H \"Fastly-Key: ${FASTLY_API_TOKEN}\" https://api.fastly.com/current_user\n"});
   c.push_back({"ini-pass-value", "[remote]\ntype = sftp\nuser = me\npass = " + g.Of(kUrlSafe, 40) + "\n",
                "[remote]\npass = through\n"});
   c.push_back({"pass-assignment", "DB_PASS=" + g.Of(kAlnum, 16) + "\n", "DB_PASS=${DB_PASS}\n"});
@@ -423,6 +425,11 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
   c.push_back({"minisign-secret-key",
                "untrusted comment: minisign encrypted secret key\nRWRTY0Iy" + g.Of(kB64, 150) + "\n",
                "untrusted comment: minisign public key 4A7A9E8F1B2C3D4E\nRWQ" + g.Of(kB64, 53) + "\n"});
+  // An unencrypted key (minisign -W): its KDF's fields are zeros; a placeholder's key bytes
+  // are too (scan version 15).
+  c.push_back({"minisign-secret-key",
+               "untrusted comment: minisign secret key\nRWQAAEIy" + std::string(78, 'A') + g.Of(kB64, 138) + "\n",
+               "untrusted comment: minisign secret key\nRWQAAEIy" + std::string(216, 'A') + "\n"});
   c.push_back({"xml-add-key-value", "<appSettings>\n  <add key=\"SmtpPassword\" value=\"" + g.Of(kAlnum, 15) + "7\" />\n",
                "<appSettings>\n  <add key=\"SmtpPasswordFile\" value=\"C:\\secrets\\smtp.txt\" />\n"});
   c.push_back({"pgpass-line", "# replica\ndb-replica.internal:5432:shop:app:" + g.Of(kAlnum, 23) + "7\n",
@@ -628,6 +635,9 @@ std::vector<Case> Version8Cases(Gen& g) {
                "password = \"${DB_PASSWORD}\"\n"});
   c.push_back({"line-password-symbols", "[client]\npassword=cGxt:0-;G" + g.Of(kAlnum, 10) + "\n",
                "  FConn.Password:=AValue;\n"});
+  // A call's or an index's bracket is closed after it; a password's is not (scan version 15).
+  c.push_back({"line-password-symbols", "signing.keyId=24875D73\nsigning.password=KpGD(7z8" + g.Of(kAlnum, 9) + ":1R+v2gu?fKI]LAOh\n",
+               "signing.password=readSecret(keyFile)\nPROXY_PASSWORD = flags.DEFINE_string(\n    'proxy_password',\n"});
   c.push_back({"twitter-bearer-token", "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + g.Of(kAlnum, 20) + "%2F" + g.Of(kAlnum, 70) + "\n",
                "TWITTER_BEARER_TOKEN=" + std::string(22, 'A') + "\n"});
   // Scan version 11, from the sixth probe (deployment and application configuration).
@@ -862,6 +872,8 @@ std::vector<Case> Version13Cases(Gen& g) {
   // From an eleventh outsider probe.
   c.push_back({"passphrase-variable", "export PASSPHRASE=\"igloo kumquat falcon marble tundra " + g.Of(kDigits, 2) + "\"\n",
                "export PASSPHRASE=\"see the vault entry\"\n"});
+  c.push_back({"passphrase-variable", "[Service]\nEnvironment=\"BORG_PASSPHRASE=kestrel sierra basalt ravine " + g.Of(kDigits, 2) + "\"\n",
+               "[Service]\nEnvironment=\"BORG_PASSPHRASE=see the vault entry\"\n"});
   c.push_back({"esphome-api-key", "api:\n  encryption:\n    key: \"" + g.Of(kB64, 43) + "=\"\n",
                "api:\n  encryption:\n    key: !secret api_key\n"});
   c.push_back({"facebook-access-token", "const PAGE_TOKEN = 'EAAJ" + g.Of(kAlnum, 150) + "';\n",
@@ -1768,7 +1780,9 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
         "<config><password>@BiR6#xI%s7l29I!</password></config>", "password=%sn4Y!rHdhEL",
         "<config><password>ClWDfSuYOlYC</password></config>", "DB_PASSWORD=OaFgAFdRgYGa",
         "DB_PASSWORD=0nrlil7olmff5rln", "password = vvlql3f9h9ohvwrl",
-        "spring.datasource.password=KiQKfPKiw0aK"})
+        "spring.datasource.password=KiQKfPKiw0aK",
+        // (scan version 15: "%s" between letters or digits of a 12+ character value)
+        "Invoke-Sqlcmd -ServerInstance db -Username sa -Password 'bVL1No%sWxUZXlu'"})
     EXPECT_FALSE(RulesFound(std::string(line) + "\n").empty()) << line;
   Gen g(1010);
   int url_found = 0, slash_found = 0, lowdig_found = 0;
@@ -1795,7 +1809,7 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
         "credentials: %s:%s@Db1Host", "private_key = $dir/private/cakey.pem# The private key",
         "private_key: /etc/ssl/private/server.key#L12", "api_key: /docs/api#authentication",
         "secret: $HOME/.ssh/id_ed25519#main", "password: $DB_PASS#prod", "secret: GetElementById",
-        "password: isUpToDateFlag"})
+        "password: isUpToDateFlag", "secret = \"Bearer%sToken1\"", "password = \"Host%sUser1%s\""})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
@@ -2076,6 +2090,28 @@ TEST(ScanRules, SecondValueOnALineIsItsOwnFinding) {
   EXPECT_EQ(note[0].fingerprint, S().Scan("n.txt", "bank login: bob / Xk9fQ2mLp7Zr\n").at(0).fingerprint);
 }
 
+// A rule whose match spans lines (a HexChat network block, OpenVPN's <auth-user-pass>):
+// the secret is the value alone, reported on its own line from its key (scan version 15;
+// before, the line before it and the key's text stood in for the secret).
+TEST(ScanRules, AMatchOverLinesIsReportedOnItsSecretsLine) {
+  auto hexchat = S().Scan("servlist.conf",
+                          "v=2.14.0\n\nN=Libera.Chat\nL=6\nI=alice\nP=Zq8vT2mKpL9x\nS=irc.libera.chat\n");
+  ASSERT_EQ(hexchat.size(), 1u);
+  EXPECT_EQ(hexchat[0].rule, "hexchat-server-password");
+  EXPECT_EQ(hexchat[0].line, 6u);
+  EXPECT_EQ(hexchat[0].column, 1u);
+  EXPECT_EQ(hexchat[0].excerpt, "P=Zq8****");
+  auto ovpn = S().Scan("work.ovpn", "client\nremote vpn.acme.io 1194\n<auth-user-pass>\nalice\nR7tq9Lmx2Vb\n</auth-user-pass>\n");
+  ASSERT_EQ(ovpn.size(), 1u);
+  EXPECT_EQ(ovpn[0].rule, "openvpn-inline-auth");
+  EXPECT_EQ(ovpn[0].line, 5u);
+  EXPECT_EQ(ovpn[0].column, 1u);
+  EXPECT_EQ(ovpn[0].excerpt, "R7****");
+  // The value is judged alone: a placeholder there is none, whatever the block around it.
+  EXPECT_TRUE(S().Scan("servlist.conf", "N=Libera.Chat\nL=6\nP=<your-password>\n").empty());
+  EXPECT_TRUE(S().Scan("a.ovpn", "<auth-user-pass>\nalice\n${VPN_PASSWORD}\n</auth-user-pass>\n").empty());
+}
+
 TEST(ScanRules, AllowLists) {
   Finding f;
   f.path = "/home/u/.config/app/settings.ini";
@@ -2284,6 +2320,9 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       // user, Algolia's admin key, notes of API keys, two-line *.key files; leet 1 and 3
       // read as i and e, hunter2 a placeholder only alone
       {14, "c7383d60c3a23d12bb0d7bb0ba6747acc3396510f72ea2a9b3c58eef178caf50"},
+      // Version 15: a match over several lines (HexChat's network block, OpenVPN's inline
+      // credentials) judged and reported by its secret, on the secret's line
+      {15, "70c9ce984f8f5b3382298fb50e2dac15001c781f1fb95c1f0bb6e8d106ef7935"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
