@@ -172,6 +172,14 @@ const ContentRule kContentRules[] = {
   {"user-password-line",
    R"re(\b(?:user|username|login)\s{1,4}["']?[^\s"']{1,64}["']?[^\r\n]{0,120}\s(?:password|passwd)\s{1,4}["']([^"'\s]{6,128})["'])re",
    false, 1, 2.5, true, false},
+  // Scan version 15. NetworkManager's keyfile (system-connections/*.nmconnection): a value
+  // of the [vpn-secrets] section named for a password, a pass, a PSK or a secret (password=,
+  // cert-pass=, Xauth password=, IPSec secret=), in a password's place. Placed before the
+  // other keyword rules, which would name the same secret (one finding per secret: the rule
+  // first in this table).
+  {"networkmanager-vpn-secret",
+   R"re(\[vpn-secrets\][ \t]{0,8}\r?\n(?:[ \t]{0,8}[A-Za-z0-9_.\- ]{1,40}=[^\n]{0,300}\n){0,12}[ \t]{0,8}[A-Za-z0-9_.\- ]{0,40}(?:password|pass|psk|secret)[A-Za-z0-9_.\-]{0,20}[ \t]{0,4}=[ \t]{0,4}([^\s][^\r\n]{3,199}))re",
+   true, 1, 2.3, true, false, Verify::kOddValueLineEnd, true},
   // A password of 8-11 characters (from scan version 14, 6 or 7 that read as a chosen password:
   // Coco45, Nala76!; and under a bare pw) after a password-like key (DB_PASSWORD=, imap_pass =,
   // remotepass =, dbPassword: "x", <password>x</password>): the other keyword rules need 12
@@ -365,7 +373,7 @@ const ContentRule kContentRules[] = {
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
   {"pascal-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,200})["'])re",
+   R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,200})[^\s"'`;,<>(){}\[\]\\]{0,824}["'])re",
    false, 1, 3.2, true, false},
   // Scan version 14. A key passed to a function named for it: Weaviate's
   // Auth.api_key("..."), AuthApiKey(api_key=...) is secret-assignment's.
@@ -665,7 +673,7 @@ const ContentRule kContentRules[] = {
   // Azure DevOps' personal access tokens (52 characters of lower-case base32) under a name
   // that says PAT, Azure or DevOps, or in a dev.azure.com request.
   {"azure-devops-pat",
-   R"re((?:PAT|_pat|devops|DEVOPS|DevOps|azure|AZURE|Azure)[A-Za-z0-9_]{0,30}["']?[ \t]{0,4}(?:=|:)[ \t]{0,4}["']?([a-z2-7]{52})\b)re",
+   R"re((?:PAT|_pat|devops|DEVOPS|DevOps|azure|AZURE|Azure)[A-Za-z0-9_]{0,30}["']?[ \t]{0,4}(?:=|:|,)[ \t]{0,4}["']?([a-z2-7]{52})\b)re",
    false, 1, 3.5, false, false},
   {"azure-devops-pat",
    R"re(-u[ \t]{1,4}["']?[^\s:"']{0,64}:([a-z2-7]{52})["']?[ \t][^\r\n]{0,200}dev\.azure\.com)re", false, 1, 3.5, false,

@@ -2273,7 +2273,7 @@ struct Scanner::Impl {
     std::vector<RawMatch> out;
     unsigned long long covered = 0;  // of the current rule
     unsigned cur_rule = ~0u;
-    size_t retries = kMaxRetries;
+    Retries retries;
     for (const Run& r : runs) {
       if (r.rule != cur_rule) cur_rule = r.rule, covered = 0;
       if (r.last <= covered) continue;
@@ -2287,9 +2287,15 @@ struct Scanner::Impl {
   }
 
   // FirstMatchEndingAt's searches in one buffer: a crafted line of thousands of second
-  // values (ssh-keygen -N a -N b ...) costs at most this many, then falls back.
+  // values (ssh-keygen -N a -N b ...) or of blocks of a rule that spans lines costs at most
+  // this many of each kind, then falls back. Two budgets, so that one kind's many matches
+  // do not change what the other finds.
   static constexpr size_t kMaxRetries = 256;
   static constexpr size_t kRetryBack = 512;  // a second value's search back to its command
+  struct Retries {
+    size_t second_values = kMaxRetries;
+    size_t blocks = kMaxRetries;
+  };
 
   // The regex matches of `rule` in the text before the run's last end `last`, from the end
   // of the rule's previous run (`covered`) or, when the match starts before it (a second
@@ -2297,7 +2303,7 @@ struct Scanner::Impl {
   // match that ends at `last` and starts first on the line (FirstMatchEndingAt, while
   // `retries` last).
   void ExtractRun(std::string_view buf, unsigned rule, unsigned long long last,
-                  unsigned long long covered, size_t& retries, std::vector<RawMatch>& out) const {
+                  unsigned long long covered, Retries& retries, std::vector<RawMatch>& out) const {
     auto rules = ContentRules();
     size_t line_ws;
     if (rules[rule].binary) {
@@ -2309,15 +2315,15 @@ struct Scanner::Impl {
     }
     const size_t ws = std::max<size_t>(line_ws, covered);
     if (ExtractFrom(buf, rule, ws, last, out)) return;
-    if (ws > line_ws && retries > 0) {
-      --retries;
+    if (ws > line_ws && retries.second_values > 0) {
+      --retries.second_values;
       if (FirstMatchEndingAt(buf, rule, line_ws, last, covered, kRetryBack, out)) return;
     }
     // A text rule whose match spans lines (HexChat's network block, OpenVPN's
     // <auth-user-pass> lines): the match that ends at `last` within kLinesBack, reported
     // from its secret's line (scan version 15; before, the text stood in as below).
-    if (!rules[rule].binary && retries > 0) {
-      --retries;
+    if (!rules[rule].binary && retries.blocks > 0) {
+      --retries.blocks;
       const size_t block_ws = last > kLinesBack ? last - kLinesBack : 0;
       if (FirstMatchEndingAt(buf, rule, block_ws, last, covered, kLinesBack, out)) {
         RawMatch& m = out.back();
@@ -2683,10 +2689,15 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
       if (m.secret_from < it->second) return true;
     return false;
   };
+  // (ends are exclusive offsets)
+  auto owned = [&](const RawMatch& m) { return m.last > own_from && m.last <= own_to; };
   std::vector<RawMatch> kept;
   for (const RawMatch& raw : matches) {
-    if (raw.last <= own_from || raw.last > own_to) continue;  // (ends are exclusive offsets)
     const ContentRule& rule = rules[raw.rule];
+    // A keyword match the window does not own is judged too: it may name an owned match's
+    // secret first (one finding per secret, below) when the two runs end in different
+    // windows (scan version 15; before, both windows reported the secret).
+    if (!owned(raw) && !rule.generic) continue;
     if (rule.generic && overlaps_specific(raw)) continue;
     RawMatch m = raw;
     if (!Rejected(rule, view, m)) kept.push_back(m);
@@ -2703,6 +2714,7 @@ void Judge(std::string_view view, uint64_t own_from, uint64_t own_to,
     generic_to = m.secret_to;
     return false;
   });
+  std::erase_if(kept, [&](const RawMatch& m) { return !owned(m); });
   // Where each report starts: the match, or after a previous value (RawMatch::shown), past
   // blanks; never inside the secret. Reports are made in that order (lines are counted up
   // to each start).

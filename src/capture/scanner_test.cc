@@ -441,6 +441,9 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
                "[b2]\ntype = b2\nkey = K00" + std::string(28, 'x') + "\n"});
   c.push_back({"pascal-secret-assignment", "{ \"ClientSecret\": \"" + g.Of(kUrlSafe, 33) + "7\" }\n",
                "func f() { CurrentToken = tjsCurlyBraceClose }\n"});
+  // (scan version 15: a value past 200 characters, reported by its first 200)
+  c.push_back({"pascal-secret-assignment", "  public const string AivenToken = \"" + g.Of(kB64, 371) + "\";\n",
+               "  public const string AivenToken = \"" + std::string(371, 'x') + "\";\n"});
   c.push_back({"filezilla-password",
                "<Server><Host>ftp.h.test</Host><User>bob</User><Pass encoding=\"base64\">" +
                    B64Std(g.Of(kAlnum, 12)) + "</Pass></Server>\n",
@@ -630,6 +633,11 @@ std::vector<Case> Version8Cases(Gen& g) {
   c.push_back({"note-key-value", "sumo access key: " + g.Of(kAlnum, 64) + "\n", "sumo access key: see the vault\n"});
   c.push_back({"azure-devops-pat", "AZURE_DEVOPS_EXT_PAT=" + g.Of(kLower + "234567", 52) + "\n",
                "AZURE_DEVOPS_EXT_PAT=" + g.Of(kLower + "234567", 30) + "\n"});
+  c.push_back({"azure-devops-pat", "os.environ.setdefault(\"AZURE_DEVOPS_EXT_PAT\", \"" + g.Of(kLower + "234567", 52) + "\")\n",
+               "os.environ.setdefault(\"AZURE_DEVOPS_EXT_PAT\", os.environ[\"SYSTEM_ACCESSTOKEN\"])\n"});
+  c.push_back({"networkmanager-vpn-secret",
+               "[vpn]\nusername=rossiu\nservice-type=org.freedesktop.NetworkManager.openvpn\n\n[vpn-secrets]\npassword=" + g.Of(kLower, 8) + g.Of(kDigits, 3) + "\n\n[ipv4]\nmethod=auto\n",
+               "[vpn]\npassword-flags=1\n\n[vpn-secrets]\npassword=changeme\n"});
   c.push_back({"launchdarkly-key", "LAUNCHDARKLY_SDK_KEY=\"sdk-" + UuidOf(g) + "\"\n", "pkg = \"sdk-" + UuidOf(g) + "\"\n"});
   c.push_back({"quoted-password-symbols", "export RESTIC_PW=x\npassword = \"P<Csw(JfMcOp" + g.Of(kAlnum, 4) + "\"\n",
                "password = \"${DB_PASSWORD}\"\n"});
@@ -2322,7 +2330,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {14, "c7383d60c3a23d12bb0d7bb0ba6747acc3396510f72ea2a9b3c58eef178caf50"},
       // Version 15: a match over several lines (HexChat's network block, OpenVPN's inline
       // credentials) judged and reported by its secret, on the secret's line
-      {15, "70c9ce984f8f5b3382298fb50e2dac15001c781f1fb95c1f0bb6e8d106ef7935"},
+      {15, "ad7b15430fbb100b913104db0a0e3a4533b3e755ba70b3c05edb41befb9b2c67"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
