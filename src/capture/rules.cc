@@ -373,7 +373,7 @@ const ContentRule kContentRules[] = {
   // The same in PascalCase names (ClientSecret, TunnelSecret, BotToken: .NET, Go, JSON), the
   // value quoted: unquoted, `CurrentToken=tjsEOF` is Pascal code.
   {"pascal-secret-assignment",
-   R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,200})[^\s"'`;,<>(){}\[\]\\]{0,824}["'])re",
+   R"re((?:^|[^A-Za-z0-9])[A-Z][a-z0-9]{0,19}(?:[A-Z][a-z0-9]{0,19}){0,2}(?:Password|Passwd|Passphrase|Pwd|Secret|Token|ApiKey|AccessKey|PrivateKey|AuthKey|SecretKey|MasterKey|EncryptionKey|HmacKey|SharedKey)["']?[ \t]{0,4}(?::=|=>|=|:)[ \t]{0,4}["']([^\s"'`;,<>(){}\[\]\\]{12,512})["'])re",
    false, 1, 3.2, true, false},
   // Scan version 14. A key passed to a function named for it: Weaviate's
   // Auth.api_key("..."), AuthApiKey(api_key=...) is secret-assignment's.
@@ -673,7 +673,7 @@ const ContentRule kContentRules[] = {
   // Azure DevOps' personal access tokens (52 characters of lower-case base32) under a name
   // that says PAT, Azure or DevOps, or in a dev.azure.com request.
   {"azure-devops-pat",
-   R"re((?:PAT|_pat|devops|DEVOPS|DevOps|azure|AZURE|Azure)[A-Za-z0-9_]{0,30}["']?[ \t]{0,4}(?:=|:|,)[ \t]{0,4}["']?([a-z2-7]{52})\b)re",
+   R"re((?:PAT|_pat|devops|DEVOPS|DevOps|azure|AZURE|Azure)[A-Za-z0-9_]{0,30}(?:["']?[ \t]{0,4}(?:=|:)|["'][ \t]{0,4},)[ \t]{0,4}["']?([a-z2-7]{52})\b)re",
    false, 1, 3.5, false, false},
   {"azure-devops-pat",
    R"re(-u[ \t]{1,4}["']?[^\s:"']{0,64}:([a-z2-7]{52})["']?[ \t][^\r\n]{0,200}dev\.azure\.com)re", false, 1, 3.5, false,

@@ -42,7 +42,7 @@ constexpr size_t kMaxRawMatches = 1 << 20;  // bound on the run table of one win
 // scan, so a streamed scan finds exactly what a whole-file scan finds):
 constexpr size_t kLineBack = 16384;     // a text rule's regex: its line, at most this far back
 constexpr size_t kKeyBlockBack = 4096;  // a key-block rule's regex (spans lines)
-constexpr size_t kLinesBack = 1024;     // a text rule whose match spans lines (scan version 15)
+constexpr size_t kLinesBack = 8192;     // a text rule whose match spans lines (scan version 15)
 constexpr size_t kPemForward = 64 << 10;  // a base64-wrapped key block after its match
 constexpr size_t kLineLook = 16384;     // blanks after a value, `haven:allow` on the line
 constexpr size_t kMaxMatchWidth = 8192;  // the longest text a rule matches (scanner_test checks)
@@ -1620,6 +1620,32 @@ bool Base58CheckWif(std::string_view v) {
   return std::equal(twice.bytes.begin(), twice.bytes.begin() + 4, bytes.begin() + body);
 }
 
+// A text rule whose expression matches across lines (HexChat's network block, OpenVPN's
+// <auth-user-pass>): a newline in its pattern other than in a negated class ([^\r\n]) or a
+// line start ((?:^|\n), (?:^|[\n;])).
+bool SpansLines(unsigned rule) {
+  static const std::vector<bool> spans = [] {
+    std::vector<bool> v;
+    for (const ContentRule& r : ContentRules()) {
+      std::string p = r.pattern;
+      for (std::string_view start : {"(?:^|\\n)", "(?:^|[\\n;])"})
+        for (size_t at; (at = p.find(start)) != std::string::npos;) p.erase(at, start.size());
+      std::string rest;
+      for (size_t i = 0; i < p.size();) {
+        const size_t close = p.compare(i, 2, "[^") == 0 ? p.find(']', i + 2) : std::string::npos;
+        if (close != std::string::npos) {
+          i = close + 1;
+        } else {
+          rest += p[i++];
+        }
+      }
+      v.push_back(rest.find("\\n") != std::string::npos);
+    }
+    return v;
+  }();
+  return spans[rule];
+}
+
 // Verify::kOddValue: a value of any printable characters that is no template's form and
 // reads as a chosen or generated password.
 bool OddValue(std::string_view v, bool password_place) {
@@ -1652,8 +1678,13 @@ bool OddValue(std::string_view v, bool password_place) {
   // is a password).
   const size_t name =
       v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.");
+  // (a call continued on the next line: only names, dots, brackets, '=' and ',' after its name:
+  // b64encode(hmac.new(, getpass(prompt.format()
   auto closed = [&](char close) {
-    return name + 1 == v.size() || v.find(close, name) != std::string_view::npos;
+    return v.find(close, name) != std::string_view::npos ||
+           v.find_first_not_of(
+               "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.([{=,", name) ==
+               std::string_view::npos;
   };
   if (name > 0 && name != std::string_view::npos &&
       ((v[name] == '(' && closed(')')) || (v[name] == '[' && closed(']')) ||
@@ -2288,8 +2319,9 @@ struct Scanner::Impl {
 
   // FirstMatchEndingAt's searches in one buffer: a crafted line of thousands of second
   // values (ssh-keygen -N a -N b ...) or of blocks of a rule that spans lines costs at most
-  // this many of each kind, then falls back. Two budgets, so that one kind's many matches
-  // do not change what the other finds.
+  // this many of each kind, then falls back. Two budgets: the block search is tried only for
+  // a rule that spans lines (SpansLines) and only when no second-value search was, so a
+  // crafted line of second values leaves the block rules' budget alone.
   static constexpr size_t kMaxRetries = 256;
   static constexpr size_t kRetryBack = 512;  // a second value's search back to its command
   struct Retries {
@@ -2301,7 +2333,8 @@ struct Scanner::Impl {
   // of the rule's previous run (`covered`) or, when the match starts before it (a second
   // value of one command line: ssh-keygen -P old -N new; bank login: bob@x.org / pw), the
   // match that ends at `last` and starts first on the line (FirstMatchEndingAt, while
-  // `retries` last).
+  // `retries` last); for a text rule that spans lines, the match that ends at `last` within
+  // kLinesBack, reported from its secret's line (RawMatch::shown).
   void ExtractRun(std::string_view buf, unsigned rule, unsigned long long last,
                   unsigned long long covered, Retries& retries, std::vector<RawMatch>& out) const {
     auto rules = ContentRules();
@@ -2315,14 +2348,15 @@ struct Scanner::Impl {
     }
     const size_t ws = std::max<size_t>(line_ws, covered);
     if (ExtractFrom(buf, rule, ws, last, out)) return;
-    if (ws > line_ws && retries.second_values > 0) {
+    const bool second_value = ws > line_ws;
+    if (second_value && retries.second_values > 0) {
       --retries.second_values;
       if (FirstMatchEndingAt(buf, rule, line_ws, last, covered, kRetryBack, out)) return;
     }
     // A text rule whose match spans lines (HexChat's network block, OpenVPN's
     // <auth-user-pass> lines): the match that ends at `last` within kLinesBack, reported
     // from its secret's line (scan version 15; before, the text stood in as below).
-    if (!rules[rule].binary && retries.blocks > 0) {
+    if (!second_value && !rules[rule].binary && SpansLines(rule) && retries.blocks > 0) {
       --retries.blocks;
       const size_t block_ws = last > kLinesBack ? last - kLinesBack : 0;
       if (FirstMatchEndingAt(buf, rule, block_ws, last, covered, kLinesBack, out)) {

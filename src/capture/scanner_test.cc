@@ -441,7 +441,7 @@ std::vector<Case> ShortPasswordAndToolCases(Gen& g) {
                "[b2]\ntype = b2\nkey = K00" + std::string(28, 'x') + "\n"});
   c.push_back({"pascal-secret-assignment", "{ \"ClientSecret\": \"" + g.Of(kUrlSafe, 33) + "7\" }\n",
                "func f() { CurrentToken = tjsCurlyBraceClose }\n"});
-  // (scan version 15: a value past 200 characters, reported by its first 200)
+  // (scan version 15: a quoted value of up to 512 characters)
   c.push_back({"pascal-secret-assignment", "  public const string AivenToken = \"" + g.Of(kB64, 371) + "\";\n",
                "  public const string AivenToken = \"" + std::string(371, 'x') + "\";\n"});
   c.push_back({"filezilla-password",
@@ -1817,7 +1817,9 @@ TEST(ScanRules, Base64AndSymbolValuesAndCaseChanges) {
         "credentials: %s:%s@Db1Host", "private_key = $dir/private/cakey.pem# The private key",
         "private_key: /etc/ssl/private/server.key#L12", "api_key: /docs/api#authentication",
         "secret: $HOME/.ssh/id_ed25519#main", "password: $DB_PASS#prod", "secret: GetElementById",
-        "password: isUpToDateFlag", "secret = \"Bearer%sToken1\"", "password = \"Host%sUser1%s\""})
+        "password: isUpToDateFlag",
+        "    secret = base64.b64encode(hmac.new(\n        k, m, \"sha256\").digest())",
+        "    password = getpass.getpass(prompt.format(", "secret = \"Bearer%sToken1\"", "password = \"Host%sUser1%s\""})
     EXPECT_TRUE(RulesFound(std::string(line) + "\n").empty()) << line;
 }
 
@@ -2330,7 +2332,7 @@ TEST(ScanVersion, RuleTableDigestIsPinnedToTheVersion) {
       {14, "c7383d60c3a23d12bb0d7bb0ba6747acc3396510f72ea2a9b3c58eef178caf50"},
       // Version 15: a match over several lines (HexChat's network block, OpenVPN's inline
       // credentials) judged and reported by its secret, on the secret's line
-      {15, "ad7b15430fbb100b913104db0a0e3a4533b3e755ba70b3c05edb41befb9b2c67"},
+      {15, "fd2ea140891a7835f486d2cbfdffeb6b8b9ea4ecf45d44ed485243a29a02594c"},
   };
   const Pin* pin = nullptr;
   for (const Pin& p : kPins)
